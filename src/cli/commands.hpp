@@ -1,0 +1,11 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace tessera::cli {
+
+// Each command registers its subcommand and options; the callback runs it.
+void add_simulate_command(CLI::App& app);
+void add_validate_command(CLI::App& app);
+
+}  // namespace tessera::cli

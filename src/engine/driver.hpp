@@ -1,0 +1,52 @@
+#pragma once
+
+#include <vector>
+
+#include "core/outcome.hpp"
+#include "core/time.hpp"
+#include "engine/item.hpp"
+#include "engine/worker.hpp"
+
+namespace tessera {
+
+// What the engine asks of whoever runs it: the simulator (virtual time, profiled
+// latencies) or the server (real time, real models). Every request is answered by a
+// later call back into the engine.
+class EngineDriver {
+ public:
+  virtual ~EngineDriver() = default;
+  // Execute worker.running with worker.variants[worker.running_variant]; call
+  // Engine::on_batch_done(worker.id) when it finishes, never from inside this call.
+  virtual void start_batch(const Worker& worker) = 0;
+  // Call Engine::on_timer(worker, generation) at time `at`.
+  virtual void set_timer(WorkerId worker, uint64_t generation, Time at) = 0;
+  // Hand `items` back through Engine::deliver(items) at time `at` (a network hop).
+  virtual void deliver_later(std::vector<Item>&& items, Time at) = 0;
+};
+
+// The record of one finished request, exactly one per submitted request.
+struct RequestRecord {
+  uint64_t id = 0;
+  Time arrival = 0.0;
+  Time finish = 0.0;  // completion, or the time of the drop / failure
+  Outcome outcome = Outcome::kOk;
+  TaskId drop_task = 0;  // for kDropped / kFailed: where it happened
+  DropReason reason = DropReason::kNone;
+  Time gpu_time = 0.0;    // device time spent on this request's items
+  double accuracy = 0.0;  // mean over its leaf results (completed requests)
+};
+
+// Receives what happens, for metrics. Default implementations ignore everything.
+class EngineObserver {
+ public:
+  virtual ~EngineObserver() = default;
+  // The request's outcome is final (all its items are accounted for).
+  virtual void on_request_done(const RequestRecord&) {}
+  // A request was dropped or failed now; sibling items may still be draining, and
+  // on_request_done follows when they have. The server answers the client here.
+  virtual void on_request_stopped(uint64_t /*id*/, Outcome, TaskId /*task*/, DropReason) {}
+  virtual void on_batch_start(const Worker&, Time /*now*/) {}
+  virtual void on_batch_done(const Worker&, Time /*duration*/, Time /*now*/) {}
+};
+
+}  // namespace tessera

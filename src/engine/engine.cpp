@@ -1,0 +1,424 @@
+#include "engine/engine.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "policy/work_queue.hpp"
+
+namespace tessera {
+
+Engine::Engine(const App& app, const Deployment& deployment, const ProfileTable& profiles,
+               const PolicySet& policies, const Clock& clock, EngineDriver& driver,
+               EngineObserver& observer, uint64_t seed)
+    : app_(app),
+      clock_(clock),
+      driver_(driver),
+      observer_(observer),
+      batching_(policies.make_batching()),
+      dropping_(policies.make_dropping()),
+      variant_(policies.make_variant()),
+      max_queue_(policies.config().max_queue),
+      task_workers_(app.tasks.size()),
+      rng_(seed) {
+  for (const WorkerGroup& group : deployment.groups) {
+    if (group.task >= app.tasks.size()) throw std::invalid_argument("worker group task out of range");
+    const Task& task = app.tasks[group.task];
+    for (int copy = 0; copy < group.count; ++copy) {
+      auto w = std::make_unique<Worker>();
+      w->id = static_cast<WorkerId>(workers_.size());
+      w->task = group.task;
+      w->segment = group.segment;
+      w->max_batch = group.max_batch;
+      w->variants = group.variants;
+      for (int v : group.variants) {
+        const std::string& name = task.variants.at(static_cast<std::size_t>(v)).name;
+        if (!profiles.has(name, group.segment)) {
+          throw std::invalid_argument("task '" + task.name + "': no profile for variant '" + name +
+                                      "' on segment '" + group.segment + "'");
+        }
+        std::vector<Time> row(static_cast<std::size_t>(group.max_batch) + 1, 0.0);
+        for (int b = 1; b <= group.max_batch; ++b) {
+          row[static_cast<std::size_t>(b)] = profiles.latency(name, group.segment, b);
+        }
+        w->latency.push_back(std::move(row));
+      }
+      w->queue = policies.make_queue();
+      task_workers_[group.task].push_back(w.get());
+      workers_.push_back(std::move(w));
+    }
+  }
+  std::size_t max_out = 0;
+  for (const Task& task : app.tasks) {
+    dispatchers_.push_back(policies.make_dispatcher());
+    std::vector<FanoutSampler> per_variant;
+    for (const Variant& v : task.variants) per_variant.emplace_back(task.fanout, v.fanout_mean);
+    fanout_.push_back(std::move(per_variant));
+    max_out = std::max(max_out, task.out_edges.size());
+  }
+  scratch_out_.resize(max_out);
+  track_tasks_ = app.has_joins();
+}
+
+Engine::~Engine() = default;
+
+std::size_t Engine::queued_at(TaskId task) const {
+  std::size_t n = 0;
+  for (const Worker* w : task_workers_[task]) n += w->queue->size() + w->forming.size();
+  return n;
+}
+
+RequestSlot Engine::allocate_request() {
+  if (!free_slots_.empty()) {
+    RequestSlot slot = free_slots_.back();
+    free_slots_.pop_back();
+    requests_[slot] = RequestState{};
+    if (track_tasks_) {
+      const std::size_t base = std::size_t{slot} * app_.tasks.size();
+      std::fill_n(task_live_.begin() + static_cast<std::ptrdiff_t>(base), app_.tasks.size(), 0u);
+      std::fill_n(join_inputs_.begin() + static_cast<std::ptrdiff_t>(base), app_.tasks.size(), 0u);
+      std::fill_n(join_released_.begin() + static_cast<std::ptrdiff_t>(base), app_.tasks.size(),
+                  uint8_t{0});
+    }
+    return slot;
+  }
+  requests_.emplace_back();
+  if (track_tasks_) {
+    task_live_.resize(task_live_.size() + app_.tasks.size(), 0);
+    join_inputs_.resize(join_inputs_.size() + app_.tasks.size(), 0);
+    join_accuracy_.resize(join_accuracy_.size() + app_.tasks.size(), 1.0f);
+    join_released_.resize(join_released_.size() + app_.tasks.size(), 0);
+  }
+  return static_cast<RequestSlot>(requests_.size() - 1);
+}
+
+uint64_t Engine::submit(const Arrival& arrival) {
+  const Time now = clock_.now();
+  const RequestSlot slot = allocate_request();
+  RequestState& r = requests_[slot];
+  r.id = next_id_++;
+  r.arrival = now;
+  r.deadline = now + (arrival.slo_s > 0 ? arrival.slo_s : app_.slo);
+  ++in_flight_;
+
+  std::vector<Item> entering;
+  entering.reserve(app_.roots.size());
+  for (TaskId root : app_.roots) {
+    entering.push_back(Item{slot, root, 1.0f, now, r.deadline, now});
+    ++r.live;
+    if (track_tasks_) ++task_live_[std::size_t{slot} * app_.tasks.size() + root];
+  }
+  const uint64_t id = r.id;
+  emit(entering, app_.ingress_delay);
+  return id;
+}
+
+void Engine::emit(std::vector<Item>& items, Time delay) {
+  if (items.empty()) return;
+  if (delay > 0) {
+    driver_.deliver_later(std::move(items), clock_.now() + delay);
+    items.clear();
+    return;
+  }
+  for (const Item& item : items) arrive(item);
+  items.clear();
+}
+
+void Engine::deliver(const std::vector<Item>& items) {
+  for (const Item& item : items) arrive(item);
+}
+
+void Engine::arrive(Item item) {
+  if (requests_[item.request].terminated) {
+    retire_item(item);
+    return;
+  }
+  item.enqueued = clock_.now();
+  const auto& candidates = task_workers_[item.task];
+  const int pick = candidates.empty() ? -1 : dispatchers_[item.task]->pick(candidates, item);
+  if (pick < 0) {
+    terminate(item, Outcome::kFailed, DropReason::kNone);
+    return;
+  }
+  enqueue(*candidates[static_cast<std::size_t>(pick)], item);
+}
+
+void Engine::enqueue(Worker& worker, const Item& item) {
+  DropContext ctx{clock_.now(), worker.busy ? worker.running_expected_end : clock_.now(), 0.0,
+                  &worker, this};
+  DropReason reason = dropping_->on_enqueue(item, ctx);
+  if (reason == DropReason::kNone && max_queue_ > 0 && worker.queue->size() >= max_queue_) {
+    reason = DropReason::kQueueFull;
+  }
+  if (reason != DropReason::kNone) {
+    terminate(item, Outcome::kDropped, reason);
+    return;
+  }
+  worker.queue->push(item);
+  if (!worker.alive) return;
+  if (!worker.busy) {
+    try_start(worker);
+  } else if (batching_->forms_while_busy()) {
+    fill_forming(worker);
+  }
+}
+
+bool Engine::admit_to_batch(Worker& worker, const Item& item, Time batch_start, Time exec_time) {
+  if (requests_[item.request].terminated) {
+    retire_item(item);
+    return false;
+  }
+  DropContext ctx{clock_.now(), batch_start, exec_time, &worker, this};
+  const DropReason reason = dropping_->on_batch(item, ctx);
+  if (reason != DropReason::kNone) {
+    terminate(item, Outcome::kDropped, reason);
+    return false;
+  }
+  return true;
+}
+
+void Engine::try_start(Worker& worker) {
+  const Time now = clock_.now();
+  while (!worker.busy && worker.alive && !worker.queue->empty()) {
+    const BatchPlan plan = batching_->plan(worker, now);
+    if (!plan.start) {
+      if (worker.timer_at != plan.wake_at) {
+        worker.timer_at = plan.wake_at;
+        driver_.set_timer(worker.id, ++worker.timer_generation, plan.wake_at);
+      }
+      return;
+    }
+    const BatchChoice choice = variant_->choose(worker, now);
+    const int target =
+        static_cast<int>(std::min<std::size_t>(worker.queue->size(), std::size_t(choice.max_size)));
+    const Time exec = worker.profiled_latency(choice.variant_slot, target);
+    while (worker.running.size() < static_cast<std::size_t>(choice.max_size) &&
+           !worker.queue->empty()) {
+      Item item = worker.queue->pop();
+      if (admit_to_batch(worker, item, now, exec)) worker.running.push_back(item);
+    }
+    if (!worker.running.empty()) start_running(worker, worker.running, choice.variant_slot);
+  }
+}
+
+void Engine::start_running(Worker& worker, std::vector<Item>& batch, int variant_slot) {
+  const Time now = clock_.now();
+  if (&batch != &worker.running) worker.running.swap(batch);
+  worker.running_variant = variant_slot;
+  worker.busy = true;
+  worker.timer_at = -1.0;
+  worker.running_start = now;
+  worker.running_expected_end =
+      now + worker.profiled_latency(variant_slot, static_cast<int>(worker.running.size()));
+  ++worker.batches;
+  observer_.on_batch_start(worker, now);
+  driver_.start_batch(worker);
+  if (batching_->forms_while_busy()) fill_forming(worker);
+}
+
+void Engine::fill_forming(Worker& worker) {
+  if (worker.queue->empty()) return;
+  if (worker.forming.empty()) {
+    const BatchChoice choice = variant_->choose(worker, clock_.now());
+    worker.forming_variant = choice.variant_slot;
+    worker.forming_cap = choice.max_size;
+  }
+  const auto cap = static_cast<std::size_t>(worker.forming_cap);
+  const int target = static_cast<int>(std::min(cap, worker.forming.size() + worker.queue->size()));
+  const Time exec = worker.profiled_latency(worker.forming_variant, target);
+  while (worker.forming.size() < cap && !worker.queue->empty()) {
+    Item item = worker.queue->pop();
+    if (admit_to_batch(worker, item, worker.running_expected_end, exec)) {
+      worker.forming.push_back(item);
+    }
+  }
+}
+
+void Engine::on_batch_done(WorkerId id) {
+  Worker& worker = *workers_.at(id);
+  const Time now = clock_.now();
+  const Time duration = now - worker.running_start;
+  const int variant = worker.variants[static_cast<std::size_t>(worker.running_variant)];
+  worker.busy_time += duration;
+  worker.items_done += worker.running.size();
+  observer_.on_batch_done(worker, duration, now);
+
+  // Start the next batch before routing results so the device never idles on bookkeeping.
+  std::vector<Item> done;
+  done.swap(scratch_batch_);
+  done.swap(worker.running);
+  worker.busy = false;
+  if (worker.alive) {
+    if (!worker.forming.empty()) {
+      start_running(worker, worker.forming, worker.forming_variant);
+    } else {
+      try_start(worker);
+    }
+  }
+  const Time share = done.empty() ? 0.0 : duration / static_cast<double>(done.size());
+  for (const Item& item : done) {
+    requests_[item.request].gpu_time += share;
+    finish_item(item, variant);
+  }
+  done.clear();
+  scratch_batch_.swap(done);
+}
+
+void Engine::on_timer(WorkerId id, uint64_t generation) {
+  Worker& worker = *workers_.at(id);
+  if (generation != worker.timer_generation || worker.busy) return;
+  worker.timer_at = -1.0;
+  try_start(worker);
+}
+
+void Engine::kill_worker(WorkerId id) {
+  Worker& worker = *workers_.at(id);
+  if (!worker.alive) return;
+  worker.alive = false;
+  ++worker.timer_generation;
+  std::vector<Item> orphans;
+  worker.queue->drain(orphans);
+  orphans.insert(orphans.end(), worker.forming.begin(), worker.forming.end());
+  worker.forming.clear();
+  for (const Item& item : orphans) arrive(item);
+}
+
+void Engine::finish_item(const Item& item, int task_variant) {
+  if (!requests_[item.request].terminated) {
+    const Task& task = app_.tasks[item.task];
+    const float accuracy =
+        item.accuracy * static_cast<float>(task.variants[static_cast<std::size_t>(task_variant)].accuracy);
+    route(item, task_variant, accuracy);
+  }
+  retire_item(item);
+}
+
+void Engine::route(const Item& item, int task_variant, float accuracy) {
+  RequestState& r = requests_[item.request];
+  const Task& task = app_.tasks[item.task];
+  const std::size_t tasks = app_.tasks.size();
+  int derived = task.is_leaf() ? 0 : fanout_[item.task][static_cast<std::size_t>(task_variant)].draw(rng_);
+
+  // Split the derived sub-requests over the out-edges: every kAll edge gets all of them;
+  // each one picks at most one kShare edge by the edge shares.
+  std::size_t created = 0;
+  std::size_t joined = 0;
+  auto give = [&](std::size_t edge_slot, int count) {
+    const Edge& edge = app_.edges[task.out_edges[edge_slot]];
+    if (count <= 0) return;
+    if (app_.tasks[edge.to].is_join()) {
+      const std::size_t k = std::size_t{item.request} * tasks + edge.to;
+      join_accuracy_[k] = join_inputs_[k] == 0 ? accuracy : std::min(join_accuracy_[k], accuracy);
+      join_inputs_[k] += static_cast<uint32_t>(count);
+      joined += static_cast<std::size_t>(count);
+      return;
+    }
+    for (int i = 0; i < count; ++i) {
+      scratch_out_[edge_slot].push_back(
+          Item{item.request, edge.to, accuracy, item.origin, item.deadline, 0.0});
+    }
+    r.live += static_cast<uint32_t>(count);
+    if (track_tasks_) task_live_[std::size_t{item.request} * tasks + edge.to] += static_cast<uint32_t>(count);
+    created += static_cast<std::size_t>(count);
+  };
+
+  bool has_share = false;
+  for (std::size_t e = 0; e < task.out_edges.size(); ++e) {
+    const Edge& edge = app_.edges[task.out_edges[e]];
+    if (edge.mode == EdgeMode::kAll) {
+      give(e, derived);
+    } else {
+      has_share = true;
+    }
+  }
+  if (has_share && derived > 0) {
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    // Count per share edge first so each edge's items are emitted together.
+    std::vector<int> counts(task.out_edges.size(), 0);
+    for (int i = 0; i < derived; ++i) {
+      double u = unit(rng_);
+      for (std::size_t e = 0; e < task.out_edges.size(); ++e) {
+        const Edge& edge = app_.edges[task.out_edges[e]];
+        if (edge.mode != EdgeMode::kShare) continue;
+        u -= edge.share_by_variant[static_cast<std::size_t>(task_variant)];
+        if (u < 0) {
+          counts[e]++;
+          break;
+        }
+      }
+    }
+    for (std::size_t e = 0; e < counts.size(); ++e) give(e, counts[e]);
+  }
+  if (created == 0 && joined == 0) {
+    // A leaf, or an item that derived nothing (a frame with no objects): its result is final.
+    r.accuracy_sum += accuracy;
+    r.accuracy_count++;
+  }
+  for (std::size_t e = 0; e < task.out_edges.size(); ++e) {
+    emit(scratch_out_[e], app_.edges[task.out_edges[e]].delay);
+  }
+}
+
+void Engine::release_join_if_ready(RequestSlot slot, TaskId join) {
+  const std::size_t tasks = app_.tasks.size();
+  const std::size_t k = std::size_t{slot} * tasks + join;
+  if (join_released_[k] || join_inputs_[k] == 0) return;
+  for (TaskId a : app_.tasks[join].ancestors) {
+    if (task_live_[std::size_t{slot} * tasks + a] != 0) return;
+  }
+  join_released_[k] = 1;
+  RequestState& r = requests_[slot];
+  ++r.live;
+  ++task_live_[k];
+  Time delay = 0.0;
+  for (uint32_t e : app_.tasks[join].in_edges) delay = std::max(delay, app_.edges[e].delay);
+  std::vector<Item> one{Item{slot, join, join_accuracy_[k], r.arrival, r.deadline, 0.0}};
+  emit(one, delay);
+}
+
+void Engine::terminate(const Item& item, Outcome outcome, DropReason reason) {
+  RequestState& r = requests_[item.request];
+  if (!r.terminated) {
+    r.terminated = true;
+    r.outcome = outcome;
+    r.stop_task = item.task;
+    r.reason = reason;
+    observer_.on_request_stopped(r.id, outcome, item.task, reason);
+  }
+  retire_item(item);
+}
+
+void Engine::retire_item(const Item& item) {
+  RequestState& r = requests_[item.request];
+  --r.live;
+  if (track_tasks_) {
+    --task_live_[std::size_t{item.request} * app_.tasks.size() + item.task];
+    if (!r.terminated) {
+      for (std::size_t t = 0; t < app_.tasks.size(); ++t) {
+        if (app_.tasks[t].is_join()) release_join_if_ready(item.request, static_cast<TaskId>(t));
+      }
+    }
+  }
+  if (requests_[item.request].live == 0) finish_request(item.request);
+}
+
+void Engine::finish_request(RequestSlot slot) {
+  const RequestState& r = requests_[slot];
+  RequestRecord rec;
+  rec.id = r.id;
+  rec.arrival = r.arrival;
+  rec.finish = clock_.now();
+  rec.gpu_time = r.gpu_time;
+  if (r.terminated) {
+    rec.outcome = r.outcome;
+    rec.drop_task = r.stop_task;
+    rec.reason = r.reason;
+  } else {
+    rec.outcome = rec.finish <= r.deadline + 1e-12 ? Outcome::kOk : Outcome::kLate;
+    rec.accuracy = r.accuracy_count ? r.accuracy_sum / r.accuracy_count : 0.0;
+  }
+  free_slots_.push_back(slot);
+  --in_flight_;
+  observer_.on_request_done(rec);
+}
+
+}  // namespace tessera

@@ -1,0 +1,53 @@
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/time.hpp"
+#include "engine/item.hpp"
+
+namespace tessera {
+
+class WorkQueue;
+
+// One model instance on one hardware segment (a GPU, a MIG slice, an MPS share, a
+// pipeline partition's pool member). It runs at most one batch at a time and, with
+// batching policies that allow it, forms the next batch while the current one runs.
+struct Worker {
+  WorkerId id = 0;
+  TaskId task = 0;
+  std::string segment;
+  int max_batch = 1;
+  std::vector<int> variants;  // task variant indices this worker can run (one, or a supernet's)
+  // Profiled latency: latency[i][b] for variants[i] at batch size b (index 0 unused).
+  std::vector<std::vector<Time>> latency;
+
+  std::unique_ptr<WorkQueue> queue;
+  std::vector<Item> running;
+  std::vector<Item> forming;
+  int running_variant = 0;  // index into `variants`
+  int forming_variant = 0;
+  int forming_cap = 0;  // size limit of the forming batch, chosen when it was opened
+  Time running_start = 0.0;
+  Time running_expected_end = 0.0;
+  bool busy = false;
+  bool alive = true;
+  uint64_t timer_generation = 0;
+  Time timer_at = -1.0;  // when the pending timer fires; < 0 when none is pending
+
+  // Statistics for reports.
+  uint64_t batches = 0;
+  uint64_t items_done = 0;
+  Time busy_time = 0.0;
+
+  std::size_t load() const;  // queued + forming + running items
+  Time profiled_latency(int variant_slot, int batch) const {
+    const auto& row = latency[static_cast<std::size_t>(variant_slot)];
+    if (batch < 1) batch = 1;
+    if (batch >= static_cast<int>(row.size())) return row.back();
+    return row[static_cast<std::size_t>(batch)];
+  }
+};
+
+}  // namespace tessera

@@ -1,0 +1,15 @@
+#include "policy/batching.hpp"
+
+#include "policy/work_queue.hpp"
+
+namespace tessera {
+
+BatchPlan TimeoutBatching::plan(const Worker& worker, Time now) const {
+  if (worker.queue->size() >= static_cast<std::size_t>(worker.max_batch)) return {true};
+  Time due = worker.queue->oldest_enqueue() + timeout_;
+  // A small tolerance keeps floating-point rounding of `due` from re-arming a timer at now.
+  if (now + 1e-12 >= due) return {true};
+  return {false, due};
+}
+
+}  // namespace tessera

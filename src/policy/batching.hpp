@@ -1,0 +1,48 @@
+#pragma once
+
+#include <limits>
+
+#include "core/time.hpp"
+#include "engine/worker.hpp"
+
+namespace tessera {
+
+// What an idle worker with queued items should do now.
+struct BatchPlan {
+  bool start = false;  // start a batch now...
+  Time wake_at = std::numeric_limits<Time>::infinity();  // ...or look again at this time
+};
+
+// When an idle worker starts a batch, and whether the next batch is formed while the
+// current one runs.
+class BatchingPolicy {
+ public:
+  virtual ~BatchingPolicy() = default;
+  virtual BatchPlan plan(const Worker& worker, Time now) const = 0;
+  // PARD §4.2's model: items join the forming batch while the previous batch runs, and
+  // the forming batch starts the moment the running one ends.
+  virtual bool forms_while_busy() const = 0;
+};
+
+// Start as soon as the worker is free with whatever is queued (up to the max batch), and
+// form the next batch while the current one runs.
+class EagerBatching final : public BatchingPolicy {
+ public:
+  BatchPlan plan(const Worker&, Time) const override { return {true}; }
+  bool forms_while_busy() const override { return true; }
+};
+
+// Start when the queue holds a full batch or its oldest item has waited `timeout`
+// (JigsawServe §3.3). Items wait in the queue, not in a forming batch.
+class TimeoutBatching final : public BatchingPolicy {
+ public:
+  explicit TimeoutBatching(Time timeout) : timeout_(timeout) {}
+  BatchPlan plan(const Worker& worker, Time now) const override;
+  bool forms_while_busy() const override { return false; }
+  Time timeout() const { return timeout_; }
+
+ private:
+  Time timeout_;
+};
+
+}  // namespace tessera

@@ -1,0 +1,37 @@
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "engine/worker.hpp"
+
+namespace tessera {
+
+// Chooses which of a task's workers an arriving item goes to.
+class Dispatcher {
+ public:
+  virtual ~Dispatcher() = default;
+  // `workers` holds the task's workers (dead ones included). Returns an index into it, or
+  // -1 if no live worker exists.
+  virtual int pick(const std::vector<Worker*>& workers, const Item& item) = 0;
+};
+
+// Cycles through the live workers.
+class RoundRobinDispatcher final : public Dispatcher {
+ public:
+  int pick(const std::vector<Worker*>& workers, const Item& item) override;
+
+ private:
+  std::size_t next_ = 0;
+};
+
+// The live worker with the fewest queued, forming and running items; ties go round-robin.
+class LeastLoadedDispatcher final : public Dispatcher {
+ public:
+  int pick(const std::vector<Worker*>& workers, const Item& item) override;
+
+ private:
+  std::size_t next_ = 0;
+};
+
+}  // namespace tessera

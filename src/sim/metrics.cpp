@@ -1,0 +1,84 @@
+#include "sim/metrics.hpp"
+
+#include <cmath>
+
+#include "engine/engine.hpp"
+
+namespace tessera {
+
+MetricsCollector::MetricsCollector(const App& app, Time window)
+    : window_(window), task_count_(app.tasks.size()), tasks_(app.tasks.size()) {}
+
+WindowStats& MetricsCollector::window_at(Time t) {
+  auto idx = static_cast<std::size_t>(std::max(0.0, std::floor(t / window_)));
+  while (windows_.size() <= idx) {
+    windows_.emplace_back();
+    windows_.back().queue_length.assign(task_count_, 0);
+  }
+  return windows_[idx];
+}
+
+void MetricsCollector::on_arrival(Time now) {
+  ++submitted_;
+  if (first_arrival_ < 0) first_arrival_ = now;
+  last_arrival_ = now;
+  window_at(now).arrivals++;
+}
+
+void MetricsCollector::advance(Time now, const Engine& engine) {
+  const auto current = static_cast<std::size_t>(std::max(0.0, std::floor(now / window_)));
+  while (closed_windows_ < current) {
+    WindowStats& w = window_at(static_cast<double>(closed_windows_) * window_);
+    for (std::size_t t = 0; t < task_count_; ++t) {
+      w.queue_length[t] = engine.queued_at(static_cast<TaskId>(t));
+    }
+    ++closed_windows_;
+  }
+}
+
+uint64_t MetricsCollector::finished() const {
+  uint64_t n = 0;
+  for (uint64_t c : outcomes_) n += c;
+  return n;
+}
+
+void MetricsCollector::on_request_done(const RequestRecord& r) {
+  outcomes_[static_cast<std::size_t>(r.outcome)]++;
+  last_finish_ = std::max(last_finish_, r.finish);
+  WindowStats& w = window_at(r.finish);
+  switch (r.outcome) {
+    case Outcome::kOk:
+      w.ok++;
+      break;
+    case Outcome::kLate:
+      w.late++;
+      wasted_gpu_seconds_ += r.gpu_time;
+      break;
+    case Outcome::kDropped:
+      w.dropped++;
+      tasks_[r.drop_task].dropped++;
+      reasons_[static_cast<std::size_t>(r.reason)]++;
+      wasted_gpu_seconds_ += r.gpu_time;
+      break;
+    case Outcome::kFailed:
+      w.failed++;
+      tasks_[r.drop_task].failed++;
+      break;
+  }
+  if (r.outcome == Outcome::kOk || r.outcome == Outcome::kLate) {
+    latency_.add(r.finish - r.arrival);
+    accuracy_sum_ += r.accuracy;
+    accuracy_count_++;
+  }
+}
+
+void MetricsCollector::on_batch_done(const Worker& worker, Time duration, Time now) {
+  gpu_seconds_ += duration;
+  TaskStats& t = tasks_[worker.task];
+  t.batches++;
+  t.items += worker.running.size();
+  t.gpu_busy += duration;
+  window_at(now).gpu_busy += duration;
+}
+
+}  // namespace tessera

@@ -1,0 +1,87 @@
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/log_histogram.hpp"
+#include "core/outcome.hpp"
+#include "engine/app.hpp"
+#include "engine/driver.hpp"
+
+namespace tessera {
+
+class Engine;
+
+// Counts for one time window of the run (the time series).
+struct WindowStats {
+  uint64_t arrivals = 0;
+  uint64_t ok = 0;
+  uint64_t late = 0;
+  uint64_t dropped = 0;
+  uint64_t failed = 0;
+  Time gpu_busy = 0.0;
+  std::vector<uint64_t> queue_length;  // per task, sampled when the window closed
+};
+
+// Per-task totals.
+struct TaskStats {
+  uint64_t batches = 0;
+  uint64_t items = 0;
+  Time gpu_busy = 0.0;
+  uint64_t dropped = 0;  // requests whose drop happened at this task
+  uint64_t failed = 0;
+};
+
+// Streaming metrics: memory depends on the number of tasks and time windows, never on
+// the number of requests.
+class MetricsCollector final : public EngineObserver {
+ public:
+  MetricsCollector(const App& app, Time window);
+
+  void on_arrival(Time now);
+  // Closes every window that ends at or before `now`, sampling queue lengths.
+  void advance(Time now, const Engine& engine);
+  void on_request_done(const RequestRecord& record) override;
+  void on_batch_done(const Worker& worker, Time duration, Time now) override;
+
+  Time window() const { return window_; }
+  const std::vector<WindowStats>& windows() const { return windows_; }
+  const std::vector<TaskStats>& tasks() const { return tasks_; }
+  uint64_t submitted() const { return submitted_; }
+  uint64_t count(Outcome o) const { return outcomes_[static_cast<std::size_t>(o)]; }
+  uint64_t finished() const;
+  uint64_t dropped_for(DropReason r) const { return reasons_[static_cast<std::size_t>(r)]; }
+  const LogHistogram& latency() const { return latency_; }
+  Time gpu_seconds() const { return gpu_seconds_; }
+  Time wasted_gpu_seconds() const { return wasted_gpu_seconds_; }
+  double accuracy_sum() const { return accuracy_sum_; }
+  uint64_t accuracy_count() const { return accuracy_count_; }
+  Time first_arrival() const { return first_arrival_; }
+  Time last_arrival() const { return last_arrival_; }
+  Time last_finish() const { return last_finish_; }
+
+ private:
+  WindowStats& window_at(Time t);
+
+  Time window_;
+  std::size_t task_count_;
+  std::vector<WindowStats> windows_;
+  std::size_t closed_windows_ = 0;
+  std::vector<TaskStats> tasks_;
+  uint64_t submitted_ = 0;
+  std::array<uint64_t, 4> outcomes_{};
+  std::array<uint64_t, static_cast<std::size_t>(DropReason::kCount)> reasons_{};
+  LogHistogram latency_;
+  Time gpu_seconds_ = 0.0;
+  Time wasted_gpu_seconds_ = 0.0;
+  double accuracy_sum_ = 0.0;
+  uint64_t accuracy_count_ = 0;
+  Time first_arrival_ = -1.0;
+  Time last_arrival_ = 0.0;
+  Time last_finish_ = 0.0;
+};
+
+}  // namespace tessera

@@ -1,0 +1,145 @@
+#include "sim/report.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <stdexcept>
+
+#include "sim/svg_chart.hpp"
+
+namespace tessera {
+namespace {
+
+double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
+
+// Rounds to 9 significant digits so summary.json reads well and compares exactly.
+double tidy(double v) { return std::stod(fmt::format("{:.9g}", v)); }
+
+void write_file(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream out(path);
+  if (!out) throw std::runtime_error("cannot write " + path.string());
+  out << text;
+}
+
+}  // namespace
+
+nlohmann::json summarize(const MetricsCollector& m, const App& app) {
+  using nlohmann::json;
+  const double submitted = static_cast<double>(m.submitted());
+  const double ok = static_cast<double>(m.count(Outcome::kOk));
+  const double span =
+      m.submitted() > 1 ? std::max(m.last_arrival() - m.first_arrival(), 1e-9) : 1.0;
+  json s;
+  s["app"] = app.name;
+  s["slo_ms"] = tidy(to_ms(app.slo));
+  s["submitted"] = m.submitted();
+  s["ok"] = m.count(Outcome::kOk);
+  s["late"] = m.count(Outcome::kLate);
+  s["dropped"] = m.count(Outcome::kDropped);
+  s["failed"] = m.count(Outcome::kFailed);
+  s["duration_s"] = tidy(span);
+  s["goodput_rps"] = tidy(ok / span);
+  s["offered_rps"] = tidy(submitted / span);
+  s["slo_attainment"] = tidy(ratio(ok, submitted));
+  s["drop_rate"] = tidy(ratio(static_cast<double>(m.count(Outcome::kDropped)), submitted));
+  s["invalid_rate"] = tidy(ratio(m.wasted_gpu_seconds(), m.gpu_seconds()));
+  s["mean_accuracy"] = tidy(ratio(m.accuracy_sum(), static_cast<double>(m.accuracy_count())));
+  s["latency_ms"] = {{"p50", tidy(to_ms(m.latency().quantile(0.50)))},
+                     {"p90", tidy(to_ms(m.latency().quantile(0.90)))},
+                     {"p99", tidy(to_ms(m.latency().quantile(0.99)))},
+                     {"mean", tidy(to_ms(m.latency().mean()))}};
+  s["gpu_seconds"] = tidy(m.gpu_seconds());
+  s["wasted_gpu_seconds"] = tidy(m.wasted_gpu_seconds());
+  json by_stage = json::object();
+  json tasks = json::object();
+  for (std::size_t t = 0; t < app.tasks.size(); ++t) {
+    const TaskStats& ts = m.tasks()[t];
+    by_stage[app.tasks[t].name] = ts.dropped;
+    tasks[app.tasks[t].name] = {
+        {"batches", ts.batches},
+        {"items", ts.items},
+        {"mean_batch_size", tidy(ratio(static_cast<double>(ts.items), static_cast<double>(ts.batches)))},
+        {"gpu_seconds", tidy(ts.gpu_busy)},
+        {"dropped", ts.dropped},
+        {"failed", ts.failed}};
+  }
+  s["dropped_by_stage"] = by_stage;
+  json by_reason = json::object();
+  for (std::size_t r = 1; r < static_cast<std::size_t>(DropReason::kCount); ++r) {
+    const auto reason = static_cast<DropReason>(r);
+    if (m.dropped_for(reason) > 0) by_reason[std::string(drop_reason_name(reason))] = m.dropped_for(reason);
+  }
+  s["dropped_by_reason"] = by_reason;
+  s["tasks"] = tasks;
+  return s;
+}
+
+std::string format_summary(const nlohmann::json& s) {
+  std::string out;
+  auto row = [&](const std::string& k, const std::string& v) { out += fmt::format("  {:<22} {}\n", k, v); };
+  const double submitted = s["submitted"].get<double>();
+  auto pct = [&](const char* key) {
+    return fmt::format("{:>10}  ({:.2f} %)", s[key].get<uint64_t>(),
+                       submitted > 0 ? 100.0 * s[key].get<double>() / submitted : 0.0);
+  };
+  out += fmt::format("tessera simulate: {} (SLO {} ms)\n", s["app"].get<std::string>(),
+                     s["slo_ms"].get<double>());
+  row("submitted", fmt::format("{:>10}", s["submitted"].get<uint64_t>()));
+  row("ok (on time)", pct("ok"));
+  row("late", pct("late"));
+  row("dropped", pct("dropped"));
+  row("failed", pct("failed"));
+  row("offered load", fmt::format("{:>10.2f} req/s over {:.1f} s", s["offered_rps"].get<double>(),
+                                  s["duration_s"].get<double>()));
+  row("goodput", fmt::format("{:>10.2f} req/s", s["goodput_rps"].get<double>()));
+  row("SLO attainment", fmt::format("{:>10.4f}", s["slo_attainment"].get<double>()));
+  row("invalid (wasted) GPU", fmt::format("{:>10.4f}  of {:.1f} GPU-s", s["invalid_rate"].get<double>(),
+                                          s["gpu_seconds"].get<double>()));
+  row("mean accuracy", fmt::format("{:>10.4f}", s["mean_accuracy"].get<double>()));
+  const auto& l = s["latency_ms"];
+  row("latency p50/p90/p99", fmt::format("{:>10.1f} / {:.1f} / {:.1f} ms", l["p50"].get<double>(),
+                                         l["p90"].get<double>(), l["p99"].get<double>()));
+  out += fmt::format("  {:<22} {:>8} {:>10} {:>10} {:>8}\n", "stage", "batches", "mean batch",
+                     "GPU-s", "dropped");
+  for (const auto& [name, t] : s["tasks"].items()) {
+    out += fmt::format("  {:<22} {:>8} {:>10.2f} {:>10.1f} {:>8}\n", name, t["batches"].get<uint64_t>(),
+                       t["mean_batch_size"].get<double>(), t["gpu_seconds"].get<double>(),
+                       t["dropped"].get<uint64_t>());
+  }
+  return out;
+}
+
+void write_report(const std::filesystem::path& dir, const nlohmann::json& summary,
+                  const MetricsCollector& m, const App& app) {
+  std::filesystem::create_directories(dir);
+  write_file(dir / "summary.json", summary.dump(2) + "\n");
+
+  const double w = m.window();
+  std::string csv = "window_start_s,arrivals_rps,goodput_rps,late_rps,dropped_rps,failed_rps,gpu_busy";
+  for (const Task& t : app.tasks) csv += ",queue_" + t.name;
+  csv += "\n";
+  Chart rates{"Request rates per window", "time (s)", "requests/s", w, {}};
+  Chart queues{"Queued items per stage (sampled at window end)", "time (s)", "items", w, {}};
+  rates.series = {{"arrivals", {}}, {"goodput", {}}, {"late", {}}, {"dropped", {}}};
+  for (const Task& t : app.tasks) queues.series.push_back({t.name, {}});
+  for (std::size_t i = 0; i < m.windows().size(); ++i) {
+    const WindowStats& ws = m.windows()[i];
+    auto per_s = [w](uint64_t n) { return static_cast<double>(n) / w; };
+    csv += fmt::format("{},{},{},{},{},{},{:.6g}", static_cast<double>(i) * w, per_s(ws.arrivals),
+                       per_s(ws.ok), per_s(ws.late), per_s(ws.dropped), per_s(ws.failed),
+                       ws.gpu_busy / w);
+    for (uint64_t q : ws.queue_length) csv += fmt::format(",{}", q);
+    csv += "\n";
+    rates.series[0].values.push_back(static_cast<double>(ws.arrivals) / w);
+    rates.series[1].values.push_back(static_cast<double>(ws.ok) / w);
+    rates.series[2].values.push_back(static_cast<double>(ws.late) / w);
+    rates.series[3].values.push_back(static_cast<double>(ws.dropped) / w);
+    for (std::size_t t = 0; t < ws.queue_length.size(); ++t) {
+      queues.series[t].values.push_back(static_cast<double>(ws.queue_length[t]));
+    }
+  }
+  write_file(dir / "timeseries.csv", csv);
+  write_file(dir / "timeseries.svg", render_svg({rates, queues}));
+}
+
+}  // namespace tessera

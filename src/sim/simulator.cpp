@@ -1,0 +1,124 @@
+#include "sim/simulator.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <stdexcept>
+
+namespace tessera {
+namespace {
+
+double wall_seconds() {
+  // Progress reporting only: the simulation itself never reads this clock.
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+Simulator::Simulator(const App& app, const Deployment& deployment, const ProfileTable& profiles,
+                     const PolicySet& policies, SimOptions options)
+    : options_(std::move(options)),
+      metrics_(app, options_.window),
+      noise_(options_.noise_cv, options_.seed ^ 0x9e3779b97f4a7c15ULL) {
+  engine_ = std::make_unique<Engine>(app, deployment, profiles, policies, clock_, *this, metrics_,
+                                     options_.seed);
+  for (const auto& [at, worker] : options_.worker_losses) {
+    if (worker >= engine_->workers().size()) {
+      throw std::invalid_argument("worker loss names worker " + std::to_string(worker) +
+                                  " but the deployment has " +
+                                  std::to_string(engine_->workers().size()));
+    }
+    events_queue_.push(at, EventKind::kWorkerLoss, worker);
+  }
+}
+
+void Simulator::start_batch(const Worker& worker) {
+  const Time profiled = worker.profiled_latency(worker.running_variant,
+                                                static_cast<int>(worker.running.size()));
+  events_queue_.push(clock_.now() + noise_.apply(profiled), EventKind::kBatchDone, worker.id);
+}
+
+void Simulator::set_timer(WorkerId worker, uint64_t generation, Time at) {
+  events_queue_.push(at, EventKind::kTimer, worker, generation);
+}
+
+void Simulator::deliver_later(std::vector<Item>&& items, Time at) {
+  uint32_t slot;
+  if (!free_deliveries_.empty()) {
+    slot = free_deliveries_.back();
+    free_deliveries_.pop_back();
+    deliveries_[slot] = std::move(items);
+  } else {
+    slot = static_cast<uint32_t>(deliveries_.size());
+    deliveries_.push_back(std::move(items));
+  }
+  events_queue_.push(at, EventKind::kDelivery, slot);
+}
+
+void Simulator::process(const Event& event) {
+  switch (event.kind) {
+    case EventKind::kBatchDone:
+      engine_->on_batch_done(event.target);
+      break;
+    case EventKind::kTimer:
+      engine_->on_timer(event.target, event.payload);
+      break;
+    case EventKind::kDelivery: {
+      std::vector<Item> items = std::move(deliveries_[event.target]);
+      free_deliveries_.push_back(event.target);
+      engine_->deliver(items);
+      break;
+    }
+    case EventKind::kWorkerLoss:
+      engine_->kill_worker(event.target);
+      break;
+  }
+}
+
+void Simulator::report_progress(const Arrival& next, bool force) {
+  const double wall = wall_seconds();
+  if (!force && wall - wall_last_report_ < 2.0) return;
+  wall_last_report_ = wall;
+  spdlog::info("sim t={:.1f}s  submitted={}  finished={}  in flight={}  ({:.1f}s wall)", next.time,
+               metrics_.submitted(), metrics_.finished(), engine_->requests_in_flight(),
+               wall - wall_start_);
+}
+
+void Simulator::run(ArrivalSource& arrivals) {
+  wall_start_ = wall_last_report_ = wall_seconds();
+  Arrival next;
+  bool has_next = arrivals.next(next);
+  Time last_time = 0.0;
+  while (has_next || !events_queue_.empty()) {
+    // Arrivals go first on ties: a request arriving as a batch ends can join the next one.
+    if (has_next && (events_queue_.empty() || next.time <= events_queue_.top().time)) {
+      if (next.time < last_time) {
+        throw std::invalid_argument("arrivals out of order at t=" + std::to_string(next.time));
+      }
+      last_time = next.time;
+      clock_.set(next.time);
+      metrics_.advance(next.time, *engine_);
+      metrics_.on_arrival(next.time);
+      engine_->submit(next);
+      has_next = arrivals.next(next);
+    } else {
+      const Event event = events_queue_.pop();
+      last_time = event.time;
+      clock_.set(event.time);
+      metrics_.advance(event.time, *engine_);
+      process(event);
+    }
+    if (options_.progress && (++events_ & 0xFFFF) == 0) report_progress(next, false);
+  }
+  metrics_.advance(clock_.now() + metrics_.window(), *engine_);
+  if (options_.progress) report_progress(next, true);
+
+  if (engine_->requests_in_flight() != 0 || metrics_.finished() != metrics_.submitted()) {
+    throw std::logic_error("accounting invariant broken: submitted " +
+                           std::to_string(metrics_.submitted()) + ", finished " +
+                           std::to_string(metrics_.finished()) + ", in flight " +
+                           std::to_string(engine_->requests_in_flight()));
+  }
+}
+
+}  // namespace tessera

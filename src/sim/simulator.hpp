@@ -1,0 +1,63 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "core/time.hpp"
+#include "engine/engine.hpp"
+#include "sim/event_queue.hpp"
+#include "sim/latency_noise.hpp"
+#include "sim/metrics.hpp"
+#include "workload/arrival.hpp"
+
+namespace tessera {
+
+struct SimOptions {
+  uint64_t seed = 1;
+  double noise_cv = 0.0;  // log-normal noise on batch latencies (0 = exact profiles)
+  Time window = 1.0;      // time-series window
+  bool progress = false;  // log progress to stderr on long runs
+  // Workers taken out of service at given times (worker-loss experiments).
+  std::vector<std::pair<Time, WorkerId>> worker_losses;
+};
+
+// Discrete-event simulation of the engine on virtual time: executors take the profiled
+// latency of (variant, segment, batch size), optionally with seeded noise.
+class Simulator final : public EngineDriver {
+ public:
+  Simulator(const App& app, const Deployment& deployment, const ProfileTable& profiles,
+            const PolicySet& policies, SimOptions options);
+
+  // Runs until the arrival stream ends and every request has finished. Throws
+  // std::logic_error if the accounting invariant is broken.
+  void run(ArrivalSource& arrivals);
+
+  const MetricsCollector& metrics() const { return metrics_; }
+  const Engine& engine() const { return *engine_; }
+  uint64_t events_processed() const { return events_; }
+
+  // EngineDriver.
+  void start_batch(const Worker& worker) override;
+  void set_timer(WorkerId worker, uint64_t generation, Time at) override;
+  void deliver_later(std::vector<Item>&& items, Time at) override;
+
+ private:
+  void process(const Event& event);
+  void report_progress(const Arrival& next, bool force);
+
+  SimOptions options_;
+  ManualClock clock_;
+  MetricsCollector metrics_;
+  LatencyNoise noise_;
+  EventQueue events_queue_;
+  std::vector<std::vector<Item>> deliveries_;
+  std::vector<uint32_t> free_deliveries_;
+  std::unique_ptr<Engine> engine_;
+  uint64_t events_ = 0;
+  double wall_start_ = 0.0;
+  double wall_last_report_ = 0.0;
+};
+
+}  // namespace tessera

@@ -1,0 +1,75 @@
+#include "spec/deployment_spec.hpp"
+
+namespace tessera {
+
+Cluster parse_cluster(const SpecNode& node) {
+  node.allow_only({"name", "segments"});
+  Cluster cluster;
+  for (const SpecNode& s : node.at("segments").items()) {
+    s.allow_only({"name", "count", "gpu", "cost"});
+    const std::string name = s.at("name").as_string();
+    const auto count = s.at("count").as_integer();
+    if (count < 0) s.at("count").fail("must not be negative");
+    if (!cluster.segments.emplace(name, static_cast<int>(count)).second) {
+      s.at("name").fail("duplicate segment '" + name + "'");
+    }
+  }
+  return cluster;
+}
+
+Deployment parse_deployment(const SpecNode& node, const App& app, const ProfileTable& profiles,
+                            const Cluster* cluster) {
+  node.allow_only({"workers"});
+  Deployment deployment;
+  std::map<std::string, int> used;
+  for (const SpecNode& w : node.at("workers").items()) {
+    w.allow_only({"task", "variant", "variants", "segment", "max_batch", "count"});
+    WorkerGroup group;
+    const int task = app.task_index(w.at("task").as_string());
+    if (task < 0) w.at("task").fail("unknown task '" + w.at("task").as_string() + "'");
+    group.task = static_cast<TaskId>(task);
+    const Task& t = app.tasks[group.task];
+    group.segment = w.at("segment").as_string();
+    group.max_batch = static_cast<int>(w.integer_or("max_batch", 1));
+    if (group.max_batch < 1) w.at("max_batch").fail("must be at least 1");
+    group.count = static_cast<int>(w.integer_or("count", 1));
+    if (group.count < 0) w.at("count").fail("must not be negative");
+
+    std::vector<SpecNode> names;
+    if (w.has("variant") && w.has("variants")) w.fail("give either 'variant' or 'variants'");
+    if (auto v = w.get("variant")) names.push_back(*v);
+    if (auto vs = w.get("variants")) names = vs->items();
+    if (names.empty()) w.fail("required field 'variant' is missing");
+    for (const SpecNode& n : names) {
+      const int vi = t.variant_index(n.as_string());
+      if (vi < 0) n.fail("'" + n.as_string() + "' is not a variant of task '" + t.name + "'");
+      if (!profiles.has(n.as_string(), group.segment)) {
+        n.fail("no latency profile for variant '" + n.as_string() + "' on segment '" +
+               group.segment + "'");
+      }
+      group.variants.push_back(vi);
+    }
+    if (cluster != nullptr && !cluster->segments.count(group.segment)) {
+      w.at("segment").fail("segment '" + group.segment + "' is not in the cluster");
+    }
+    used[group.segment] += group.count;
+    deployment.groups.push_back(std::move(group));
+  }
+  if (cluster != nullptr) {
+    for (const auto& [segment, count] : used) {
+      const int available = cluster->segments.at(segment);
+      if (count > available) {
+        node.at("workers").fail("needs " + std::to_string(count) + " of segment '" + segment +
+                                "' but the cluster has " + std::to_string(available));
+      }
+    }
+  }
+  for (std::size_t t = 0; t < app.tasks.size(); ++t) {
+    if (deployment.workers_of(static_cast<TaskId>(t)) == 0) {
+      node.at("workers").fail("task '" + app.tasks[t].name + "' has no workers");
+    }
+  }
+  return deployment;
+}
+
+}  // namespace tessera

@@ -1,0 +1,33 @@
+#pragma once
+
+#include <filesystem>
+#include <optional>
+
+#include "engine/app.hpp"
+#include "engine/deployment.hpp"
+#include "policy/policy_set.hpp"
+#include "profile/profile_table.hpp"
+#include "sim/simulator.hpp"
+#include "spec/deployment_spec.hpp"
+#include "spec/spec_node.hpp"
+
+namespace tessera {
+
+// Everything one `tessera simulate` run needs, loaded and cross-checked
+// (docs/specs.md#run). The app, cluster and deployment may be file paths (relative to
+// the run file) or written inline.
+struct RunSpec {
+  std::filesystem::path file;
+  App app;
+  ProfileTable profiles;
+  std::optional<Cluster> cluster;
+  Deployment deployment;
+  PolicyConfig policies;
+  SimOptions sim;
+  SpecNode workload;  // kept as YAML: arrival sources are built fresh for each run
+};
+
+RunSpec load_run_spec(const std::filesystem::path& file);
+RunSpec parse_run_spec(const SpecNode& node);
+
+}  // namespace tessera

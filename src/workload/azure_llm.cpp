@@ -1,0 +1,69 @@
+#include "workload/azure_llm.hpp"
+
+#include <string>
+
+#include "core/error.hpp"
+#include "workload/civil_time.hpp"
+#include "workload/csv_file.hpp"
+
+namespace tessera {
+namespace {
+
+constexpr const char* kTimestamp = "TIMESTAMP";
+constexpr const char* kContext = "ContextTokens";
+constexpr const char* kGenerated = "GeneratedTokens";
+
+std::size_t find_column(const CsvFile& csv, const char* name) {
+  const auto& names = csv.fields();
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == name) return i;
+  }
+  csv.fail(std::string("the header row must name a '") + name +
+           "' column (expected TIMESTAMP,ContextTokens,GeneratedTokens)");
+}
+
+uint32_t read_tokens(const CsvFile& csv, std::size_t col, const char* name) {
+  auto value = parse_csv_tokens(csv.field(col));
+  if (!value) {
+    csv.fail(name, "expected a non-negative integer below 2^32, found '" + csv.field(col) + "'");
+  }
+  return *value;
+}
+
+}  // namespace
+
+std::vector<Arrival> read_azure_llm_csv(const std::filesystem::path& path) {
+  CsvFile csv(path);
+  if (!csv.next_row()) throw SpecError(csv.file(), "", "empty file: a header row is required");
+  const std::size_t width = csv.fields().size();
+  const std::size_t time_col = find_column(csv, kTimestamp);
+  const std::size_t input_col = find_column(csv, kContext);
+  const std::size_t output_col = find_column(csv, kGenerated);
+
+  std::vector<Arrival> out;
+  CivilTimestamp first;
+  while (csv.next_row()) {
+    if (csv.fields().size() != width) {
+      csv.fail("expected " + std::to_string(width) + " fields as in the header, found " +
+               std::to_string(csv.fields().size()));
+    }
+    auto stamp = parse_civil_timestamp(csv.field(time_col));
+    if (!stamp) {
+      csv.fail(kTimestamp, "expected a timestamp like 2023-11-16 18:17:03.9799600, found '" +
+                               csv.field(time_col) + "'");
+    }
+    if (out.empty()) first = *stamp;
+    Arrival a;
+    a.time = seconds_between(first, *stamp);
+    if (!out.empty() && a.time < out.back().time) {
+      csv.fail(kTimestamp, "times must be non-decreasing: " + csv.field(time_col) +
+                               " is earlier than the row before it");
+    }
+    a.input_tokens = read_tokens(csv, input_col, kContext);
+    a.output_tokens = read_tokens(csv, output_col, kGenerated);
+    out.push_back(a);
+  }
+  return out;
+}
+
+}  // namespace tessera
