@@ -108,7 +108,7 @@ void Simulator::run(ArrivalSource& arrivals) {
       metrics_.advance(event.time, *engine_);
       process(event);
     }
-    if (options_.progress && (++events_ & 0xFFFF) == 0) report_progress(next, false);
+    if ((++events_ & 0xFFFF) == 0 && options_.progress) report_progress(next, false);
   }
   metrics_.advance(clock_.now() + metrics_.window(), *engine_);
   if (options_.progress) report_progress(next, true);
