@@ -6,14 +6,14 @@
 #include <tuple>
 
 #include "core/error.hpp"
-#include "profile/profile_csv.hpp"
+#include "core/csv_table.hpp"
 
 namespace tessera {
 
 ProfileTable import_loki_runtimes(const std::filesystem::path& csv,
                                   const std::map<std::string, std::string>& accel_to_segment,
                                   const std::string& column) {
-  ProfileCsv f = ProfileCsv::read(csv, true);
+  CsvTable f = CsvTable::read(csv, true);
   const std::size_t model_col = f.column("Model");
   const std::size_t accel_col = f.column("Accel");
   const std::size_t batch_col = f.column("batchsize");
@@ -23,7 +23,7 @@ ProfileTable import_loki_runtimes(const std::filesystem::path& csv,
   ProfileTable table;
   std::set<std::string> accels_found;
   std::map<std::tuple<std::string, std::string, int64_t>, int> first_line;
-  for (const ProfileCsv::Row& row : f.rows()) {
+  for (const CsvTable::Row& row : f.rows()) {
     const std::string& model = f.text(row, model_col);
     const std::string& accel = f.text(row, accel_col);
     if (model.empty()) f.fail(row, model_col, "empty model name");
@@ -66,7 +66,7 @@ const LokiBranch& LokiBranching::at(const std::string& variant) const {
 }
 
 LokiBranching load_loki_branching(const std::filesystem::path& csv) {
-  ProfileCsv f = ProfileCsv::read(csv, true);
+  CsvTable f = CsvTable::read(csv, true);
   const std::size_t model_col = f.column("model");
   const std::size_t mult_col = f.column("mult_factor");
   LokiBranching out;
@@ -77,7 +77,7 @@ LokiBranching load_loki_branching(const std::filesystem::path& csv) {
     out.children.push_back(name);
     child_cols.push_back(c);
   }
-  for (const ProfileCsv::Row& row : f.rows()) {
+  for (const CsvTable::Row& row : f.rows()) {
     const std::string& model = f.text(row, model_col);
     if (model.empty()) f.fail(row, model_col, "empty model name");
     LokiBranch branch;
@@ -96,12 +96,12 @@ LokiBranching load_loki_branching(const std::filesystem::path& csv) {
 }
 
 std::map<std::string, double> load_loki_accuracy(const std::filesystem::path& csv) {
-  ProfileCsv f = ProfileCsv::read(csv, true);
+  CsvTable f = CsvTable::read(csv, true);
   const std::size_t model_col = f.column("Model");
   const std::size_t acc_col = f.column("Normalized_Accuracy");
   std::map<std::string, double> out;
   std::map<std::string, int> first_line;
-  for (const ProfileCsv::Row& row : f.rows()) {
+  for (const CsvTable::Row& row : f.rows()) {
     const std::string& model = f.text(row, model_col);
     if (model.empty()) f.fail(row, model_col, "empty model name");
     double acc = f.number(row, acc_col) / 100.0;

@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "core/error.hpp"
-#include "profile/profile_csv.hpp"
+#include "core/csv_table.hpp"
 
 namespace tessera {
 namespace {
@@ -53,12 +53,12 @@ std::filesystem::path find_trans_size(const std::filesystem::path& mappings_dir,
 }
 
 std::vector<int64_t> load_trans_size(const std::filesystem::path& csv, int num_blocks) {
-  ProfileCsv f = ProfileCsv::read(csv, false);
+  CsvTable f = CsvTable::read(csv, false);
   if (f.num_columns() != 1) {
     throw SpecError(f.file(), "", "expected one number per line (bytes at a block boundary)");
   }
   std::vector<int64_t> bytes;
-  for (const ProfileCsv::Row& row : f.rows()) {
+  for (const CsvTable::Row& row : f.rows()) {
     int64_t b = f.integer(row, 0);
     if (b < 0) f.fail(row, 0, "bytes must not be negative");
     bytes.push_back(b);
@@ -127,13 +127,13 @@ PpipeBlockProfile load_ppipe_block_profile(const std::filesystem::path& timing_c
                                            int mps_share,
                                            const std::filesystem::path& trans_size_csv) {
   if (mps_share < 1) throw std::invalid_argument("MPS share must be >= 1");
-  ProfileCsv f = ProfileCsv::read(timing_csv, false);
+  CsvTable f = CsvTable::read(timing_csv, false);
   PpipeBlockProfile p;
   p.model = model;
   p.gpu = gpu;
   p.mps_share = mps_share;
   p.source = f.file();
-  for (const ProfileCsv::Row& row : f.rows()) {
+  for (const CsvTable::Row& row : f.rows()) {
     std::vector<double> per_batch;
     for (std::size_t c = 0; c < row.cells.size(); ++c) {
       double us = f.number(row, c);

@@ -4,7 +4,7 @@
 
 #include "core/error.hpp"
 #include "workload/civil_time.hpp"
-#include "workload/csv_file.hpp"
+#include "core/csv_file.hpp"
 
 namespace tessera {
 namespace {

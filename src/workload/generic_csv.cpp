@@ -4,7 +4,7 @@
 #include <string>
 
 #include "core/error.hpp"
-#include "workload/csv_file.hpp"
+#include "core/csv_file.hpp"
 
 namespace tessera {
 namespace {

@@ -9,9 +9,10 @@
 
 namespace tessera {
 
-// A small reader for the plain comma-separated files the profile importers read (no
-// quoting). Every error is a SpecError naming the file, the line and the column.
-class ProfileCsv {
+// A whole comma-separated file with a header, read through CsvFile (so quoting and error
+// positions follow the same rules), for the profile importers. Every error is a SpecError
+// naming the file, the line and the column.
+class CsvTable {
  public:
   struct Row {
     int line = 0;  // 1-based line number in the file
@@ -21,7 +22,7 @@ class ProfileCsv {
   // Reads `file`. With `has_header` the first non-blank line names the columns. Blank
   // lines are skipped, cells are trimmed, and every row must have as many cells as the
   // header (or, without a header, as the first row).
-  static ProfileCsv read(const std::filesystem::path& file, bool has_header);
+  static CsvTable read(const std::filesystem::path& file, bool has_header);
 
   const std::string& file() const { return file_; }
   const std::vector<std::string>& header() const { return header_; }

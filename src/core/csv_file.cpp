@@ -1,4 +1,4 @@
-#include "workload/csv_file.hpp"
+#include "core/csv_file.hpp"
 
 #include <charconv>
 #include <cmath>
