@@ -70,7 +70,12 @@ void BM_Simulate3Stage(benchmark::State& state) {
   state.counters["events"] = static_cast<double>(events);
   state.counters["max_rss_mb"] = max_rss_mb();
 }
-BENCHMARK(BM_Simulate3Stage)->Arg(100000)->Arg(1000000)->Arg(4000000)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_Simulate3Stage)
+    ->Arg(100000)
+    ->Arg(1000000)
+    ->Arg(4000000)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
 
 }  // namespace
 }  // namespace tessera

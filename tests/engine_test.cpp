@@ -24,7 +24,7 @@ struct SimRun {
 };
 
 SimRun simulate(const App& app, const Deployment& d, const ProfileTable& p, PolicyConfig config,
-             std::vector<Time> arrivals, SimOptions options = {}) {
+                std::vector<Time> arrivals, SimOptions options = {}) {
   SimRun run{std::make_unique<Simulator>(app, d, p, PolicySet(std::move(config)), options)};
   VectorSource source(std::move(arrivals));
   run.sim->run(source);
@@ -90,8 +90,8 @@ TEST(Engine, FixedFanoutMultipliesItems) {
 }
 
 TEST(Engine, FractionalFixedAndPoissonFanoutKeepTheMean) {
-  for (auto kind : {FanoutDistribution::kFixed, FanoutDistribution::kPoisson,
-                    FanoutDistribution::kGeometric}) {
+  for (auto kind :
+       {FanoutDistribution::kFixed, FanoutDistribution::kPoisson, FanoutDistribution::kGeometric}) {
     App app;
     app.slo = 100.0;
     app.tasks = {make_task("det", 2.5, 1.0, kind), make_task("cls")};
@@ -153,7 +153,7 @@ TEST(Engine, JoinRunsOncePerRequestAfterAllParents) {
   EXPECT_EQ(r.m().tasks()[3].items, 4u);
   EXPECT_EQ(r.m().count(Outcome::kOk), 4u);
   EXPECT_NEAR(r.m().latency().quantile(0.5), 0.065, 0.065 * 0.01);  // 10 + max(20, 50) + 5
-  EXPECT_NEAR(r.m().accuracy_sum() / 4.0, 0.8, 1e-6);  // the weaker branch
+  EXPECT_NEAR(r.m().accuracy_sum() / 4.0, 0.8, 1e-6);               // the weaker branch
 }
 
 TEST(Engine, DropExpiredDropsBeforeExecutionAndRecordsStage) {
@@ -201,12 +201,14 @@ TEST(Engine, WorkerLossRedispatchesQueuedWork) {
   add_affine(p, "t0", 10.0, 0.0, 1);
   SimOptions options;
   options.worker_losses = {{0.05, 0}};
-  SimRun r = simulate(app, uniform_deployment(app, 2, 1), p, {}, std::vector<Time>(40, 0.0), options);
+  SimRun r =
+      simulate(app, uniform_deployment(app, 2, 1), p, {}, std::vector<Time>(40, 0.0), options);
   EXPECT_EQ(r.m().count(Outcome::kOk), 40u);
   EXPECT_LT(r.sim->engine().workers()[0]->items_done, r.sim->engine().workers()[1]->items_done);
 
   options.worker_losses = {{0.05, 0}, {0.05, 1}};
-  SimRun dead = simulate(app, uniform_deployment(app, 2, 1), p, {}, std::vector<Time>(40, 0.0), options);
+  SimRun dead =
+      simulate(app, uniform_deployment(app, 2, 1), p, {}, std::vector<Time>(40, 0.0), options);
   EXPECT_GT(dead.m().count(Outcome::kFailed), 0u);
   EXPECT_EQ(total(dead.m()), 40u);
 }

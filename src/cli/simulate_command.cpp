@@ -8,7 +8,6 @@
 #include "sim/report.hpp"
 #include "sim/simulator.hpp"
 #include "spec/run_spec.hpp"
-#include "workload/workload_spec.hpp"
 
 namespace tessera::cli {
 namespace {
@@ -25,12 +24,7 @@ void run_simulate(const SimulateArgs& args) {
   if (args.seed >= 0) run.sim.seed = static_cast<uint64_t>(args.seed);
   run.sim.progress = !args.quiet;
   const PolicySet policies(run.policies);
-  Workload workload = build_workload(run.workload, run.sim.seed);
-  if (!workload.finite) {
-    throw SpecError(run.workload.file(), run.workload.path(),
-                    "this workload never ends: give it a duration_s or a limit");
-  }
-  auto& arrivals = workload.source;
+  auto arrivals = make_run_arrivals(run);
   if (!args.quiet) {
     spdlog::info("app '{}' with {} tasks, SLO {} ms", run.app.name, run.app.tasks.size(),
                  to_ms(run.app.slo));
@@ -47,8 +41,8 @@ void run_simulate(const SimulateArgs& args) {
   std::cout << format_summary(summary);
   std::cout << "  wrote " << args.out_dir << "/summary.json, timeseries.csv, timeseries.svg\n";
   if (!args.quiet) {
-    spdlog::info("simulated {} requests ({} events) in {:.2f} s wall", summary["submitted"].get<uint64_t>(),
-                 sim.events_processed(), wall);
+    spdlog::info("simulated {} requests ({} events) in {:.2f} s wall",
+                 summary["submitted"].get<uint64_t>(), sim.events_processed(), wall);
   }
 }
 

@@ -3,7 +3,6 @@
 
 #include "cli/commands.hpp"
 #include "spec/run_spec.hpp"
-#include "workload/workload_spec.hpp"
 
 namespace tessera::cli {
 
@@ -14,9 +13,8 @@ void add_validate_command(CLI::App& app) {
   cmd->add_option("run", *file, "Run spec (YAML)")->required()->check(CLI::ExistingFile);
   cmd->callback([file] {
     RunSpec run = load_run_spec(*file);
-    auto arrivals = make_arrival_source(run.workload, run.sim.seed);
-    int workers = 0;
-    for (const auto& g : run.deployment.groups) workers += g.count;
+    auto arrivals = make_run_arrivals(run);
+    const int workers = run.deployment.total_workers();
     std::cout << *file << ": ok\n"
               << "  app         " << run.app.name << " (" << run.app.tasks.size() << " tasks, "
               << run.app.edges.size() << " edges, SLO " << to_ms(run.app.slo) << " ms)\n"

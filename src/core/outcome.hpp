@@ -16,11 +16,11 @@ enum class Outcome : uint8_t {
 // Why a request was dropped. Policies added later extend this list.
 enum class DropReason : uint8_t {
   kNone = 0,
-  kExpired,         // already past its deadline when it would join a batch
-  kPredictedLate,   // a proactive estimate says it cannot meet its deadline
-  kStageBudget,     // exceeded a per-stage latency budget (split-SLO policies)
-  kQueueFull,       // bounded queue overflow / admission control
-  kOverload,        // upstream admission throttling
+  kExpired,        // already past its deadline when it would join a batch
+  kPredictedLate,  // a proactive estimate says it cannot meet its deadline
+  kStageBudget,    // exceeded a per-stage latency budget (split-SLO policies)
+  kQueueFull,      // bounded queue overflow / admission control
+  kOverload,       // upstream admission throttling
   kCount,
 };
 

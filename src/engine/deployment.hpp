@@ -20,6 +20,11 @@ struct WorkerGroup {
 struct Deployment {
   std::vector<WorkerGroup> groups;
 
+  int total_workers() const {
+    int n = 0;
+    for (const auto& g : groups) n += g.count;
+    return n;
+  }
   int workers_of(TaskId task) const {
     int n = 0;
     for (const auto& g : groups) n += g.task == task ? g.count : 0;

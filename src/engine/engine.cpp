@@ -21,7 +21,8 @@ Engine::Engine(const App& app, const Deployment& deployment, const ProfileTable&
       task_workers_(app.tasks.size()),
       rng_(seed) {
   for (const WorkerGroup& group : deployment.groups) {
-    if (group.task >= app.tasks.size()) throw std::invalid_argument("worker group task out of range");
+    if (group.task >= app.tasks.size())
+      throw std::invalid_argument("worker group task out of range");
     const Task& task = app.tasks[group.task];
     for (int copy = 0; copy < group.count; ++copy) {
       auto w = std::make_unique<Worker>();
@@ -85,7 +86,7 @@ RequestSlot Engine::allocate_request() {
   if (track_tasks_) {
     task_live_.resize(task_live_.size() + app_.tasks.size(), 0);
     join_inputs_.resize(join_inputs_.size() + app_.tasks.size(), 0);
-    join_accuracy_.resize(join_accuracy_.size() + app_.tasks.size(), 1.0f);
+    join_accuracy_.resize(join_accuracy_.size() + app_.tasks.size(), 1.0);
     join_released_.resize(join_released_.size() + app_.tasks.size(), 0);
   }
   return static_cast<RequestSlot>(requests_.size() - 1);
@@ -103,7 +104,7 @@ uint64_t Engine::submit(const Arrival& arrival) {
   std::vector<Item> entering;
   entering.reserve(app_.roots.size());
   for (TaskId root : app_.roots) {
-    entering.push_back(Item{slot, root, 1.0f, now, r.deadline, now});
+    entering.push_back(Item{slot, root, 1.0, now, r.deadline, now});
     ++r.live;
     if (track_tasks_) ++task_live_[std::size_t{slot} * app_.tasks.size() + root];
   }
@@ -285,18 +286,19 @@ void Engine::kill_worker(WorkerId id) {
 void Engine::finish_item(const Item& item, int task_variant) {
   if (!requests_[item.request].terminated) {
     const Task& task = app_.tasks[item.task];
-    const float accuracy =
-        item.accuracy * static_cast<float>(task.variants[static_cast<std::size_t>(task_variant)].accuracy);
+    const double accuracy =
+        item.accuracy * task.variants[static_cast<std::size_t>(task_variant)].accuracy;
     route(item, task_variant, accuracy);
   }
   retire_item(item);
 }
 
-void Engine::route(const Item& item, int task_variant, float accuracy) {
+void Engine::route(const Item& item, int task_variant, double accuracy) {
   RequestState& r = requests_[item.request];
   const Task& task = app_.tasks[item.task];
   const std::size_t tasks = app_.tasks.size();
-  int derived = task.is_leaf() ? 0 : fanout_[item.task][static_cast<std::size_t>(task_variant)].draw(rng_);
+  int derived =
+      task.is_leaf() ? 0 : fanout_[item.task][static_cast<std::size_t>(task_variant)].draw(rng_);
 
   // Split the derived sub-requests over the out-edges: every kAll edge gets all of them;
   // each one picks at most one kShare edge by the edge shares.
@@ -317,7 +319,8 @@ void Engine::route(const Item& item, int task_variant, float accuracy) {
           Item{item.request, edge.to, accuracy, item.origin, item.deadline, 0.0});
     }
     r.live += static_cast<uint32_t>(count);
-    if (track_tasks_) task_live_[std::size_t{item.request} * tasks + edge.to] += static_cast<uint32_t>(count);
+    if (track_tasks_)
+      task_live_[std::size_t{item.request} * tasks + edge.to] += static_cast<uint32_t>(count);
     created += static_cast<std::size_t>(count);
   };
 

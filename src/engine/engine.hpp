@@ -82,7 +82,7 @@ class Engine {
   // Runs the drop policy; returns true if the item may join the batch.
   bool admit_to_batch(Worker& worker, const Item& item, Time batch_start, Time exec_time);
   void finish_item(const Item& item, int task_variant);
-  void route(const Item& item, int task_variant, float accuracy);
+  void route(const Item& item, int task_variant, double accuracy);
   void release_join_if_ready(RequestSlot slot, TaskId join);
   void terminate(const Item& item, Outcome outcome, DropReason reason);
   void retire_item(const Item& item);  // one item of the request is gone
@@ -109,7 +109,7 @@ class Engine {
   bool track_tasks_ = false;
   std::vector<uint32_t> task_live_;
   std::vector<uint32_t> join_inputs_;
-  std::vector<float> join_accuracy_;
+  std::vector<double> join_accuracy_;
   std::vector<uint8_t> join_released_;
 
   std::mt19937_64 rng_;

@@ -15,7 +15,7 @@ using WorkerId = uint32_t;
 struct Item {
   RequestSlot request = 0;
   TaskId task = 0;
-  float accuracy = 1.0f;  // product of the accuracies of the variants on its path so far
+  double accuracy = 1.0;  // product of the accuracies of the variants on its path so far
   Time origin = 0.0;      // the request's arrival at the front end (t_s)
   Time deadline = 0.0;    // origin + SLO
   Time enqueued = 0.0;    // arrival at this task's worker queue (t_r)

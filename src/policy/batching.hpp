@@ -9,7 +9,7 @@ namespace tessera {
 
 // What an idle worker with queued items should do now.
 struct BatchPlan {
-  bool start = false;  // start a batch now...
+  bool start = false;                                    // start a batch now...
   Time wake_at = std::numeric_limits<Time>::infinity();  // ...or look again at this time
 };
 

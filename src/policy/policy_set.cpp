@@ -19,7 +19,8 @@ std::string PolicyConfig::describe() const {
 PolicyConfig parse_policy_config(const SpecNode& node) {
   PolicyConfig config;
   node.allow_only({"dispatch", "queue", "batching", "dropping", "variant", "max_queue"});
-  if (auto n = node.get("dispatch")) config.dispatch = n->as_choice({"round_robin", "least_loaded"});
+  if (auto n = node.get("dispatch"))
+    config.dispatch = n->as_choice({"round_robin", "least_loaded"});
   if (auto n = node.get("queue")) config.queue = n->as_choice({"fifo", "edf"});
   if (auto n = node.get("dropping")) config.dropping = n->as_choice({"none", "expired"});
   if (auto n = node.get("variant")) config.variant = n->as_choice({"fixed"});
@@ -58,7 +59,8 @@ std::unique_ptr<Dispatcher> PolicySet::make_dispatcher() const {
 }
 
 std::unique_ptr<BatchingPolicy> PolicySet::make_batching() const {
-  if (config_.batching == "timeout") return std::make_unique<TimeoutBatching>(config_.batch_timeout);
+  if (config_.batching == "timeout")
+    return std::make_unique<TimeoutBatching>(config_.batch_timeout);
   if (config_.batching == "eager") return std::make_unique<EagerBatching>();
   throw std::invalid_argument("unknown batching policy: " + config_.batching);
 }

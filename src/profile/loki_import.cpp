@@ -5,8 +5,8 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "core/error.hpp"
 #include "core/csv_table.hpp"
+#include "core/error.hpp"
 
 namespace tessera {
 

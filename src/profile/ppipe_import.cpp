@@ -5,8 +5,8 @@
 #include <set>
 #include <stdexcept>
 
-#include "core/error.hpp"
 #include "core/csv_table.hpp"
+#include "core/error.hpp"
 
 namespace tessera {
 namespace {

@@ -55,19 +55,20 @@ nlohmann::json summarize(const MetricsCollector& m, const App& app) {
   for (std::size_t t = 0; t < app.tasks.size(); ++t) {
     const TaskStats& ts = m.tasks()[t];
     by_stage[app.tasks[t].name] = ts.dropped;
-    tasks[app.tasks[t].name] = {
-        {"batches", ts.batches},
-        {"items", ts.items},
-        {"mean_batch_size", tidy(ratio(static_cast<double>(ts.items), static_cast<double>(ts.batches)))},
-        {"gpu_seconds", tidy(ts.gpu_busy)},
-        {"dropped", ts.dropped},
-        {"failed", ts.failed}};
+    tasks[app.tasks[t].name] = {{"batches", ts.batches},
+                                {"items", ts.items},
+                                {"mean_batch_size", tidy(ratio(static_cast<double>(ts.items),
+                                                               static_cast<double>(ts.batches)))},
+                                {"gpu_seconds", tidy(ts.gpu_busy)},
+                                {"dropped", ts.dropped},
+                                {"failed", ts.failed}};
   }
   s["dropped_by_stage"] = by_stage;
   json by_reason = json::object();
   for (std::size_t r = 1; r < static_cast<std::size_t>(DropReason::kCount); ++r) {
     const auto reason = static_cast<DropReason>(r);
-    if (m.dropped_for(reason) > 0) by_reason[std::string(drop_reason_name(reason))] = m.dropped_for(reason);
+    if (m.dropped_for(reason) > 0)
+      by_reason[std::string(drop_reason_name(reason))] = m.dropped_for(reason);
   }
   s["dropped_by_reason"] = by_reason;
   s["tasks"] = tasks;
@@ -76,7 +77,9 @@ nlohmann::json summarize(const MetricsCollector& m, const App& app) {
 
 std::string format_summary(const nlohmann::json& s) {
   std::string out;
-  auto row = [&](const std::string& k, const std::string& v) { out += fmt::format("  {:<22} {}\n", k, v); };
+  auto row = [&](const std::string& k, const std::string& v) {
+    out += fmt::format("  {:<22} {}\n", k, v);
+  };
   const double submitted = s["submitted"].get<double>();
   auto pct = [&](const char* key) {
     return fmt::format("{:>10}  ({:.2f} %)", s[key].get<uint64_t>(),
@@ -93,8 +96,9 @@ std::string format_summary(const nlohmann::json& s) {
                                   s["duration_s"].get<double>()));
   row("goodput", fmt::format("{:>10.2f} req/s", s["goodput_rps"].get<double>()));
   row("SLO attainment", fmt::format("{:>10.4f}", s["slo_attainment"].get<double>()));
-  row("invalid (wasted) GPU", fmt::format("{:>10.4f}  of {:.1f} GPU-s", s["invalid_rate"].get<double>(),
-                                          s["gpu_seconds"].get<double>()));
+  row("invalid (wasted) GPU",
+      fmt::format("{:>10.4f}  of {:.1f} GPU-s", s["invalid_rate"].get<double>(),
+                  s["gpu_seconds"].get<double>()));
   row("mean accuracy", fmt::format("{:>10.4f}", s["mean_accuracy"].get<double>()));
   const auto& l = s["latency_ms"];
   row("latency p50/p90/p99", fmt::format("{:>10.1f} / {:.1f} / {:.1f} ms", l["p50"].get<double>(),
@@ -102,9 +106,9 @@ std::string format_summary(const nlohmann::json& s) {
   out += fmt::format("  {:<22} {:>8} {:>10} {:>10} {:>8}\n", "stage", "batches", "mean batch",
                      "GPU-s", "dropped");
   for (const auto& [name, t] : s["tasks"].items()) {
-    out += fmt::format("  {:<22} {:>8} {:>10.2f} {:>10.1f} {:>8}\n", name, t["batches"].get<uint64_t>(),
-                       t["mean_batch_size"].get<double>(), t["gpu_seconds"].get<double>(),
-                       t["dropped"].get<uint64_t>());
+    out += fmt::format("  {:<22} {:>8} {:>10.2f} {:>10.1f} {:>8}\n", name,
+                       t["batches"].get<uint64_t>(), t["mean_batch_size"].get<double>(),
+                       t["gpu_seconds"].get<double>(), t["dropped"].get<uint64_t>());
   }
   return out;
 }
@@ -115,7 +119,8 @@ void write_report(const std::filesystem::path& dir, const nlohmann::json& summar
   write_file(dir / "summary.json", summary.dump(2) + "\n");
 
   const double w = m.window();
-  std::string csv = "window_start_s,arrivals_rps,goodput_rps,late_rps,dropped_rps,failed_rps,gpu_busy";
+  std::string csv =
+      "window_start_s,arrivals_rps,goodput_rps,late_rps,dropped_rps,failed_rps,gpu_busy";
   for (const Task& t : app.tasks) csv += ",queue_" + t.name;
   csv += "\n";
   Chart rates{"Request rates per window", "time (s)", "requests/s", w, {}};

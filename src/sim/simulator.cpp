@@ -33,8 +33,8 @@ Simulator::Simulator(const App& app, const Deployment& deployment, const Profile
 }
 
 void Simulator::start_batch(const Worker& worker) {
-  const Time profiled = worker.profiled_latency(worker.running_variant,
-                                                static_cast<int>(worker.running.size()));
+  const Time profiled =
+      worker.profiled_latency(worker.running_variant, static_cast<int>(worker.running.size()));
   events_queue_.push(clock_.now() + noise_.apply(profiled), EventKind::kBatchDone, worker.id);
 }
 

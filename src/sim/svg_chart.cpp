@@ -23,10 +23,14 @@ double nice_ceiling(double v) {
 std::string escape(const std::string& s) {
   std::string out;
   for (char c : s) {
-    if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '&') out += "&amp;";
-    else out += c;
+    if (c == '<')
+      out += "&lt;";
+    else if (c == '>')
+      out += "&gt;";
+    else if (c == '&')
+      out += "&amp;";
+    else
+      out += c;
   }
   return out;
 }
@@ -53,17 +57,17 @@ void render_one(std::ostringstream& svg, const Chart& chart, int top, int width,
     const double y = y_max * i / 4.0;
     svg << "<line x1='" << left << "' x2='" << left + plot_w << "' y1='" << py(y) << "' y2='"
         << py(y) << "' stroke='#eee'/>\n";
-    svg << "<text x='" << left - 6 << "' y='" << py(y) + 4
-        << "' font-size='11' text-anchor='end'>" << y << "</text>\n";
+    svg << "<text x='" << left - 6 << "' y='" << py(y) + 4 << "' font-size='11' text-anchor='end'>"
+        << y << "</text>\n";
     const double x = x_max * i / 4.0;
     svg << "<text x='" << px(x) << "' y='" << top + pad_top + plot_h + 16
         << "' font-size='11' text-anchor='middle'>" << std::round(x * 10) / 10 << "</text>\n";
   }
   svg << "<text x='" << left + plot_w / 2 << "' y='" << top + height - 6
       << "' font-size='12' text-anchor='middle'>" << escape(chart.x_label) << "</text>\n";
-  svg << "<text x='14' y='" << top + pad_top + plot_h / 2 << "' font-size='12' transform='rotate(-90 14 "
-      << top + pad_top + plot_h / 2 << ")' text-anchor='middle'>" << escape(chart.y_label)
-      << "</text>\n";
+  svg << "<text x='14' y='" << top + pad_top + plot_h / 2
+      << "' font-size='12' transform='rotate(-90 14 " << top + pad_top + plot_h / 2
+      << ")' text-anchor='middle'>" << escape(chart.y_label) << "</text>\n";
   for (std::size_t k = 0; k < chart.series.size(); ++k) {
     const auto& s = chart.series[k];
     const char* color = kColors[k % (sizeof(kColors) / sizeof(kColors[0]))];
@@ -73,8 +77,8 @@ void render_one(std::ostringstream& svg, const Chart& chart, int top, int width,
     }
     svg << "'/>\n";
     const int ly = top + pad_top + 14 + static_cast<int>(k) * 18;
-    svg << "<line x1='" << left + plot_w + 10 << "' x2='" << left + plot_w + 28 << "' y1='" << ly - 4
-        << "' y2='" << ly - 4 << "' stroke='" << color << "' stroke-width='3'/>\n";
+    svg << "<line x1='" << left + plot_w + 10 << "' x2='" << left + plot_w + 28 << "' y1='"
+        << ly - 4 << "' y2='" << ly - 4 << "' stroke='" << color << "' stroke-width='3'/>\n";
     svg << "<text x='" << left + plot_w + 32 << "' y='" << ly << "' font-size='11'>"
         << escape(s.name) << "</text>\n";
   }

@@ -77,7 +77,8 @@ App parse_app(const SpecNode& node) {
           edge.share_by_variant.assign(parent.variants.size(), -1.0);
           for (const auto& [variant, value] : s->entries()) {
             const int vi = parent.variant_index(variant);
-            if (vi < 0) value.fail("'" + variant + "' is not a variant of task '" + parent.name + "'");
+            if (vi < 0)
+              value.fail("'" + variant + "' is not a variant of task '" + parent.name + "'");
             edge.share_by_variant[static_cast<std::size_t>(vi)] = value.as_number_in(0.0, 1.0);
           }
           for (std::size_t i = 0; i < parent.variants.size(); ++i) {
@@ -93,7 +94,7 @@ App parse_app(const SpecNode& node) {
   try {
     app.finalize();
   } catch (const std::invalid_argument& err) {
-    node.fail(err.what());
+    (node.has("edges") ? node.at("edges") : node).fail(err.what());
   }
   // Conditional shares of one parent split its sub-requests: they may not exceed 1.
   for (const Task& task : app.tasks) {

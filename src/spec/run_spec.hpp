@@ -1,6 +1,7 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <optional>
 
 #include "engine/app.hpp"
@@ -10,6 +11,7 @@
 #include "sim/simulator.hpp"
 #include "spec/deployment_spec.hpp"
 #include "spec/spec_node.hpp"
+#include "workload/arrival.hpp"
 
 namespace tessera {
 
@@ -28,6 +30,10 @@ struct RunSpec {
 };
 
 RunSpec load_run_spec(const std::filesystem::path& file);
+
+// The run's arrival stream, built fresh from its workload and seed. A workload that never
+// ends is a SpecError naming the workload field.
+std::unique_ptr<ArrivalSource> make_run_arrivals(const RunSpec& run);
 RunSpec parse_run_spec(const SpecNode& node);
 
 }  // namespace tessera

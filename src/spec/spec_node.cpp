@@ -100,7 +100,8 @@ void SpecNode::allow_only(std::initializer_list<std::string_view> allowed) const
     if (!known) {
       std::string list;
       for (auto a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
-      throw SpecError(*file_, join_path(path_, key), "unknown field (expected one of: " + list + ")");
+      throw SpecError(*file_, join_path(path_, key),
+                      "unknown field (expected one of: " + list + ")");
     }
   }
 }

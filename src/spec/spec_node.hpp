@@ -38,7 +38,7 @@ class SpecNode {
 
   // Map access.
   bool has(std::string_view key) const;
-  SpecNode at(std::string_view key) const;                 // required: error if absent
+  SpecNode at(std::string_view key) const;                  // required: error if absent
   std::optional<SpecNode> get(std::string_view key) const;  // optional
   std::vector<std::pair<std::string, SpecNode>> entries() const;
   // Every key must be one of `allowed`; anything else is an "unknown field" error.

@@ -2,9 +2,9 @@
 
 #include <string>
 
+#include "core/csv_file.hpp"
 #include "core/error.hpp"
 #include "workload/civil_time.hpp"
-#include "core/csv_file.hpp"
 
 namespace tessera {
 namespace {

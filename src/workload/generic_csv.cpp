@@ -3,8 +3,8 @@
 #include <optional>
 #include <string>
 
-#include "core/error.hpp"
 #include "core/csv_file.hpp"
+#include "core/error.hpp"
 
 namespace tessera {
 namespace {
