@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include "spec_error.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -36,17 +38,7 @@ void write_file(const std::filesystem::path& path, const std::string& text) {
   out << text;
 }
 
-// Runs `fn`, which must throw a SpecError, and returns it.
-template <typename Fn>
-SpecError spec_error(Fn fn) {
-  try {
-    fn();
-  } catch (const SpecError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected a SpecError";
-  return SpecError("", "", "");
-}
+using testing::spec_error;
 
 // ---- ProfileTable ----------------------------------------------------------------------
 

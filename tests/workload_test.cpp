@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include "spec_error.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -69,17 +71,7 @@ bool sorted(const std::vector<Arrival>& v) {
                         [](const Arrival& a, const Arrival& b) { return a.time < b.time; });
 }
 
-// Runs `fn`, which must throw a SpecError; returns it.
-template <typename Fn>
-SpecError spec_error(Fn fn) {
-  try {
-    fn();
-  } catch (const SpecError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected a SpecError";
-  return SpecError("", "", "");
-}
+using testing::spec_error;
 
 Workload workload_from(const std::string& yaml, uint64_t seed = 7) {
   SpecNode root = SpecNode::load_string(yaml, kYamlName);

@@ -76,6 +76,14 @@ void CsvFile::split(std::string_view text) {
   fields_.resize(count);
 }
 
+uint32_t CsvFile::tokens_at(std::size_t col, std::string_view column) const {
+  auto value = parse_csv_tokens(field(col));
+  if (!value) {
+    fail(column, "expected a non-negative integer below 2^32, found '" + field(col) + "'");
+  }
+  return *value;
+}
+
 void CsvFile::fail(const std::string& problem) const {
   throw SpecError(file_, "line " + std::to_string(line_), problem);
 }

@@ -28,6 +28,9 @@ class CsvFile {
   std::size_t line() const { return line_; }  // 1-based line of the current row
   const std::string& file() const { return file_; }
 
+  // The token count in field `col` of the current row (column named `column` in errors).
+  uint32_t tokens_at(std::size_t col, std::string_view column) const;
+
   // Errors about the current row, or about one named column of it.
   [[noreturn]] void fail(const std::string& problem) const;
   [[noreturn]] void fail(std::string_view column, const std::string& problem) const;

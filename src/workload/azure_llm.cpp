@@ -22,14 +22,6 @@ std::size_t find_column(const CsvFile& csv, const char* name) {
            "' column (expected TIMESTAMP,ContextTokens,GeneratedTokens)");
 }
 
-uint32_t read_tokens(const CsvFile& csv, std::size_t col, const char* name) {
-  auto value = parse_csv_tokens(csv.field(col));
-  if (!value) {
-    csv.fail(name, "expected a non-negative integer below 2^32, found '" + csv.field(col) + "'");
-  }
-  return *value;
-}
-
 }  // namespace
 
 std::vector<Arrival> read_azure_llm_csv(const std::filesystem::path& path) {
@@ -59,8 +51,8 @@ std::vector<Arrival> read_azure_llm_csv(const std::filesystem::path& path) {
       csv.fail(kTimestamp, "times must be non-decreasing: " + csv.field(time_col) +
                                " is earlier than the row before it");
     }
-    a.input_tokens = read_tokens(csv, input_col, kContext);
-    a.output_tokens = read_tokens(csv, output_col, kGenerated);
+    a.input_tokens = csv.tokens_at(input_col, kContext);
+    a.output_tokens = csv.tokens_at(output_col, kGenerated);
     out.push_back(a);
   }
   return out;

@@ -43,11 +43,7 @@ Columns read_header(CsvFile& csv) {
 
 uint32_t read_tokens(const CsvFile& csv, std::size_t col, const char* name) {
   if (col == kAbsent || csv.field(col).empty()) return 0;
-  auto value = parse_csv_tokens(csv.field(col));
-  if (!value) {
-    csv.fail(name, "expected a non-negative integer below 2^32, found '" + csv.field(col) + "'");
-  }
-  return *value;
+  return csv.tokens_at(col, name);
 }
 
 }  // namespace
