@@ -487,7 +487,7 @@ policies:
   max_queue: 16
 )"));
   EXPECT_EQ(run.policies.dispatch, "least_loaded");
-  EXPECT_EQ(run.policies.queue, "edf");
+  EXPECT_EQ(run.policies.queue, "lbf");
   EXPECT_EQ(run.policies.batching, "timeout");
   EXPECT_DOUBLE_EQ(run.policies.batch_timeout, 0.005);
   EXPECT_EQ(run.policies.dropping, "expired");

@@ -14,9 +14,10 @@ Engine::Engine(const App& app, const Deployment& deployment, const ProfileTable&
       clock_(clock),
       driver_(driver),
       observer_(observer),
-      batching_(policies.make_batching()),
-      dropping_(policies.make_dropping()),
-      variant_(policies.make_variant()),
+      policies_(policies.instantiate(app, seed)),
+      batching_(*policies_.batching),
+      dropping_(*policies_.dropping),
+      variant_(*policies_.variant),
       max_queue_(policies.config().max_queue),
       task_workers_(app.tasks.size()),
       rng_(seed) {
@@ -43,14 +44,14 @@ Engine::Engine(const App& app, const Deployment& deployment, const ProfileTable&
         }
         w->latency.push_back(std::move(row));
       }
-      w->queue = policies.make_queue();
+      w->queue = policies_.make_queue(group.task);
       task_workers_[group.task].push_back(w.get());
       workers_.push_back(std::move(w));
     }
   }
   std::size_t max_out = 0;
   for (const Task& task : app.tasks) {
-    dispatchers_.push_back(policies.make_dispatcher());
+    dispatchers_.push_back(policies_.make_dispatcher(static_cast<TaskId>(dispatchers_.size())));
     std::vector<FanoutSampler> per_variant;
     for (const Variant& v : task.variants) per_variant.emplace_back(task.fanout, v.fanout_mean);
     fanout_.push_back(std::move(per_variant));
@@ -120,47 +121,62 @@ void Engine::emit(std::vector<Item>& items, Time delay) {
     items.clear();
     return;
   }
-  for (const Item& item : items) arrive(item);
+  deliver(items);
   items.clear();
 }
 
+// Items that arrive together are all queued before any worker forms a batch, so that
+// queue-order policies choose among all of them.
 void Engine::deliver(const std::vector<Item>& items) {
-  for (const Item& item : items) arrive(item);
+  std::vector<Worker*> touched;
+  touched.reserve(items.size() < 8 ? items.size() : 8);
+  for (const Item& item : items) {
+    if (Worker* w = arrive(item)) {
+      if (std::find(touched.begin(), touched.end(), w) == touched.end()) touched.push_back(w);
+    }
+  }
+  for (Worker* w : touched) kick(*w);
 }
 
-void Engine::arrive(Item item) {
+void Engine::kick(Worker& worker) {
+  if (!worker.alive) return;
+  if (!worker.busy) {
+    try_start(worker);
+  } else if (batching_.forms_while_busy()) {
+    fill_forming(worker);
+  }
+}
+
+Worker* Engine::arrive(Item item) {
   if (requests_[item.request].terminated) {
     retire_item(item);
-    return;
+    return nullptr;
   }
   item.enqueued = clock_.now();
   const auto& candidates = task_workers_[item.task];
   const int pick = candidates.empty() ? -1 : dispatchers_[item.task]->pick(candidates, item);
   if (pick < 0) {
     terminate(item, Outcome::kFailed, DropReason::kNone);
-    return;
+    return nullptr;
   }
-  enqueue(*candidates[static_cast<std::size_t>(pick)], item);
+  Worker& worker = *candidates[static_cast<std::size_t>(pick)];
+  return enqueue(worker, item) ? &worker : nullptr;
 }
 
-void Engine::enqueue(Worker& worker, const Item& item) {
+bool Engine::enqueue(Worker& worker, const Item& item) {
   DropContext ctx{clock_.now(), worker.busy ? worker.running_expected_end : clock_.now(), 0.0,
                   &worker, this};
-  DropReason reason = dropping_->on_enqueue(item, ctx);
+  DropReason reason = dropping_.on_enqueue(item, ctx);
   if (reason == DropReason::kNone && max_queue_ > 0 && worker.queue->size() >= max_queue_) {
     reason = DropReason::kQueueFull;
   }
   if (reason != DropReason::kNone) {
     terminate(item, Outcome::kDropped, reason);
-    return;
+    return false;
   }
   worker.queue->push(item);
-  if (!worker.alive) return;
-  if (!worker.busy) {
-    try_start(worker);
-  } else if (batching_->forms_while_busy()) {
-    fill_forming(worker);
-  }
+  dropping_.on_arrival(item, worker, *this, clock_.now());
+  return true;
 }
 
 bool Engine::admit_to_batch(Worker& worker, const Item& item, Time batch_start, Time exec_time) {
@@ -169,7 +185,7 @@ bool Engine::admit_to_batch(Worker& worker, const Item& item, Time batch_start, 
     return false;
   }
   DropContext ctx{clock_.now(), batch_start, exec_time, &worker, this};
-  const DropReason reason = dropping_->on_batch(item, ctx);
+  const DropReason reason = dropping_.on_batch(item, ctx);
   if (reason != DropReason::kNone) {
     terminate(item, Outcome::kDropped, reason);
     return false;
@@ -180,7 +196,7 @@ bool Engine::admit_to_batch(Worker& worker, const Item& item, Time batch_start, 
 void Engine::try_start(Worker& worker) {
   const Time now = clock_.now();
   while (!worker.busy && worker.alive && !worker.queue->empty()) {
-    const BatchPlan plan = batching_->plan(worker, now);
+    const BatchPlan plan = batching_.plan(worker, now);
     if (!plan.start) {
       if (worker.timer_at != plan.wake_at) {
         worker.timer_at = plan.wake_at;
@@ -188,7 +204,7 @@ void Engine::try_start(Worker& worker) {
       }
       return;
     }
-    const BatchChoice choice = variant_->choose(worker, now);
+    const BatchChoice choice = variant_.choose(worker, now);
     const int target =
         static_cast<int>(std::min<std::size_t>(worker.queue->size(), std::size_t(choice.max_size)));
     const Time exec = worker.profiled_latency(choice.variant_slot, target);
@@ -211,15 +227,16 @@ void Engine::start_running(Worker& worker, std::vector<Item>& batch, int variant
   worker.running_expected_end =
       now + worker.profiled_latency(variant_slot, static_cast<int>(worker.running.size()));
   ++worker.batches;
+  dropping_.on_batch_start(worker, static_cast<int>(worker.running.size()), *this, now);
   observer_.on_batch_start(worker, now);
   driver_.start_batch(worker);
-  if (batching_->forms_while_busy()) fill_forming(worker);
+  if (batching_.forms_while_busy()) fill_forming(worker);
 }
 
 void Engine::fill_forming(Worker& worker) {
   if (worker.queue->empty()) return;
   if (worker.forming.empty()) {
-    const BatchChoice choice = variant_->choose(worker, clock_.now());
+    const BatchChoice choice = variant_.choose(worker, clock_.now());
     worker.forming_variant = choice.variant_slot;
     worker.forming_cap = choice.max_size;
   }
@@ -234,7 +251,11 @@ void Engine::fill_forming(Worker& worker) {
   }
 }
 
-void Engine::on_batch_done(WorkerId id) {
+void Engine::on_batch_done(WorkerId id) { on_batch_done(id, {}); }
+
+void Engine::on_batch_done(WorkerId id, std::span<const int> fanout) {
+  // Copied first: starting the next batch below may reuse the driver's buffer.
+  scratch_fanout_.assign(fanout.begin(), fanout.end());
   Worker& worker = *workers_.at(id);
   const Time now = clock_.now();
   const Time duration = now - worker.running_start;
@@ -256,9 +277,10 @@ void Engine::on_batch_done(WorkerId id) {
     }
   }
   const Time share = done.empty() ? 0.0 : duration / static_cast<double>(done.size());
-  for (const Item& item : done) {
+  for (std::size_t i = 0; i < done.size(); ++i) {
+    const Item& item = done[i];
     requests_[item.request].gpu_time += share;
-    finish_item(item, variant);
+    finish_item(item, variant, i < scratch_fanout_.size() ? scratch_fanout_[i] : -1);
   }
   done.clear();
   scratch_batch_.swap(done);
@@ -280,25 +302,28 @@ void Engine::kill_worker(WorkerId id) {
   worker.queue->drain(orphans);
   orphans.insert(orphans.end(), worker.forming.begin(), worker.forming.end());
   worker.forming.clear();
-  for (const Item& item : orphans) arrive(item);
+  deliver(orphans);
 }
 
-void Engine::finish_item(const Item& item, int task_variant) {
+void Engine::finish_item(const Item& item, int task_variant, int fanout) {
   if (!requests_[item.request].terminated) {
     const Task& task = app_.tasks[item.task];
     const double accuracy =
         item.accuracy * task.variants[static_cast<std::size_t>(task_variant)].accuracy;
-    route(item, task_variant, accuracy);
+    route(item, task_variant, accuracy, fanout);
   }
   retire_item(item);
 }
 
-void Engine::route(const Item& item, int task_variant, double accuracy) {
+void Engine::route(const Item& item, int task_variant, double accuracy, int fanout) {
   RequestState& r = requests_[item.request];
   const Task& task = app_.tasks[item.task];
   const std::size_t tasks = app_.tasks.size();
-  int derived =
-      task.is_leaf() ? 0 : fanout_[item.task][static_cast<std::size_t>(task_variant)].draw(rng_);
+  int derived = 0;
+  if (!task.is_leaf()) {
+    derived = fanout >= 0 ? fanout
+                          : fanout_[item.task][static_cast<std::size_t>(task_variant)].draw(rng_);
+  }
 
   // Split the derived sub-requests over the out-edges: every kAll edge gets all of them;
   // each one picks at most one kShare edge by the edge shares.
@@ -361,21 +386,21 @@ void Engine::route(const Item& item, int task_variant, double accuracy) {
   }
 }
 
-void Engine::release_join_if_ready(RequestSlot slot, TaskId join) {
+bool Engine::release_join_if_ready(RequestSlot slot, TaskId join, std::vector<Item>& out,
+                                   Time& delay) {
   const std::size_t tasks = app_.tasks.size();
   const std::size_t k = std::size_t{slot} * tasks + join;
-  if (join_released_[k] || join_inputs_[k] == 0) return;
+  if (join_released_[k] || join_inputs_[k] == 0) return false;
   for (TaskId a : app_.tasks[join].ancestors) {
-    if (task_live_[std::size_t{slot} * tasks + a] != 0) return;
+    if (task_live_[std::size_t{slot} * tasks + a] != 0) return false;
   }
   join_released_[k] = 1;
   RequestState& r = requests_[slot];
   ++r.live;
   ++task_live_[k];
-  Time delay = 0.0;
   for (uint32_t e : app_.tasks[join].in_edges) delay = std::max(delay, app_.edges[e].delay);
-  std::vector<Item> one{Item{slot, join, join_accuracy_[k], r.arrival, r.deadline, 0.0}};
-  emit(one, delay);
+  out.push_back(Item{slot, join, join_accuracy_[k], r.arrival, r.deadline, 0.0});
+  return true;
 }
 
 void Engine::terminate(const Item& item, Outcome outcome, DropReason reason) {
@@ -393,15 +418,27 @@ void Engine::terminate(const Item& item, Outcome outcome, DropReason reason) {
 void Engine::retire_item(const Item& item) {
   RequestState& r = requests_[item.request];
   --r.live;
-  if (track_tasks_) {
-    --task_live_[std::size_t{item.request} * app_.tasks.size() + item.task];
-    if (!r.terminated) {
-      for (std::size_t t = 0; t < app_.tasks.size(); ++t) {
-        if (app_.tasks[t].is_join()) release_join_if_ready(item.request, static_cast<TaskId>(t));
+  if (!track_tasks_) {
+    if (r.live == 0) finish_request(item.request);
+    return;
+  }
+  --task_live_[std::size_t{item.request} * app_.tasks.size() + item.task];
+  std::vector<Item> released;
+  Time delay = 0.0;
+  if (!r.terminated) {
+    for (std::size_t t = 0; t < app_.tasks.size(); ++t) {
+      if (app_.tasks[t].is_join()) {
+        release_join_if_ready(item.request, static_cast<TaskId>(t), released, delay);
       }
     }
   }
-  if (requests_[item.request].live == 0) finish_request(item.request);
+  // Released join items hold the request alive; they are sent only after this check, since
+  // sending may finish the request (a drop at the join) from inside emit().
+  if (r.live == 0) {
+    finish_request(item.request);
+    return;
+  }
+  emit(released, delay);
 }
 
 void Engine::finish_request(RequestSlot slot) {

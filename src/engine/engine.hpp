@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <memory>
 #include <random>
+#include <span>
 #include <vector>
 
 #include "core/outcome.hpp"
@@ -42,6 +43,11 @@ class Engine {
 
   // Driver callbacks.
   void on_batch_done(WorkerId worker);
+  // The same, with the real fan-out of each item of the finished batch, in
+  // worker.running order, as a live driver reads it from the model's outputs. A negative
+  // count, or an item past the end of `fanout`, draws from the task's distribution as
+  // usual; leaf tasks ignore it.
+  void on_batch_done(WorkerId worker, std::span<const int> fanout);
   void on_timer(WorkerId worker, uint64_t generation);
   void deliver(const std::vector<Item>& items);
 
@@ -57,6 +63,9 @@ class Engine {
   std::size_t queued_at(TaskId task) const;  // queued + forming items over the task's workers
   std::size_t requests_in_flight() const { return in_flight_; }
   uint64_t submitted() const { return next_id_; }
+  // The id of the request that owns a live item's slot (Item::request), for drivers that
+  // keep per-request payloads.
+  uint64_t request_id(RequestSlot slot) const { return requests_[slot].id; }
 
  private:
   struct RequestState {
@@ -74,16 +83,20 @@ class Engine {
   };
 
   RequestSlot allocate_request();
-  void arrive(Item item);
-  void enqueue(Worker& worker, const Item& item);
+  // Dispatches and queues one item; returns its worker, or nullptr if it went no further.
+  Worker* arrive(Item item);
+  bool enqueue(Worker& worker, const Item& item);
+  void kick(Worker& worker);  // start or fill a batch on a worker whose queue grew
   void try_start(Worker& worker);
   void fill_forming(Worker& worker);
   void start_running(Worker& worker, std::vector<Item>& batch, int variant_slot);
   // Runs the drop policy; returns true if the item may join the batch.
   bool admit_to_batch(Worker& worker, const Item& item, Time batch_start, Time exec_time);
-  void finish_item(const Item& item, int task_variant);
-  void route(const Item& item, int task_variant, double accuracy);
-  void release_join_if_ready(RequestSlot slot, TaskId join);
+  void finish_item(const Item& item, int task_variant, int fanout);
+  void route(const Item& item, int task_variant, double accuracy, int fanout);
+  // Marks a join ready for this request and appends its item to `out` (sent by the caller,
+  // after `delay`, the longest hop into the join).
+  bool release_join_if_ready(RequestSlot slot, TaskId join, std::vector<Item>& out, Time& delay);
   void terminate(const Item& item, Outcome outcome, DropReason reason);
   void retire_item(const Item& item);  // one item of the request is gone
   void finish_request(RequestSlot slot);
@@ -93,9 +106,10 @@ class Engine {
   const Clock& clock_;
   EngineDriver& driver_;
   EngineObserver& observer_;
-  std::unique_ptr<BatchingPolicy> batching_;
-  std::unique_ptr<DropPolicy> dropping_;
-  std::unique_ptr<VariantPolicy> variant_;
+  EnginePolicies policies_;
+  BatchingPolicy& batching_;
+  DropPolicy& dropping_;
+  VariantPolicy& variant_;
   std::size_t max_queue_;
 
   std::vector<std::unique_ptr<Worker>> workers_;
@@ -116,6 +130,7 @@ class Engine {
   uint64_t next_id_ = 0;
   std::size_t in_flight_ = 0;
   std::vector<Item> scratch_batch_;
+  std::vector<int> scratch_fanout_;  // the driver's fan-out counts for the finishing batch
   std::vector<std::vector<Item>> scratch_out_;  // per out-edge, reused
 };
 

@@ -24,6 +24,9 @@ class DropPolicy {
   virtual ~DropPolicy() = default;
   // Called when the item reaches a worker's queue; dropping here costs no queue space.
   virtual DropReason on_enqueue(const Item&, const DropContext&) { return DropReason::kNone; }
+  // Observations for policies that keep pipeline state (PARD's State Planner).
+  virtual void on_arrival(const Item&, const Worker&, const Engine&, Time /*now*/) {}
+  virtual void on_batch_start(const Worker&, int /*size*/, const Engine&, Time /*now*/) {}
   // Called when the item would join a batch.
   virtual DropReason on_batch(const Item& item, const DropContext& ctx) = 0;
 };

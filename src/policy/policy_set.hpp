@@ -1,13 +1,17 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/time.hpp"
+#include "engine/app.hpp"
 #include "policy/batching.hpp"
 #include "policy/dispatch.hpp"
 #include "policy/dropping.hpp"
+#include "policy/pard/pard_settings.hpp"
 #include "policy/variant_choice.hpp"
 #include "policy/work_queue.hpp"
 
@@ -15,35 +19,47 @@ namespace tessera {
 
 class SpecNode;
 
-// The runtime policy of a run: one choice per policy family. Families combine freely.
+// The runtime policy of a run: one choice per policy family. Families combine freely; a
+// preset names a published system or ablation and fills in the families for it.
 struct PolicyConfig {
+  std::string preset;                    // the preset this started from, "" if none
   std::string dispatch = "round_robin";  // round_robin | least_loaded
-  std::string queue = "fifo";            // fifo | edf
+  std::string queue = "fifo";            // fifo | lbf (= edf) | hbf | adaptive
   std::string batching = "eager";        // eager | timeout
   Time batch_timeout = 0.010;            // timeout batching's bound on the oldest wait
-  std::string dropping = "none";         // none | expired
+  std::string dropping = "none";         // none | expired | pard | split | split_wcl
   std::string variant = "fixed";         // fixed
   std::size_t max_queue = 0;             // per-worker queue bound; 0 = unbounded
+  PardSettings pard;                     // State Planner and Request Broker settings
 
-  // One line such as "dispatch=round_robin queue=fifo batching=eager dropping=none".
+  // One line such as "preset=pard dispatch=round_robin queue=adaptive ...".
   std::string describe() const;
 };
+
+// The presets, in the order reports list them.
+const std::vector<std::string>& policy_presets();
+// The config of a preset; throws std::invalid_argument listing the presets if unknown.
+PolicyConfig preset_config(const std::string& name);
 
 // Reads the `policies:` section of a run spec. Unknown names are spec errors.
 PolicyConfig parse_policy_config(const SpecNode& node);
 
-// Builds fresh policy objects for a config. Per-worker objects (queues) are made once
-// per worker; the others once per task (dispatchers) or once per engine.
+// The policy objects of one engine. Policies that share pipeline state (PARD's State
+// Planner drives both the Request Broker and the adaptive queues) are wired together here.
+struct EnginePolicies {
+  std::unique_ptr<BatchingPolicy> batching;
+  std::unique_ptr<DropPolicy> dropping;
+  std::unique_ptr<VariantPolicy> variant;
+  std::function<std::unique_ptr<WorkQueue>(TaskId)> make_queue;
+  std::function<std::unique_ptr<Dispatcher>(TaskId)> make_dispatcher;
+};
+
 class PolicySet {
  public:
   explicit PolicySet(PolicyConfig config);
   const PolicyConfig& config() const { return config_; }
-
-  std::unique_ptr<WorkQueue> make_queue() const;
-  std::unique_ptr<Dispatcher> make_dispatcher() const;
-  std::unique_ptr<BatchingPolicy> make_batching() const;
-  std::unique_ptr<DropPolicy> make_dropping() const;
-  std::unique_ptr<VariantPolicy> make_variant() const;
+  // Fresh policy objects for one engine running `app`.
+  EnginePolicies instantiate(const App& app, uint64_t seed) const;
 
  private:
   PolicyConfig config_;

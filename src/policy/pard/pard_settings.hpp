@@ -1,0 +1,26 @@
+#pragma once
+
+#include "core/time.hpp"
+
+namespace tessera {
+
+// How the Request Broker estimates the downstream latency L_sub (PARD Eq. 3b and the
+// ablations of its Table 1).
+enum class DownstreamEstimate {
+  kFull,        // PARD: Σ q_i + Σ d_i + F⁻¹(λ) over the slowest downstream path
+  kBackward,    // PARD-back / Nexus: L_sub = 0 (only preceding and current modules count)
+  kServiceOnly  // PARD-sf (DREAM): Σ d_i at batch size 1, no queueing, no batch wait
+};
+
+// Every constant of PARD, with the paper's defaults (digest §2.3–2.6).
+struct PardSettings {
+  DownstreamEstimate estimate = DownstreamEstimate::kFull;
+  double lambda = 0.1;       // quantile of the aggregate downstream batch wait
+  Time queue_window = 5.0;   // linearly weighted window of the queueing delay q_i
+  int samples = 10000;       // M: samples per batch-wait quantile refresh
+  Time sync_period = 1.0;    // state shared between tasks this often (engine time)
+  bool hysteresis = true;    // dynamic ε band; false = PARD-instant (switch at μ = 1)
+  Time rate_window = 5.0;    // window of the smoothed input rate T_s and of ε
+};
+
+}  // namespace tessera

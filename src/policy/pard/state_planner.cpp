@@ -1,0 +1,163 @@
+#include "policy/pard/state_planner.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "engine/engine.hpp"
+#include "policy/pard/batch_wait.hpp"
+
+namespace tessera {
+namespace {
+
+// All paths from the children of `task` down to a leaf.
+void collect_paths(const App& app, TaskId task, std::vector<TaskId>& prefix,
+                   std::vector<std::vector<TaskId>>& out) {
+  const Task& t = app.tasks[task];
+  if (t.is_leaf()) {
+    out.push_back(prefix);
+    return;
+  }
+  for (uint32_t e : t.out_edges) {
+    prefix.push_back(app.edges[e].to);
+    collect_paths(app, app.edges[e].to, prefix, out);
+    prefix.pop_back();
+  }
+}
+
+// Mean profiled latency over the task's live workers at a batch size.
+Time mean_latency(const std::vector<Worker*>& workers, int batch) {
+  Time sum = 0.0;
+  int n = 0;
+  for (const Worker* w : workers) {
+    if (!w->alive) continue;
+    sum += w->profiled_latency(0, std::min(batch, w->max_batch));
+    ++n;
+  }
+  return n ? sum / n : 0.0;
+}
+
+}  // namespace
+
+StatePlanner::StatePlanner(const App& app, PardSettings settings, uint64_t seed)
+    : app_(app), settings_(settings), tasks_(app.tasks.size()), paths_(app.tasks.size()), rng_(seed) {
+  for (std::size_t t = 0; t < app.tasks.size(); ++t) {
+    std::vector<TaskId> prefix;
+    collect_paths(app, static_cast<TaskId>(t), prefix, paths_[t]);
+  }
+}
+
+void StatePlanner::on_arrival(TaskId task, Time) { tasks_[task].arrivals_since_sync++; }
+
+void StatePlanner::on_queue_delay(TaskId task, Time delay, Time now) {
+  tasks_[task].delays.emplace_back(now, delay);
+}
+
+void StatePlanner::on_batch_start(TaskId task, int size, Time now) {
+  tasks_[task].batches.emplace_back(now, size);
+}
+
+void StatePlanner::prune(TaskState& t, Time now) const {
+  while (!t.delays.empty() && t.delays.front().first < now - settings_.queue_window) {
+    t.delays.pop_front();
+  }
+  while (!t.batches.empty() && t.batches.front().first < now - settings_.queue_window) {
+    t.batches.pop_front();
+  }
+}
+
+void StatePlanner::maybe_sync(const Engine& engine, Time now) {
+  if (!synced_once_ || now >= next_sync_) sync(engine, now);
+}
+
+PriorityMode StatePlanner::next_mode(PriorityMode current, double mu, double epsilon,
+                                     bool hysteresis) {
+  if (!hysteresis) return mu > 1.0 ? PriorityMode::kHighBudgetFirst : PriorityMode::kLowBudgetFirst;
+  if (mu > 1.0 + epsilon) return PriorityMode::kHighBudgetFirst;
+  if (mu < 1.0 - epsilon) return PriorityMode::kLowBudgetFirst;
+  return current;
+}
+
+void StatePlanner::sync(const Engine& engine, Time now) {
+  const Time period = synced_once_ ? std::max(now - last_sync_, 1e-9) : settings_.sync_period;
+  const auto history = static_cast<std::size_t>(
+      std::max(1.0, std::round(settings_.rate_window / settings_.sync_period)));
+
+  // Per-task state: q_i, d_i, load factor and priority mode.
+  for (std::size_t i = 0; i < tasks_.size(); ++i) {
+    TaskState& t = tasks_[i];
+    prune(t, now);
+    double weighted = 0.0;
+    double weights = 0.0;
+    for (const auto& [when, delay] : t.delays) {
+      const double w = std::max(0.0, settings_.queue_window - (now - when)) / settings_.queue_window;
+      weighted += w * delay;
+      weights += w;
+    }
+    t.q = weights > 0 ? weighted / weights : 0.0;
+
+    const auto& workers = engine.workers_of(static_cast<TaskId>(i));
+    double batch_sum = 0.0;
+    for (const auto& b : t.batches) batch_sum += b.second;
+    const int batch =
+        t.batches.empty() ? 1 : std::max(1, static_cast<int>(std::lround(batch_sum / static_cast<double>(t.batches.size()))));
+    t.d = mean_latency(workers, batch);
+    t.d_single = mean_latency(workers, 1);
+
+    double capacity = 0.0;  // T_m: the task's throughput at its configured batch sizes
+    for (const Worker* w : workers) {
+      if (w->alive) capacity += w->max_batch / w->profiled_latency(0, w->max_batch);
+    }
+    const double rate = static_cast<double>(t.arrivals_since_sync) / period;  // T_in
+    t.arrivals_since_sync = 0;
+    double smoothed = rate;
+    {
+      double sum = rate;
+      std::size_t n = 1;
+      for (auto it = t.rates.rbegin(); it != t.rates.rend() && n < history; ++it, ++n) sum += it->first;
+      smoothed = sum / static_cast<double>(n);
+    }
+    t.rates.emplace_back(rate, smoothed);
+    while (t.rates.size() > history) t.rates.pop_front();
+    double deviation = 0.0;
+    double total = 0.0;
+    for (const auto& [r, s] : t.rates) {
+      deviation += std::abs(r - s);
+      total += r;
+    }
+    t.epsilon = total > 0 ? deviation / total : 0.0;
+    t.mu = capacity > 0 ? rate / capacity : 0.0;
+    t.mode = next_mode(t.mode, t.mu, t.epsilon, settings_.hysteresis);
+  }
+
+  // Downstream estimates per task, from the state just computed.
+  for (std::size_t k = 0; k < tasks_.size(); ++k) {
+    Time worst = 0.0;
+    Time worst_service = 0.0;
+    for (const auto& path : paths_[k]) {
+      Time q = 0.0;
+      Time d = 0.0;
+      Time d1 = 0.0;
+      cycles_.clear();
+      for (TaskId i : path) {
+        q += tasks_[i].q;
+        d += tasks_[i].d;
+        d1 += tasks_[i].d_single;
+        cycles_.push_back(tasks_[i].d);
+      }
+      const Time w =
+          batch_wait_quantile(cycles_, settings_.lambda, settings_.samples, rng_, scratch_);
+      worst = std::max(worst, q + d + w);
+      worst_service = std::max(worst_service, d1);
+    }
+    tasks_[k].lsub = worst;
+    tasks_[k].lsub_service = worst_service;
+  }
+
+  last_sync_ = now;
+  next_sync_ = (synced_once_ ? next_sync_ : now) + settings_.sync_period;
+  while (next_sync_ <= now) next_sync_ += settings_.sync_period;
+  synced_once_ = true;
+  ++syncs_;
+}
+
+}  // namespace tessera

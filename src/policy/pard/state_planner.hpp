@@ -1,0 +1,85 @@
+#pragma once
+
+#include <deque>
+#include <random>
+#include <vector>
+
+#include "core/time.hpp"
+#include "engine/app.hpp"
+#include "policy/budget_queue.hpp"
+#include "policy/pard/pard_settings.hpp"
+
+namespace tessera {
+
+class Engine;
+
+// PARD's State Planner (§4.2, §4.3), one per engine, covering every task (module): it
+// watches each task's arrivals, queueing delays and batch sizes, and every sync period
+// recomputes what the Request Brokers and queues read:
+//  - q_i: linearly weighted average queueing delay over the last `queue_window`;
+//  - d_i: profiled execution time at the task's current (recent mean) batch size;
+//  - L_sub: max over downstream paths of Σ q_i + Σ d_i + F⁻¹(λ);
+//  - the priority mode from the load factor μ = T_in / T_m with the hysteresis band ε.
+// It reads no clock: the engine's hooks pass the time, and a sync happens lazily at the
+// first hook at or after each period boundary.
+class StatePlanner {
+ public:
+  StatePlanner(const App& app, PardSettings settings, uint64_t seed);
+
+  // Hooks, called by the engine through the dropping policy.
+  void on_arrival(TaskId task, Time now);
+  void on_queue_delay(TaskId task, Time delay, Time now);
+  void on_batch_start(TaskId task, int size, Time now);
+  void maybe_sync(const Engine& engine, Time now);
+  void sync(const Engine& engine, Time now);  // recompute everything now
+
+  // State as of the last sync.
+  Time downstream_latency(TaskId task) const { return tasks_[task].lsub; }
+  Time downstream_service(TaskId task) const { return tasks_[task].lsub_service; }
+  Time queue_delay(TaskId task) const { return tasks_[task].q; }
+  Time exec_time(TaskId task) const { return tasks_[task].d; }
+  double load_factor(TaskId task) const { return tasks_[task].mu; }
+  double epsilon(TaskId task) const { return tasks_[task].epsilon; }
+  PriorityMode mode(TaskId task) const { return tasks_[task].mode; }
+  const PriorityMode* mode_ref(TaskId task) const { return &tasks_[task].mode; }
+  const std::vector<std::vector<TaskId>>& downstream_paths(TaskId task) const {
+    return paths_[task];
+  }
+  const PardSettings& settings() const { return settings_; }
+  uint64_t syncs() const { return syncs_; }  // changes whenever the state does
+
+  // The hysteresis rule on its own: the next mode given the current one.
+  static PriorityMode next_mode(PriorityMode current, double mu, double epsilon, bool hysteresis);
+
+ private:
+  struct TaskState {
+    std::deque<std::pair<Time, Time>> delays;  // (when, queueing delay)
+    std::deque<std::pair<Time, int>> batches;  // (when, batch size)
+    uint64_t arrivals_since_sync = 0;
+    std::deque<std::pair<double, double>> rates;  // per period: (T_in, smoothed T_s)
+    Time q = 0.0;
+    Time d = 0.0;
+    Time d_single = 0.0;  // d at batch size 1 (PARD-sf)
+    double mu = 0.0;
+    double epsilon = 0.0;
+    PriorityMode mode = PriorityMode::kLowBudgetFirst;
+    Time lsub = 0.0;
+    Time lsub_service = 0.0;
+  };
+
+  void prune(TaskState& t, Time now) const;
+
+  const App& app_;
+  PardSettings settings_;
+  std::vector<TaskState> tasks_;
+  std::vector<std::vector<std::vector<TaskId>>> paths_;  // per task: paths below it
+  std::mt19937_64 rng_;
+  std::vector<Time> scratch_;
+  std::vector<Time> cycles_;
+  Time last_sync_ = 0.0;
+  Time next_sync_ = 0.0;
+  bool synced_once_ = false;
+  uint64_t syncs_ = 0;
+};
+
+}  // namespace tessera
