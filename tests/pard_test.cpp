@@ -154,7 +154,7 @@ TEST(PardScenarios, Figure3aHighBudgetFirstUnderABurst) {
   hbf.queue = "hbf";
   const Outcomes f = run_one_stage(fifo, arrivals);
   const Outcomes h = run_one_stage(hbf, arrivals);
-  EXPECT_EQ(f.ok, 5u);      // R0 and the fillers; the whole burst is late
+  EXPECT_EQ(f.ok, 5u);       // R0 and the fillers; the whole burst is late
   EXPECT_EQ(h.ok, 5u + 4u);  // the new half on time at 300 ms
   EXPECT_GT(h.ok, f.ok);
 
@@ -171,9 +171,9 @@ TEST(PardScenarios, Figure3aHighBudgetFirstUnderABurst) {
 // meet their deadlines, FIFO takes R5 and R4 misses.
 TEST(PardScenarios, Figure7LowBudgetFirstAtSteadyLoad) {
   auto arrivals = busy_worker();
-  arrivals.push_back({0.005, 10.0});  // A1
-  arrivals.push_back({0.006, 10.0});  // A2
-  arrivals.push_back({0.007, 10.0});  // A3
+  arrivals.push_back({0.005, 10.0});   // A1
+  arrivals.push_back({0.006, 10.0});   // A2
+  arrivals.push_back({0.007, 10.0});   // A3
   arrivals.push_back({0.008, 1.000});  // R5: plenty of budget
   arrivals.push_back({0.009, 0.300});  // R4: arrives later, due at 0.309 s
   PolicyConfig fifo;
@@ -249,7 +249,8 @@ TEST_P(PresetAccounting, EveryRequestEndsExactlyOnce) {
   for (auto n : {"det", "cars", "faces", "merge"}) add_affine(p, n, 5.0, 2.0);
   SimOptions options;
   options.noise_cv = 0.2;
-  Simulator sim(app, uniform_deployment(app, 2, 8), p, PolicySet(preset_config(GetParam())), options);
+  Simulator sim(app, uniform_deployment(app, 2, 8), p, PolicySet(preset_config(GetParam())),
+                options);
   std::vector<Time> times = testing::evenly(4000, 0.0005);  // ~2x overload, then quiet
   testing::VectorSource source(times);
   sim.run(source);

@@ -7,5 +7,6 @@ namespace tessera::cli {
 // Each command registers its subcommand and options; the callback runs it.
 void add_simulate_command(CLI::App& app);
 void add_validate_command(CLI::App& app);
+void add_compare_command(CLI::App& app);
 
 }  // namespace tessera::cli

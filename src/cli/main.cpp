@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "tessera 0.1.0");
   tessera::cli::add_simulate_command(app);
   tessera::cli::add_validate_command(app);
+  tessera::cli::add_compare_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

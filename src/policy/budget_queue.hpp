@@ -34,7 +34,8 @@ class BudgetQueue final : public WorkQueue {
   // O(n): only timeout batching asks, and it is rarely combined with budget order.
   Time oldest_enqueue() const override {
     Time oldest = std::numeric_limits<Time>::infinity();
-    for (const Entry& e : heap_.elements()) oldest = e.item.enqueued < oldest ? e.item.enqueued : oldest;
+    for (const Entry& e : heap_.elements())
+      oldest = e.item.enqueued < oldest ? e.item.enqueued : oldest;
     return oldest;
   }
   void drain(std::vector<Item>& out) override {

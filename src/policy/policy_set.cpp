@@ -27,8 +27,8 @@ std::string estimate_name(DownstreamEstimate e) {
 }
 
 PardSettings parse_pard_settings(const SpecNode& node, PardSettings s) {
-  node.allow_only({"estimate", "lambda", "queue_window_s", "samples", "sync_period_s",
-                   "hysteresis", "rate_window_s"});
+  node.allow_only({"estimate", "lambda", "queue_window_s", "samples", "sync_period_s", "hysteresis",
+                   "rate_window_s"});
   if (auto n = node.get("estimate")) {
     const std::string e = n->as_choice({"full", "backward", "service"});
     s.estimate = e == "backward"  ? DownstreamEstimate::kBackward
@@ -67,9 +67,8 @@ std::string PolicyConfig::describe() const {
 
 const std::vector<std::string>& policy_presets() {
   static const std::vector<std::string> names = {
-      "naive",     "nexus",     "clipper++", "pard",      "pard-back", "pard-sf",
-      "pard-split", "pard-wcl", "pard-lower", "pard-upper", "pard-fcfs", "pard-hbf",
-      "pard-lbf",  "pard-instant"};
+      "naive",    "nexus",      "clipper++",  "pard",      "pard-back", "pard-sf",  "pard-split",
+      "pard-wcl", "pard-lower", "pard-upper", "pard-fcfs", "pard-hbf",  "pard-lbf", "pard-instant"};
   return names;
 }
 
@@ -122,14 +121,15 @@ PolicyConfig preset_config(const std::string& name) {
   } else {
     std::string list;
     for (const auto& p : policy_presets()) list += (list.empty() ? "" : ", ") + p;
-    throw std::invalid_argument("unknown policy preset '" + name + "' (expected one of: " + list + ")");
+    throw std::invalid_argument("unknown policy preset '" + name + "' (expected one of: " + list +
+                                ")");
   }
   return c;
 }
 
 PolicyConfig parse_policy_config(const SpecNode& node) {
-  node.allow_only({"preset", "dispatch", "queue", "batching", "dropping", "variant", "max_queue",
-                   "pard"});
+  node.allow_only(
+      {"preset", "dispatch", "queue", "batching", "dropping", "variant", "max_queue", "pard"});
   PolicyConfig config;
   if (auto n = node.get("preset")) {
     try {
@@ -138,7 +138,8 @@ PolicyConfig parse_policy_config(const SpecNode& node) {
       n->fail(e.what());
     }
   }
-  if (auto n = node.get("dispatch")) config.dispatch = n->as_choice({"round_robin", "least_loaded"});
+  if (auto n = node.get("dispatch"))
+    config.dispatch = n->as_choice({"round_robin", "least_loaded"});
   if (auto n = node.get("queue")) {
     config.queue = n->as_choice({"fifo", "edf", "lbf", "hbf", "adaptive"});
     if (config.queue == "edf") config.queue = "lbf";
@@ -173,9 +174,10 @@ PolicySet::PolicySet(PolicyConfig config) : config_(std::move(config)) {}
 EnginePolicies PolicySet::instantiate(const App& app, uint64_t seed) const {
   const PolicyConfig& c = config_;
   EnginePolicies out;
-  out.batching = c.batching == "timeout"
-                     ? std::unique_ptr<BatchingPolicy>(std::make_unique<TimeoutBatching>(c.batch_timeout))
-                     : std::make_unique<EagerBatching>();
+  out.batching =
+      c.batching == "timeout"
+          ? std::unique_ptr<BatchingPolicy>(std::make_unique<TimeoutBatching>(c.batch_timeout))
+          : std::make_unique<EagerBatching>();
   out.variant = std::make_unique<FixedVariant>();
 
   // The State Planner exists when a policy reads pipeline state.
@@ -197,8 +199,9 @@ EnginePolicies PolicySet::instantiate(const App& app, uint64_t seed) const {
   }
   if (c.queue == "adaptive" && c.dropping != "pard" && c.dropping != "split" &&
       c.dropping != "split_wcl") {
-    throw std::invalid_argument("queue 'adaptive' needs a dropping policy that runs the State "
-                                "Planner (pard, split or split_wcl)");
+    throw std::invalid_argument(
+        "queue 'adaptive' needs a dropping policy that runs the State "
+        "Planner (pard, split or split_wcl)");
   }
 
   if (c.queue == "fifo") {

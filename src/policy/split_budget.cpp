@@ -30,7 +30,8 @@ std::vector<double> heaviest_path_through(const App& app, const std::vector<doub
 std::vector<double> fractions(const App& app, const std::vector<double>& cost) {
   const auto through = heaviest_path_through(app, cost);
   std::vector<double> out(cost.size(), 1.0);
-  for (std::size_t t = 0; t < cost.size(); ++t) out[t] = through[t] > 0 ? cost[t] / through[t] : 1.0;
+  for (std::size_t t = 0; t < cost.size(); ++t)
+    out[t] = through[t] > 0 ? cost[t] / through[t] : 1.0;
   return out;
 }
 
@@ -39,7 +40,8 @@ std::vector<double> fractions(const App& app, const std::vector<double>& cost) {
 SplitBudgetDropping::SplitBudgetDropping(std::shared_ptr<StatePlanner> planner, bool worst_case)
     : planner_(std::move(planner)), worst_case_(worst_case) {}
 
-void SplitBudgetDropping::on_arrival(const Item& item, const Worker&, const Engine& engine, Time now) {
+void SplitBudgetDropping::on_arrival(const Item& item, const Worker&, const Engine& engine,
+                                     Time now) {
   planner_->maybe_sync(engine, now);
   planner_->on_arrival(item.task, now);
 }

@@ -84,7 +84,46 @@ void render_one(std::ostringstream& svg, const Chart& chart, int top, int width,
   }
 }
 
+void render_bars(std::ostringstream& svg, const BarChart& chart, int left, int width, int height) {
+  const int label_w = 130, top = 30, bar_h = 16, gap = 6;
+  double v_max = 0;
+  for (double v : chart.values) v_max = std::max(v_max, v);
+  v_max = nice_ceiling(v_max);
+  const int plot_w = width - label_w - 50;
+  svg << "<text x='" << left + 4 << "' y='18' font-size='14' font-weight='bold'>"
+      << escape(chart.title) << "</text>\n";
+  for (std::size_t i = 0; i < chart.values.size(); ++i) {
+    const int y = top + static_cast<int>(i) * (bar_h + gap);
+    const double w = plot_w * chart.values[i] / v_max;
+    svg << "<text x='" << left + label_w - 4 << "' y='" << y + bar_h - 4
+        << "' font-size='11' text-anchor='end'>" << escape(chart.labels[i]) << "</text>\n";
+    svg << "<rect x='" << left + label_w << "' y='" << y << "' width='" << w << "' height='"
+        << bar_h << "' fill='" << kColors[i % (sizeof(kColors) / sizeof(kColors[0]))] << "'/>\n";
+    std::ostringstream value;
+    value.precision(3);
+    value << chart.values[i];
+    svg << "<text x='" << left + label_w + w + 4 << "' y='" << y + bar_h - 4 << "' font-size='10'>"
+        << value.str() << "</text>\n";
+  }
+  (void)height;
+}
+
 }  // namespace
+
+std::string render_bar_svg(const std::vector<BarChart>& charts, int chart_width) {
+  std::size_t rows = 1;
+  for (const auto& c : charts) rows = std::max(rows, c.values.size());
+  const int height = 40 + static_cast<int>(rows) * 22;
+  const int width = chart_width * static_cast<int>(std::max<std::size_t>(1, charts.size()));
+  std::ostringstream svg;
+  svg << "<svg xmlns='http://www.w3.org/2000/svg' width='" << width << "' height='" << height
+      << "' font-family='sans-serif'>\n<rect width='100%' height='100%' fill='white'/>\n";
+  for (std::size_t i = 0; i < charts.size(); ++i) {
+    render_bars(svg, charts[i], static_cast<int>(i) * chart_width, chart_width, height);
+  }
+  svg << "</svg>\n";
+  return svg.str();
+}
 
 std::string render_svg(const std::vector<Chart>& charts, int width, int chart_height) {
   std::ostringstream svg;

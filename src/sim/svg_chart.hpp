@@ -20,6 +20,16 @@ struct Chart {
   std::vector<ChartSeries> series;
 };
 
+// A horizontal bar chart: one bar per label.
+struct BarChart {
+  std::string title;
+  std::vector<std::string> labels;
+  std::vector<double> values;
+};
+
+// Renders the bar charts side by side into one SVG document.
+std::string render_bar_svg(const std::vector<BarChart>& charts, int chart_width = 360);
+
 // Renders the charts stacked vertically into one SVG document.
 std::string render_svg(const std::vector<Chart>& charts, int width = 900, int chart_height = 260);
 

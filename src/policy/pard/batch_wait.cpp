@@ -17,10 +17,10 @@ Time batch_wait_quantile(std::span<const Time> cycles, double lambda, int sample
     sum = 0.0;
     for (Time d : cycles) sum += d * unit(rng);
   }
-  const auto k = static_cast<std::size_t>(
-      std::min<double>(static_cast<double>(samples) - 1.0,
-                       std::floor(lambda * static_cast<double>(samples))));
-  std::nth_element(scratch.begin(), scratch.begin() + static_cast<std::ptrdiff_t>(k), scratch.end());
+  const auto k = static_cast<std::size_t>(std::min<double>(
+      static_cast<double>(samples) - 1.0, std::floor(lambda * static_cast<double>(samples))));
+  std::nth_element(scratch.begin(), scratch.begin() + static_cast<std::ptrdiff_t>(k),
+                   scratch.end());
   return scratch[k];
 }
 

@@ -15,12 +15,12 @@ enum class DownstreamEstimate {
 // Every constant of PARD, with the paper's defaults (digest §2.3–2.6).
 struct PardSettings {
   DownstreamEstimate estimate = DownstreamEstimate::kFull;
-  double lambda = 0.1;       // quantile of the aggregate downstream batch wait
-  Time queue_window = 5.0;   // linearly weighted window of the queueing delay q_i
-  int samples = 10000;       // M: samples per batch-wait quantile refresh
-  Time sync_period = 1.0;    // state shared between tasks this often (engine time)
-  bool hysteresis = true;    // dynamic ε band; false = PARD-instant (switch at μ = 1)
-  Time rate_window = 5.0;    // window of the smoothed input rate T_s and of ε
+  double lambda = 0.1;      // quantile of the aggregate downstream batch wait
+  Time queue_window = 5.0;  // linearly weighted window of the queueing delay q_i
+  int samples = 10000;      // M: samples per batch-wait quantile refresh
+  Time sync_period = 1.0;   // state shared between tasks this often (engine time)
+  bool hysteresis = true;   // dynamic ε band; false = PARD-instant (switch at μ = 1)
+  Time rate_window = 5.0;   // window of the smoothed input rate T_s and of ε
 };
 
 }  // namespace tessera

@@ -39,7 +39,11 @@ Time mean_latency(const std::vector<Worker*>& workers, int batch) {
 }  // namespace
 
 StatePlanner::StatePlanner(const App& app, PardSettings settings, uint64_t seed)
-    : app_(app), settings_(settings), tasks_(app.tasks.size()), paths_(app.tasks.size()), rng_(seed) {
+    : app_(app),
+      settings_(settings),
+      tasks_(app.tasks.size()),
+      paths_(app.tasks.size()),
+      rng_(seed) {
   for (std::size_t t = 0; t < app.tasks.size(); ++t) {
     std::vector<TaskId> prefix;
     collect_paths(app, static_cast<TaskId>(t), prefix, paths_[t]);
@@ -89,7 +93,8 @@ void StatePlanner::sync(const Engine& engine, Time now) {
     double weighted = 0.0;
     double weights = 0.0;
     for (const auto& [when, delay] : t.delays) {
-      const double w = std::max(0.0, settings_.queue_window - (now - when)) / settings_.queue_window;
+      const double w =
+          std::max(0.0, settings_.queue_window - (now - when)) / settings_.queue_window;
       weighted += w * delay;
       weights += w;
     }
@@ -98,8 +103,10 @@ void StatePlanner::sync(const Engine& engine, Time now) {
     const auto& workers = engine.workers_of(static_cast<TaskId>(i));
     double batch_sum = 0.0;
     for (const auto& b : t.batches) batch_sum += b.second;
-    const int batch =
-        t.batches.empty() ? 1 : std::max(1, static_cast<int>(std::lround(batch_sum / static_cast<double>(t.batches.size()))));
+    const int batch = t.batches.empty()
+                          ? 1
+                          : std::max(1, static_cast<int>(std::lround(
+                                            batch_sum / static_cast<double>(t.batches.size()))));
     t.d = mean_latency(workers, batch);
     t.d_single = mean_latency(workers, 1);
 
@@ -113,7 +120,8 @@ void StatePlanner::sync(const Engine& engine, Time now) {
     {
       double sum = rate;
       std::size_t n = 1;
-      for (auto it = t.rates.rbegin(); it != t.rates.rend() && n < history; ++it, ++n) sum += it->first;
+      for (auto it = t.rates.rbegin(); it != t.rates.rend() && n < history; ++it, ++n)
+        sum += it->first;
       smoothed = sum / static_cast<double>(n);
     }
     t.rates.emplace_back(rate, smoothed);

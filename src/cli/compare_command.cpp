@@ -1,0 +1,65 @@
+#include <spdlog/spdlog.h>
+
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.hpp"
+#include "sim/comparison.hpp"
+#include "spec/run_spec.hpp"
+
+namespace tessera::cli {
+namespace {
+
+struct CompareArgs {
+  std::string run_file;
+  std::string out_dir = "out/compare";
+  std::vector<std::string> presets;
+  std::vector<double> load_scales;
+  std::vector<double> lambdas;
+  int64_t seed = -1;
+};
+
+void run_compare(const CompareArgs& args) {
+  RunSpec run = load_run_spec(args.run_file);
+  if (args.seed >= 0) run.sim.seed = static_cast<uint64_t>(args.seed);
+  const std::vector<std::string> presets = args.presets.empty() ? policy_presets() : args.presets;
+  std::vector<ComparisonCase> cases;
+  try {
+    cases = comparison_cases(presets, args.load_scales, args.lambdas);
+  } catch (const std::invalid_argument& e) {
+    throw CLI::ValidationError("--presets", e.what());
+  }
+  spdlog::info("{}: {} simulations", args.run_file, cases.size());
+  const auto rows = run_comparison(run, cases, [&](const ComparisonRow& row, std::size_t done) {
+    spdlog::info("[{}/{}] {:<22} goodput {:8.1f} req/s  drop rate {:.4f}  invalid {:.4f}", done,
+                 cases.size(), row.run.label, row.summary["goodput_rps"].get<double>(),
+                 row.summary["drop_rate"].get<double>(), row.summary["invalid_rate"].get<double>());
+  });
+  write_comparison(args.out_dir, rows, run.app);
+  std::cout << comparison_markdown(rows, run.app);
+  std::cout << "wrote " << args.out_dir << "/comparison.csv, comparison.md, comparison.svg\n";
+}
+
+}  // namespace
+
+void add_compare_command(CLI::App& app) {
+  auto args = std::make_shared<CompareArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "compare", "Simulate one run spec under several policy presets, loads or PARD λ values");
+  cmd->add_option("run", args->run_file, "Run spec (YAML)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--out,-o", args->out_dir, "Output directory")->capture_default_str();
+  cmd->add_option("--presets", args->presets,
+                  "Comma-separated policy presets (default: all; see docs/policies.md)")
+      ->delimiter(',');
+  cmd->add_option("--load-scales", args->load_scales,
+                  "Comma-separated multipliers of the workload's rate (same duration)")
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--lambdas", args->lambdas, "Sweep PARD's λ instead of presets")
+      ->delimiter(',')
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--seed", args->seed, "Override the run's seed");
+  cmd->callback([args] { run_compare(*args); });
+}
+
+}  // namespace tessera::cli

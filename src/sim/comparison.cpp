@@ -1,0 +1,200 @@
+#include "sim/comparison.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <limits>
+#include <map>
+#include <stdexcept>
+
+#include "sim/report.hpp"
+#include "sim/simulator.hpp"
+#include "sim/svg_chart.hpp"
+#include "workload/rate_scale.hpp"
+
+namespace tessera {
+namespace {
+
+std::string scale_suffix(double scale) { return scale == 1.0 ? "" : fmt::format(" ×{:g}", scale); }
+
+void write_text(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream out(path);
+  if (!out) throw std::runtime_error("cannot write " + path.string());
+  out << text;
+}
+
+// Percent of a run's drops that happened at each stage, in pipeline order.
+std::vector<double> drop_shares(const nlohmann::json& s, const App& app) {
+  std::vector<double> out;
+  const double dropped = s["dropped"].get<double>();
+  for (TaskId t : app.topological_order()) {
+    const double n = s["dropped_by_stage"][app.tasks[t].name].get<double>();
+    out.push_back(dropped > 0 ? 100.0 * n / dropped : 0.0);
+  }
+  return out;
+}
+
+const ComparisonRow* find_row(const std::vector<ComparisonRow>& rows, const std::string& label) {
+  for (const ComparisonRow& r : rows) {
+    if (r.run.label == label) return &r;
+  }
+  return nullptr;
+}
+
+double ratio_or_inf(double num, double den) {
+  return den > 0 ? num / den : (num > 0 ? std::numeric_limits<double>::infinity() : 1.0);
+}
+
+// PARD's headline ratios against the reactive baselines (PARD §5.2), when all are present.
+std::string pard_versus_baselines(const std::vector<ComparisonRow>& rows, const App& app) {
+  const ComparisonRow* pard = find_row(rows, "pard");
+  if (pard == nullptr) return "";
+  std::string out =
+      "\n| PARD vs | goodput × | drop rate ÷ | SLO-miss rate ÷ | invalid rate ÷ | "
+      "their drops in the last two stages | PARD's drops in the first two stages |\n"
+      "|---|---:|---:|---:|---:|---:|---:|\n";
+  auto miss = [](const nlohmann::json& s) { return 1.0 - s["slo_attainment"].get<double>(); };
+  auto shares = [&](const nlohmann::json& s, bool first) {
+    const auto v = drop_shares(s, app);
+    double sum = 0.0;
+    for (std::size_t i = 0; i < v.size() && i < 2; ++i) sum += first ? v[i] : v[v.size() - 1 - i];
+    return sum;
+  };
+  bool any = false;
+  for (const char* name : {"naive", "nexus", "clipper++"}) {
+    const ComparisonRow* base = find_row(rows, name);
+    if (base == nullptr) continue;
+    any = true;
+    const auto& p = pard->summary;
+    const auto& b = base->summary;
+    out +=
+        fmt::format("| {} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {:.0f} % | {:.0f} % |\n", name,
+                    ratio_or_inf(p["goodput_rps"].get<double>(), b["goodput_rps"].get<double>()),
+                    ratio_or_inf(b["drop_rate"].get<double>(), p["drop_rate"].get<double>()),
+                    ratio_or_inf(miss(b), miss(p)),
+                    ratio_or_inf(b["invalid_rate"].get<double>(), p["invalid_rate"].get<double>()),
+                    shares(b, false), shares(p, true));
+  }
+  return any ? out : "";
+}
+
+}  // namespace
+
+std::vector<ComparisonCase> comparison_cases(const std::vector<std::string>& presets,
+                                             const std::vector<double>& load_scales,
+                                             const std::vector<double>& lambdas) {
+  std::vector<ComparisonCase> cases;
+  const std::vector<double> scales = load_scales.empty() ? std::vector<double>{1.0} : load_scales;
+  for (double scale : scales) {
+    if (!lambdas.empty()) {
+      for (double lambda : lambdas) {
+        PolicyConfig c = preset_config("pard");
+        c.pard.lambda = lambda;
+        cases.push_back({fmt::format("pard λ={:g}{}", lambda, scale_suffix(scale)), c, scale});
+      }
+      continue;
+    }
+    for (const std::string& p : presets) {
+      cases.push_back({p + scale_suffix(scale), preset_config(p), scale});
+    }
+  }
+  return cases;
+}
+
+std::vector<ComparisonRow> run_comparison(
+    const RunSpec& run, const std::vector<ComparisonCase>& cases,
+    const std::function<void(const ComparisonRow&, std::size_t)>& progress) {
+  std::vector<ComparisonRow> rows;
+  for (const ComparisonCase& c : cases) {
+    // Every case keeps the run's batching and dispatch settings; the preset decides the
+    // queue order and dropping.
+    PolicyConfig config = c.policies;
+    config.dispatch = run.policies.dispatch;
+    config.batching = run.policies.batching;
+    config.batch_timeout = run.policies.batch_timeout;
+    config.max_queue = run.policies.max_queue;
+    std::unique_ptr<ArrivalSource> arrivals = make_run_arrivals(run);
+    if (c.load_scale != 1.0) {
+      arrivals =
+          std::make_unique<RateScaled>(std::move(arrivals), c.load_scale, run.sim.seed ^ 0xA11CE);
+    }
+    Simulator sim(run.app, run.deployment, run.profiles, PolicySet(config), run.sim);
+    sim.run(*arrivals);
+    rows.push_back({c, summarize(sim.metrics(), run.app)});
+    if (progress) progress(rows.back(), rows.size());
+  }
+  return rows;
+}
+
+std::string comparison_markdown(const std::vector<ComparisonRow>& rows, const App& app) {
+  std::string out =
+      "| policy | goodput (req/s) | SLO attainment | drop rate | late rate | invalid rate | "
+      "p99 (ms) | drops by stage (%) |\n";
+  out += "|---|---:|---:|---:|---:|---:|---:|---|\n";
+  for (const ComparisonRow& r : rows) {
+    const auto& s = r.summary;
+    std::string stages;
+    for (double share : drop_shares(s, app))
+      stages += fmt::format("{}{:.0f}", stages.empty() ? "" : " / ", share);
+    const double late = s["submitted"].get<double>() > 0
+                            ? s["late"].get<double>() / s["submitted"].get<double>()
+                            : 0.0;
+    out +=
+        fmt::format("| {} | {:.1f} | {:.4f} | {:.4f} | {:.4f} | {:.4f} | {:.0f} | {} |\n",
+                    r.run.label, s["goodput_rps"].get<double>(), s["slo_attainment"].get<double>(),
+                    s["drop_rate"].get<double>(), late, s["invalid_rate"].get<double>(),
+                    s["latency_ms"]["p99"].get<double>(), stages);
+  }
+  std::string order;
+  for (TaskId t : app.topological_order())
+    order += (order.empty() ? "" : " / ") + app.tasks[t].name;
+  out += "\nDrops by stage, in order: " + order + ".\n";
+  out += pard_versus_baselines(rows, app);
+  return out;
+}
+
+void write_comparison(const std::filesystem::path& dir, const std::vector<ComparisonRow>& rows,
+                      const App& app) {
+  std::filesystem::create_directories(dir);
+  std::string csv =
+      "label,policy,load_scale,lambda,submitted,ok,late,dropped,failed,goodput_rps,slo_attainment,"
+      "drop_rate,invalid_rate,p50_ms,p99_ms";
+  const auto order = app.topological_order();
+  for (TaskId t : order) csv += ",dropped_at_" + app.tasks[t].name;
+  csv += "\n";
+  for (const ComparisonRow& r : rows) {
+    const auto& s = r.summary;
+    csv += fmt::format("\"{}\",{},{:g},{:g},{},{},{},{},{},{},{},{},{},{},{}", r.run.label,
+                       r.run.policies.preset, r.run.load_scale, r.run.policies.pard.lambda,
+                       s["submitted"].get<uint64_t>(), s["ok"].get<uint64_t>(),
+                       s["late"].get<uint64_t>(), s["dropped"].get<uint64_t>(),
+                       s["failed"].get<uint64_t>(), s["goodput_rps"].get<double>(),
+                       s["slo_attainment"].get<double>(), s["drop_rate"].get<double>(),
+                       s["invalid_rate"].get<double>(), s["latency_ms"]["p50"].get<double>(),
+                       s["latency_ms"]["p99"].get<double>());
+    for (TaskId t : order)
+      csv += fmt::format(",{}", s["dropped_by_stage"][app.tasks[t].name].get<uint64_t>());
+    csv += "\n";
+  }
+  write_text(dir / "comparison.csv", csv);
+  write_text(dir / "comparison.md", comparison_markdown(rows, app));
+
+  // One chart per metric, one bar per case.
+  std::vector<BarChart> charts;
+  auto chart = [&](const std::string& title,
+                   const std::function<double(const nlohmann::json&)>& f) {
+    BarChart c{title, {}, {}};
+    for (const ComparisonRow& r : rows) {
+      c.labels.push_back(r.run.label);
+      c.values.push_back(f(r.summary));
+    }
+    charts.push_back(std::move(c));
+  };
+  chart("Goodput (req/s)", [](const auto& s) { return s["goodput_rps"].template get<double>(); });
+  chart("Drop rate", [](const auto& s) { return s["drop_rate"].template get<double>(); });
+  chart("Invalid rate (wasted GPU time)",
+        [](const auto& s) { return s["invalid_rate"].template get<double>(); });
+  write_text(dir / "comparison.svg", render_bar_svg(charts));
+}
+
+}  // namespace tessera
