@@ -264,6 +264,11 @@ TEST_P(PresetAccounting, EveryRequestEndsExactlyOnce) {
   }
 }
 
+// SuperServe's presets too: a task-wide EDF queue served by idle workers, on the same DAG
+// (clipper+ needs a variant every task hosts, so it is covered in superserve_test).
+INSTANTIATE_TEST_SUITE_P(SuperServePresets, PresetAccounting,
+                         ::testing::Values("slackfit", "maxbatch", "maxacc", "infaas"));
+
 INSTANTIATE_TEST_SUITE_P(AllPresets, PresetAccounting, ::testing::ValuesIn(policy_presets()),
                          [](const auto& test_info) {
                            std::string name = test_info.param;

@@ -20,6 +20,7 @@ Engine::Engine(const App& app, const Deployment& deployment, const ProfileTable&
       variant_(*policies_.variant),
       max_queue_(policies.config().max_queue),
       task_workers_(app.tasks.size()),
+      task_queues_(app.tasks.size()),
       rng_(seed) {
   for (const WorkerGroup& group : deployment.groups) {
     if (group.task >= app.tasks.size())
@@ -44,7 +45,13 @@ Engine::Engine(const App& app, const Deployment& deployment, const ProfileTable&
         }
         w->latency.push_back(std::move(row));
       }
-      w->queue = policies_.make_queue(group.task);
+      if (policies_.shared_queue) {
+        auto& shared = task_queues_[group.task];
+        if (!shared) shared = policies_.make_queue(group.task);
+        w->queue = shared;
+      } else {
+        w->queue = policies_.make_queue(group.task);
+      }
       task_workers_[group.task].push_back(w.get());
       workers_.push_back(std::move(w));
     }
@@ -65,7 +72,9 @@ Engine::~Engine() = default;
 
 std::size_t Engine::queued_at(TaskId task) const {
   std::size_t n = 0;
-  for (const Worker* w : task_workers_[task]) n += w->queue->size() + w->forming.size();
+  for (const Worker* w : task_workers_[task]) n += w->forming.size();
+  if (task_queues_[task]) return n + task_queues_[task]->size();
+  for (const Worker* w : task_workers_[task]) n += w->queue->size();
   return n;
 }
 
@@ -139,11 +148,19 @@ void Engine::deliver(const std::vector<Item>& items) {
 }
 
 void Engine::kick(Worker& worker) {
-  if (!worker.alive) return;
-  if (!worker.busy) {
-    try_start(worker);
-  } else if (batching_.forms_while_busy()) {
-    fill_forming(worker);
+  if (worker.alive) {
+    if (!worker.busy) {
+      try_start(worker);
+    } else if (batching_.forms_while_busy()) {
+      fill_forming(worker);
+    }
+  }
+  // A task-wide queue is served by every idle worker while it holds anything.
+  if (policies_.shared_queue) {
+    for (Worker* other : task_workers_[worker.task]) {
+      if (worker.queue->empty()) break;
+      if (other != &worker && other->alive && !other->busy) try_start(*other);
+    }
   }
 }
 
@@ -299,7 +316,10 @@ void Engine::kill_worker(WorkerId id) {
   worker.alive = false;
   ++worker.timer_generation;
   std::vector<Item> orphans;
-  worker.queue->drain(orphans);
+  bool others_alive = false;
+  for (const Worker* w : task_workers_[worker.task]) others_alive = others_alive || w->alive;
+  // A task-wide queue stays with the task's other workers; a private one is re-dispatched.
+  if (!policies_.shared_queue || !others_alive) worker.queue->drain(orphans);
   orphans.insert(orphans.end(), worker.forming.begin(), worker.forming.end());
   worker.forming.clear();
   deliver(orphans);

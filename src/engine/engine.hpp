@@ -114,6 +114,7 @@ class Engine {
 
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<std::vector<Worker*>> task_workers_;
+  std::vector<std::shared_ptr<WorkQueue>> task_queues_;  // with a task-wide queue
   std::vector<std::unique_ptr<Dispatcher>> dispatchers_;
   std::vector<std::vector<FanoutSampler>> fanout_;  // [task][variant]
 

@@ -23,7 +23,9 @@ struct Worker {
   // Profiled latency: latency[i][b] for variants[i] at batch size b (index 0 unused).
   std::vector<std::vector<Time>> latency;
 
-  std::unique_ptr<WorkQueue> queue;
+  // The worker's queue; with a task-wide queue (SuperServe's router) every worker of the
+  // task holds the same one and pulls from it when idle.
+  std::shared_ptr<WorkQueue> queue;
   std::vector<Item> running;
   std::vector<Item> forming;
   int running_variant = 0;  // index into `variants`

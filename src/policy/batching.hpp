@@ -32,6 +32,15 @@ class EagerBatching final : public BatchingPolicy {
   bool forms_while_busy() const override { return true; }
 };
 
+// Start as soon as the worker is free, with whatever is queued; nothing is formed while
+// a batch runs, so queued items stay free to go to whichever worker frees up first
+// (SuperServe's router: workers receive work only when idle).
+class IdleBatching final : public BatchingPolicy {
+ public:
+  BatchPlan plan(const Worker&, Time) const override { return {true}; }
+  bool forms_while_busy() const override { return false; }
+};
+
 // Start when the queue holds a full batch or its oldest item has waited `timeout`
 // (JigsawServe §3.3). Items wait in the queue, not in a forming batch.
 class TimeoutBatching final : public BatchingPolicy {

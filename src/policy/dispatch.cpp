@@ -32,4 +32,19 @@ int LeastLoadedDispatcher::pick(const std::vector<Worker*>& workers, const Item&
   return best;
 }
 
+int IdleFirstDispatcher::pick(const std::vector<Worker*>& workers, const Item&) {
+  const std::size_t n = workers.size();
+  int any_live = -1;
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::size_t i = (next_ + k) % n;
+    if (!workers[i]->alive) continue;
+    if (!workers[i]->busy) {
+      next_ = i + 1;
+      return static_cast<int>(i);
+    }
+    if (any_live < 0) any_live = static_cast<int>(i);
+  }
+  return any_live;
+}
+
 }  // namespace tessera

@@ -61,20 +61,52 @@ std::string PolicyConfig::describe() const {
   }
   if (queue == "adaptive" && !pard.hysteresis) out += " hysteresis=off";
   out += " variant=" + variant;
+  if (variant == "slackfit") out += fmt::format("(buckets={})", slack.buckets);
+  if (variant == "infaas" && slack.accuracy_floor > 0)
+    out += fmt::format("(floor={:g})", slack.accuracy_floor);
+  if (variant == "clipper+") out += "(" + slack.fixed_variant + ")";
   if (max_queue > 0) out += " max_queue=" + std::to_string(max_queue);
   return out;
 }
 
-const std::vector<std::string>& policy_presets() {
-  static const std::vector<std::string> names = {
+const std::vector<std::string>& policy_presets(const std::string& family) {
+  static const std::vector<std::string> pard = {
       "naive",    "nexus",      "clipper++",  "pard",      "pard-back", "pard-sf",  "pard-split",
       "pard-wcl", "pard-lower", "pard-upper", "pard-fcfs", "pard-hbf",  "pard-lbf", "pard-instant"};
-  return names;
+  static const std::vector<std::string> superserve = {"slackfit", "maxbatch", "maxacc", "infaas",
+                                                      "clipper+"};
+  static const std::vector<std::string> all = [] {
+    std::vector<std::string> v = pard;
+    v.insert(v.end(), superserve.begin(), superserve.end());
+    return v;
+  }();
+  if (family == "pard") return pard;
+  if (family == "superserve") return superserve;
+  if (family.empty()) return all;
+  throw std::invalid_argument("unknown preset family '" + family + "' (pard, superserve)");
 }
 
-PolicyConfig preset_config(const std::string& name) {
+std::vector<std::string> expand_presets(const std::vector<std::string>& names) {
+  std::vector<std::string> out;
+  for (const std::string& n : names) {
+    if (n == "pard-all" || n == "superserve") {
+      const auto& family = policy_presets(n == "superserve" ? "superserve" : "pard");
+      out.insert(out.end(), family.begin(), family.end());
+    } else {
+      out.push_back(n);
+    }
+  }
+  return out;
+}
+
+PolicyConfig preset_config(const std::string& spec) {
+  // A preset may carry one parameter after a colon: clipper+:VARIANT, infaas:FLOOR,
+  // slackfit:BUCKETS.
+  const auto colon = spec.find(':');
+  const std::string name = spec.substr(0, colon);
+  const std::string param = colon == std::string::npos ? "" : spec.substr(colon + 1);
   PolicyConfig c;
-  c.preset = name;
+  c.preset = spec;
   // Every preset batches the same way (PARD §4.2: form the next batch while one runs).
   auto pard = [&](const std::string& queue) {
     c.queue = queue;
@@ -118,9 +150,27 @@ PolicyConfig preset_config(const std::string& name) {
   } else if (name == "pard-instant") {
     pard("adaptive");
     c.pard.hysteresis = false;
+  } else if (name == "slackfit" || name == "maxbatch" || name == "maxacc" || name == "infaas" ||
+             name == "clipper+") {
+    // SuperServe's router: one earliest-deadline-first queue per task, served by idle workers.
+    c.dispatch = "central";
+    c.queue = "lbf";
+    c.batching = "idle";
+    c.dropping = "expired";
+    c.variant = name;
+    try {
+      if (name == "clipper+") c.slack.fixed_variant = param;
+      if (name == "infaas" && !param.empty()) c.slack.accuracy_floor = std::stod(param);
+      if (name == "slackfit" && !param.empty()) c.slack.buckets = std::stoi(param);
+    } catch (const std::exception&) {
+      throw std::invalid_argument("bad parameter in preset '" + spec + "'");
+    }
+    if (name == "clipper+" && param.empty()) {
+      throw std::invalid_argument("preset clipper+ names the variant it serves: clipper+:VARIANT");
+    }
   } else {
     std::string list;
-    for (const auto& p : policy_presets()) list += (list.empty() ? "" : ", ") + p;
+    for (const auto& p : policy_presets("")) list += (list.empty() ? "" : ", ") + p;
     throw std::invalid_argument("unknown policy preset '" + name + "' (expected one of: " + list +
                                 ")");
   }
@@ -138,8 +188,9 @@ PolicyConfig parse_policy_config(const SpecNode& node) {
       n->fail(e.what());
     }
   }
-  if (auto n = node.get("dispatch"))
-    config.dispatch = n->as_choice({"round_robin", "least_loaded"});
+  if (auto n = node.get("dispatch")) {
+    config.dispatch = n->as_choice({"round_robin", "least_loaded", "central"});
+  }
   if (auto n = node.get("queue")) {
     config.queue = n->as_choice({"fifo", "edf", "lbf", "hbf", "adaptive"});
     if (config.queue == "edf") config.queue = "lbf";
@@ -147,7 +198,31 @@ PolicyConfig parse_policy_config(const SpecNode& node) {
   if (auto n = node.get("dropping")) {
     config.dropping = n->as_choice({"none", "expired", "pard", "split", "split_wcl"});
   }
-  if (auto n = node.get("variant")) config.variant = n->as_choice({"fixed"});
+  if (auto n = node.get("variant")) {
+    const SpecNode kind = n->is_scalar() ? *n : n->at("kind");
+    config.variant =
+        kind.as_choice({"fixed", "slackfit", "maxbatch", "maxacc", "infaas", "clipper+"});
+    if (!n->is_scalar()) {
+      n->allow_only({"kind", "buckets", "accuracy_floor", "variant"});
+      if (auto b = n->get("buckets")) {
+        if (config.variant != "slackfit") b->fail("only slackfit takes buckets");
+        const auto k = b->as_integer();
+        if (k < 1 || k > 10000) b->fail("must be between 1 and 10000");
+        config.slack.buckets = static_cast<int>(k);
+      }
+      if (auto f = n->get("accuracy_floor")) {
+        if (config.variant != "infaas") f->fail("only infaas takes an accuracy floor");
+        config.slack.accuracy_floor = f->as_number_in(0.0, 1.0);
+      }
+      if (auto v = n->get("variant")) {
+        if (config.variant != "clipper+") v->fail("only clipper+ takes a fixed variant");
+        config.slack.fixed_variant = v->as_string();
+      }
+    }
+    if (config.variant == "clipper+" && config.slack.fixed_variant.empty()) {
+      n->fail("clipper+ serves one variant: write variant: {kind: clipper+, variant: NAME}");
+    }
+  }
   if (auto n = node.get("max_queue")) {
     auto v = n->as_integer();
     if (v < 0) n->fail("must not be negative");
@@ -155,10 +230,10 @@ PolicyConfig parse_policy_config(const SpecNode& node) {
   }
   if (auto n = node.get("batching")) {
     if (n->is_scalar()) {
-      config.batching = n->as_choice({"eager", "timeout"});
+      config.batching = n->as_choice({"eager", "timeout", "idle"});
     } else {
       n->allow_only({"kind", "timeout_ms"});
-      config.batching = n->at("kind").as_choice({"eager", "timeout"});
+      config.batching = n->at("kind").as_choice({"eager", "timeout", "idle"});
       if (auto t = n->get("timeout_ms")) {
         if (config.batching != "timeout") t->fail("only timeout batching takes a timeout");
         config.batch_timeout = from_ms(t->as_non_negative());
@@ -174,11 +249,35 @@ PolicySet::PolicySet(PolicyConfig config) : config_(std::move(config)) {}
 EnginePolicies PolicySet::instantiate(const App& app, uint64_t seed) const {
   const PolicyConfig& c = config_;
   EnginePolicies out;
-  out.batching =
-      c.batching == "timeout"
-          ? std::unique_ptr<BatchingPolicy>(std::make_unique<TimeoutBatching>(c.batch_timeout))
-          : std::make_unique<EagerBatching>();
-  out.variant = std::make_unique<FixedVariant>();
+  if (c.batching == "timeout") {
+    out.batching = std::make_unique<TimeoutBatching>(c.batch_timeout);
+  } else if (c.batching == "idle") {
+    out.batching = std::make_unique<IdleBatching>();
+  } else if (c.batching == "eager") {
+    out.batching = std::make_unique<EagerBatching>();
+  } else {
+    throw std::invalid_argument("unknown batching policy: " + c.batching);
+  }
+
+  if (c.variant == "fixed") {
+    out.variant = std::make_unique<FixedVariant>();
+  } else if (c.variant == "slackfit") {
+    out.variant = std::make_unique<SlackFit>(app, c.slack.buckets);
+  } else if (c.variant == "maxbatch") {
+    out.variant = std::make_unique<MaxBatch>(app);
+  } else if (c.variant == "maxacc") {
+    out.variant = std::make_unique<MaxAcc>(app);
+  } else if (c.variant == "infaas") {
+    out.variant = std::make_unique<Infaas>(app, c.slack.accuracy_floor);
+  } else if (c.variant == "clipper+") {
+    if (c.slack.fixed_variant.empty()) {
+      throw std::invalid_argument(
+          "clipper+ needs the variant it serves (variant: {kind: clipper+, variant: NAME})");
+    }
+    out.variant = std::make_unique<ClipperPlus>(app, c.slack.fixed_variant);
+  } else {
+    throw std::invalid_argument("unknown variant policy: " + c.variant);
+  }
 
   // The State Planner exists when a policy reads pipeline state.
   std::shared_ptr<StatePlanner> planner;
@@ -218,7 +317,10 @@ EnginePolicies PolicySet::instantiate(const App& app, uint64_t seed) const {
     throw std::invalid_argument("unknown queue policy: " + c.queue);
   }
 
-  if (c.dispatch == "least_loaded") {
+  out.shared_queue = c.dispatch == "central";
+  if (c.dispatch == "central") {
+    out.make_dispatcher = [](TaskId) { return std::make_unique<IdleFirstDispatcher>(); };
+  } else if (c.dispatch == "least_loaded") {
     out.make_dispatcher = [](TaskId) { return std::make_unique<LeastLoadedDispatcher>(); };
   } else if (c.dispatch == "round_robin") {
     out.make_dispatcher = [](TaskId) { return std::make_unique<RoundRobinDispatcher>(); };

@@ -12,6 +12,7 @@
 #include "policy/dispatch.hpp"
 #include "policy/dropping.hpp"
 #include "policy/pard/pard_settings.hpp"
+#include "policy/slack_policies.hpp"
 #include "policy/variant_choice.hpp"
 #include "policy/work_queue.hpp"
 
@@ -23,12 +24,13 @@ class SpecNode;
 // preset names a published system or ablation and fills in the families for it.
 struct PolicyConfig {
   std::string preset;                    // the preset this started from, "" if none
-  std::string dispatch = "round_robin";  // round_robin | least_loaded
+  std::string dispatch = "round_robin";  // round_robin | least_loaded | central
   std::string queue = "fifo";            // fifo | lbf (= edf) | hbf | adaptive
-  std::string batching = "eager";        // eager | timeout
+  std::string batching = "eager";        // eager | timeout | idle
   Time batch_timeout = 0.010;            // timeout batching's bound on the oldest wait
   std::string dropping = "none";         // none | expired | pard | split | split_wcl
-  std::string variant = "fixed";         // fixed
+  std::string variant = "fixed";         // fixed | slackfit | maxbatch | maxacc | infaas | clipper+
+  SlackSettings slack;                   // settings of the slack-driven variant policies
   std::size_t max_queue = 0;             // per-worker queue bound; 0 = unbounded
   PardSettings pard;                     // State Planner and Request Broker settings
 
@@ -36,10 +38,16 @@ struct PolicyConfig {
   std::string describe() const;
 };
 
-// The presets, in the order reports list them.
-const std::vector<std::string>& policy_presets();
-// The config of a preset; throws std::invalid_argument listing the presets if unknown.
-PolicyConfig preset_config(const std::string& name);
+// The presets of a family ("pard": PARD, its baselines and ablations; "superserve": SlackFit
+// and the policies it is compared with), in the order reports list them; all of them for
+// "". Throws std::invalid_argument for an unknown family.
+const std::vector<std::string>& policy_presets(const std::string& family = "pard");
+// Expands family names in a list of presets ("pard-all", "superserve" -> their presets).
+std::vector<std::string> expand_presets(const std::vector<std::string>& names);
+// The config of a preset, optionally with one parameter: "clipper+:VARIANT",
+// "infaas:FLOOR", "slackfit:BUCKETS". Throws std::invalid_argument (listing the presets)
+// if unknown.
+PolicyConfig preset_config(const std::string& spec);
 
 // Reads the `policies:` section of a run spec. Unknown names are spec errors.
 PolicyConfig parse_policy_config(const SpecNode& node);
@@ -51,6 +59,7 @@ struct EnginePolicies {
   std::unique_ptr<DropPolicy> dropping;
   std::unique_ptr<VariantPolicy> variant;
   std::function<std::unique_ptr<WorkQueue>(TaskId)> make_queue;
+  bool shared_queue = false;  // one queue per task, served by its idle workers
   std::function<std::unique_ptr<Dispatcher>(TaskId)> make_dispatcher;
 };
 

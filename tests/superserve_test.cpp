@@ -1,0 +1,157 @@
+#include <gtest/gtest.h>
+
+#include "policy/budget_queue.hpp"
+#include "policy/slack_policies.hpp"
+#include "sim/simulator.hpp"
+#include "test_support.hpp"
+#include "workload/renewal_sources.hpp"
+#include "workload/transforms.hpp"
+
+namespace tessera {
+namespace {
+
+// One task hosting three variants: accuracy 0.70 / 0.80 / 0.90, latency
+// base + per_item × b with base 2 / 4 / 8 ms and per_item 0.5 / 1 / 2 ms (P1, P2 and P3:
+// the least accurate variant at batch 16 costs 10 ms, the most accurate at batch 1 10 ms).
+App supernet_app() {
+  App app;
+  app.name = "supernet";
+  app.slo = 0.036;
+  Task t;
+  t.name = "classify";
+  t.variants = {{"small", 0.70, 1.0}, {"medium", 0.80, 1.0}, {"large", 0.90, 1.0}};
+  app.tasks.push_back(t);
+  app.finalize();
+  return app;
+}
+
+ProfileTable supernet_profiles() {
+  ProfileTable p;
+  testing::add_affine(p, "small", 2.0, 0.5, 16);
+  testing::add_affine(p, "medium", 4.0, 1.0, 16);
+  testing::add_affine(p, "large", 8.0, 2.0, 16);
+  return p;
+}
+
+// A worker hosting the three variants, its queue holding one request due at `deadline`.
+struct OneWorker {
+  App app = supernet_app();
+  Worker worker;
+  PriorityMode mode = PriorityMode::kLowBudgetFirst;
+
+  explicit OneWorker(Time deadline) {
+    worker.max_batch = 16;
+    worker.variants = {0, 1, 2};
+    const ProfileTable p = supernet_profiles();
+    for (const char* v : {"small", "medium", "large"}) {
+      std::vector<Time> row(17, 0.0);
+      for (int b = 1; b <= 16; ++b) row[static_cast<std::size_t>(b)] = p.latency(v, "gpu", b);
+      worker.latency.push_back(row);
+    }
+    worker.queue = std::make_shared<BudgetQueue>(&mode);
+    worker.queue->push(Item{0, 0, 1.0, 0.0, deadline, 0.0});
+  }
+  std::string name(const BatchChoice& c) const {
+    return app.tasks[0]
+        .variants[static_cast<std::size_t>(
+            worker.variants[static_cast<std::size_t>(c.variant_slot)])]
+        .name;
+  }
+};
+
+TEST(SlackFit, HighSlackPicksAccuracyLowSlackPicksLargeFastBatches) {
+  OneWorker w(0.0);
+  SlackFit policy(w.app, 10);
+  // Buckets span [small@1 = 2.5 ms, large@16 = 40 ms].
+  const BatchChoice wide = policy.choose(w.worker, -0.041);  // slack 41 ms: the top bucket
+  EXPECT_EQ(w.name(wide), "large");
+  EXPECT_EQ(wide.max_size, 16);
+  const BatchChoice tight = policy.choose(w.worker, -0.0065);  // slack 6.5 ms
+  EXPECT_EQ(w.name(tight), "small");
+  EXPECT_EQ(tight.max_size, 8);  // small@8 = 6 ms is the largest batch below 6.5 ms
+  // A bucket in the middle: slack 20 ms; every choice below it fits.
+  const BatchChoice mid = policy.choose(w.worker, -0.020);
+  EXPECT_LT(w.worker.profiled_latency(mid.variant_slot, mid.max_size), 0.020);
+}
+
+TEST(SlackPolicies, NothingFitsDrainsWithTheFastestVariantAtMaxBatch) {
+  OneWorker w(0.0);
+  SlackFit slackfit(w.app, 10);
+  MaxBatch maxbatch(w.app);
+  MaxAcc maxacc(w.app);
+  for (VariantPolicy* p : std::vector<VariantPolicy*>{&slackfit, &maxbatch, &maxacc}) {
+    const BatchChoice c = p->choose(w.worker, 0.001);  // already 1 ms past the deadline
+    EXPECT_EQ(w.name(c), "small");
+    EXPECT_EQ(c.max_size, 16);
+  }
+}
+
+TEST(SlackPolicies, MaxBatchMaxAccInfaasClipperPlus) {
+  OneWorker w(0.0);
+  const Time now = -0.015;  // slack 15 ms
+  MaxBatch maxbatch(w.app);
+  const BatchChoice mb = maxbatch.choose(w.worker, now);
+  EXPECT_EQ(mb.max_size, 16);      // small@16 = 10 ms < 15 ms
+  EXPECT_EQ(w.name(mb), "small");  // medium@16 = 20 ms and large@16 = 40 ms do not fit
+
+  MaxAcc maxacc(w.app);
+  const BatchChoice ma = maxacc.choose(w.worker, now);
+  EXPECT_EQ(w.name(ma), "large");  // large@1 = 10 ms
+  EXPECT_EQ(ma.max_size, 3);       // large@3 = 14 ms, large@4 = 16 ms
+
+  Infaas infaas(w.app, 0.0);
+  const BatchChoice inf = infaas.choose(w.worker, now);
+  EXPECT_EQ(w.name(inf), "small");
+  EXPECT_EQ(inf.max_size, 16);
+  Infaas floored(w.app, 0.75);
+  EXPECT_EQ(w.name(floored.choose(w.worker, now)), "medium");
+
+  ClipperPlus clipper(w.app, "large");
+  const BatchChoice cp = clipper.choose(w.worker, now);
+  EXPECT_EQ(w.name(cp), "large");
+  EXPECT_EQ(cp.max_size, 3);
+}
+
+// ---- the router: one EDF queue per task, served by idle workers ------------------------
+
+struct Result {
+  double attainment;
+  double accuracy;
+  uint64_t total;
+};
+
+Result serve(const std::string& preset, double rate, double cv2, SimOptions options = {}) {
+  const App app = supernet_app();
+  Deployment d;
+  d.groups.push_back(WorkerGroup{0, {0, 1, 2}, "gpu", 16, 4});
+  Simulator sim(app, d, supernet_profiles(), PolicySet(preset_config(preset)), options);
+  Bounded arrivals(std::make_unique<GammaSource>(rate, cv2, 7), 20.0, std::nullopt);
+  sim.run(arrivals);
+  const auto& m = sim.metrics();
+  const uint64_t total = m.count(Outcome::kOk) + m.count(Outcome::kLate) +
+                         m.count(Outcome::kDropped) + m.count(Outcome::kFailed);
+  EXPECT_EQ(total, m.submitted());
+  return {static_cast<double>(m.count(Outcome::kOk)) / static_cast<double>(m.submitted()),
+          m.accuracy_sum() / static_cast<double>(std::max<uint64_t>(1, m.accuracy_count())), total};
+}
+
+TEST(SuperServeRouter, SlackFitKeepsUpWhereMaxAccCannotAndBeatsInfaasAccuracy) {
+  // 4 workers; the small variant alone serves ~6,400 req/s at batch 16, the large ~1,000.
+  const Result slackfit = serve("slackfit", 3000, 4);
+  const Result maxacc = serve("maxacc", 3000, 4);
+  const Result infaas = serve("infaas", 3000, 4);
+  EXPECT_GT(slackfit.attainment, 0.99);
+  EXPECT_GT(slackfit.attainment, maxacc.attainment + 0.05);
+  EXPECT_GT(slackfit.accuracy, infaas.accuracy + 0.02);
+  EXPECT_NEAR(infaas.accuracy, 0.70, 1e-9);
+}
+
+TEST(SuperServeRouter, WorkerLossKeepsTheSharedQueue) {
+  SimOptions options;
+  options.worker_losses = {{5.0, 0}, {10.0, 1}};
+  const Result r = serve("slackfit", 2000, 2, options);
+  EXPECT_GT(r.attainment, 0.95);  // two workers still carry 2,000 req/s on small subnets
+}
+
+}  // namespace
+}  // namespace tessera
