@@ -1,0 +1,172 @@
+// The serving path's own cost (docs/benchmarks.md#serving): tessera serve with a no-op
+// model next to a minimal cpp-httplib echo server, measured in the same run on the same
+// machine with the same client. Both use TCP_NODELAY and the same thread-pool size; the
+// echo server answers the request body unchanged, so its cost is HTTP alone.
+//
+//   serve_bench [--seconds S] [--connections a,b,...]
+//
+// For each connection count, every client thread sends the same small KServe v2 request
+// back-to-back on its own keep-alive connection (closed loop) for S seconds; requests per
+// second, and the p50 / p99 latency, are reported for both servers.
+
+#include <httplib.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "server/protocol.hpp"
+#include "server/server.hpp"
+
+namespace {
+
+using namespace tessera;
+using Clock = std::chrono::steady_clock;
+
+struct Result {
+  double rps = 0.0;
+  double p50_us = 0.0;
+  double p99_us = 0.0;
+  uint64_t errors = 0;
+};
+
+Result load(int port, const std::string& path, const std::string& body, int connections,
+            double seconds) {
+  std::atomic<bool> go{false};
+  std::atomic<bool> stop{false};
+  std::vector<std::vector<double>> lat(static_cast<std::size_t>(connections));
+  std::vector<uint64_t> errors(static_cast<std::size_t>(connections), 0);
+  std::vector<std::thread> threads;
+  for (int c = 0; c < connections; ++c) {
+    threads.emplace_back([&, c] {
+      httplib::Client cli("127.0.0.1", port);
+      cli.set_tcp_nodelay(true);
+      cli.set_keep_alive(true);
+      cli.Get("/v2/health/live");  // connect first
+      while (!go.load()) std::this_thread::yield();
+      auto& mine = lat[static_cast<std::size_t>(c)];
+      while (!stop.load()) {
+        const auto t0 = Clock::now();
+        auto res = cli.Post(path, body, "application/json");
+        const auto t1 = Clock::now();
+        if (!res || res->status != 200) {
+          ++errors[static_cast<std::size_t>(c)];
+          continue;
+        }
+        mine.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+      }
+    });
+  }
+  const auto start = Clock::now();
+  go = true;
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  stop = true;
+  for (auto& t : threads) t.join();
+  const double wall = std::chrono::duration<double>(Clock::now() - start).count();
+  std::vector<double> all;
+  Result r;
+  for (std::size_t c = 0; c < lat.size(); ++c) {
+    all.insert(all.end(), lat[c].begin(), lat[c].end());
+    r.errors += errors[c];
+  }
+  std::sort(all.begin(), all.end());
+  r.rps = static_cast<double>(all.size()) / wall;
+  if (!all.empty()) {
+    r.p50_us = all[all.size() / 2];
+    r.p99_us = all[std::min(all.size() - 1, all.size() * 99 / 100)];
+  }
+  return r;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  double seconds = 5.0;
+  std::vector<int> connections{1, 8, 32};
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (std::strcmp(argv[i], "--seconds") == 0) seconds = std::stod(argv[i + 1]);
+    if (std::strcmp(argv[i], "--connections") == 0) {
+      connections.clear();
+      std::string list = argv[i + 1];
+      for (std::size_t p = 0; p < list.size();) {
+        const std::size_t q = list.find(',', p);
+        connections.push_back(std::stoi(list.substr(p, q - p)));
+        p = q == std::string::npos ? list.size() : q + 1;
+      }
+    }
+  }
+  spdlog::set_level(spdlog::level::warn);
+  const int threads = 64 + 8;
+
+  // The echo server: the limit of cpp-httplib on this machine.
+  httplib::Server echo;
+  echo.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  echo.set_tcp_nodelay(true);
+  echo.set_keep_alive_max_count(100000);
+  echo.Get("/v2/health/live", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content("{}", "application/json");
+  });
+  echo.Post("/echo", [](const httplib::Request& req, httplib::Response& res) {
+    res.set_content(req.body, "application/json");
+  });
+  const int echo_port = echo.bind_to_any_port("127.0.0.1");
+  std::thread echo_thread([&] { echo.listen_after_bind(); });
+
+  // tessera serve: one task, a no-op model, eager batching up to 32.
+  App app;
+  app.name = "noop";
+  app.slo = 1.0;
+  Task task;
+  task.name = "noop";
+  task.variants.push_back(Variant{"noop", 1.0, 1.0});
+  app.tasks.push_back(task);
+  app.finalize();
+  Deployment deployment;
+  deployment.groups.push_back(WorkerGroup{0, {0}, "cpu", 32, 1});
+  ProfileTable profiles;
+  for (int b = 1; b <= 32; ++b) profiles.add("noop", "cpu", b, 0.01);
+  ModelsConfig models;
+  ModelSpec noop;
+  noop.variant = "noop";
+  noop.arch = "noop";
+  noop.input_shape = {4};
+  models.models.push_back(noop);
+  ServeOptions options;
+  options.port = 0;
+  options.max_inflight = 64;
+  options.http_threads = threads;
+  options.model_endpoints = false;
+  Server server(app, deployment, profiles, PolicyConfig{}, 1, models, options);
+  const int serve_port = server.start();
+  options.inline_noop = false;  // the same, with the no-op batch on its executor thread
+  Server server_exec(app, deployment, profiles, PolicyConfig{}, 1, models, options);
+  const int exec_port = server_exec.start();
+
+  const std::string body = make_infer_body(FloatTensor{{1, 4}, {0.1f, 0.2f, 0.3f, 0.4f}});
+  std::printf("request body: %zu bytes; %.1f s per point\n", body.size(), seconds);
+  std::printf("%-9s %-17s %9s %8s %8s %7s %8s %8s\n", "conns", "server", "rps", "p50 us", "p99 us",
+              "ratio", "+p50 us", "+p99 us");
+  for (int c : connections) {
+    const Result e = load(echo_port, "/echo", body, c, seconds);
+    std::printf("%-9d %-17s %9.0f %8.0f %8.0f\n", c, "httplib echo", e.rps, e.p50_us, e.p99_us);
+    for (const auto& [name, port] :
+         {std::pair<const char*, int>{"tessera (inline)", serve_port},
+          std::pair<const char*, int>{"tessera (executor)", exec_port}}) {
+      const Result t = load(port, "/v2/models/noop/infer", body, c, seconds);
+      std::printf("%-9d %-17s %9.0f %8.0f %8.0f %6.0f%% %8.0f %8.0f\n", c, name, t.rps, t.p50_us,
+                  t.p99_us, 100.0 * t.rps / e.rps, t.p50_us - e.p50_us, t.p99_us - e.p99_us);
+      if (t.errors > 0) std::printf("  errors: %llu\n", static_cast<unsigned long long>(t.errors));
+    }
+  }
+  server.shutdown();
+  server_exec.shutdown();
+  echo.stop();
+  echo_thread.join();
+  return 0;
+}

@@ -1,0 +1,104 @@
+#include <spdlog/spdlog.h>
+
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.hpp"
+#include "loadgen/http_loadgen.hpp"
+#include "sim/report.hpp"
+#include "spec/run_spec.hpp"
+
+namespace tessera::cli {
+namespace {
+
+struct LoadgenArgs {
+  std::string run_file;
+  std::string url = "http://127.0.0.1:8000";
+  std::string out_dir = "out";
+  LoadgenOptions options;
+  int64_t seed = -1;
+  bool quiet = false;
+};
+
+void parse_url(const std::string& url, LoadgenOptions& o) {
+  std::string rest = url;
+  const std::string scheme = "http://";
+  if (rest.rfind(scheme, 0) == 0) rest = rest.substr(scheme.size());
+  if (rest.find('/') != std::string::npos) rest = rest.substr(0, rest.find('/'));
+  const auto colon = rest.rfind(':');
+  if (colon == std::string::npos) throw CLI::ValidationError("--url", "expected http://HOST:PORT");
+  o.host = rest.substr(0, colon);
+  try {
+    o.port = std::stoi(rest.substr(colon + 1));
+  } catch (const std::exception&) {
+    throw CLI::ValidationError("--url", "bad port in '" + url + "'");
+  }
+}
+
+void run_loadgen_command(LoadgenArgs args) {
+  RunSpec run = load_run_spec(args.run_file);
+  if (args.seed >= 0) run.sim.seed = static_cast<uint64_t>(args.seed);
+  parse_url(args.url, args.options);
+  args.options.window_s = run.sim.window;
+  args.options.progress = !args.quiet;
+  auto source = make_run_arrivals(run);
+  std::vector<Arrival> arrivals;
+  Arrival a;
+  while (source->next(a)) arrivals.push_back(a);
+  if (!args.quiet) {
+    spdlog::info("replaying {} arrivals ({}) against {} with {} connections", arrivals.size(),
+                 source->describe(), args.url, args.options.connections);
+  }
+  const LoadgenResult result = run_loadgen(run.app, arrivals, args.options);
+  nlohmann::json summary = summarize(result.metrics, run.app);
+  write_report(args.out_dir, summary, result.metrics, run.app);
+  nlohmann::json client;
+  for (const auto& [status, n] : result.stats.status_counts) {
+    client["http_status"][std::to_string(status)] = n;
+  }
+  client["sent_late"] = result.stats.sent_late;
+  client["max_send_lag_ms"] = result.stats.max_send_lag_s * 1e3;
+  client["wall_s"] = result.stats.wall_s;
+  client["connections"] = args.options.connections;
+  std::ofstream(std::filesystem::path(args.out_dir) / "loadgen.json") << client.dump(2) << "\n";
+  std::string table = format_summary(summary);
+  if (table.rfind("tessera simulate", 0) == 0) table.replace(0, 16, "tessera loadgen");
+  std::cout << table;
+  std::cout << "  wrote " << args.out_dir << "/summary.json, timeseries.csv, timeseries.svg, "
+            << "loadgen.json\n";
+  if (result.stats.sent_late > 0 && !args.quiet) {
+    spdlog::warn(
+        "{} requests were sent more than 1 ms late (worst {:.1f} ms): too few "
+        "--connections for this load",
+        result.stats.sent_late, result.stats.max_send_lag_s * 1e3);
+  }
+}
+
+}  // namespace
+
+void add_loadgen_command(CLI::App& app) {
+  auto args = std::make_shared<LoadgenArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "loadgen", "Replay a run spec's workload open-loop against a tessera server");
+  cmd->add_option("run", args->run_file, "Run spec (YAML): its app and workload are used")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--url,-u", args->url, "Server address")->capture_default_str();
+  cmd->add_option("--model", args->options.model, "Endpoint to drive (default: the app)");
+  cmd->add_option("--out,-o", args->out_dir, "Output directory")->capture_default_str();
+  cmd->add_option("--connections,-c", args->options.connections,
+                  "Client connections (the most requests outstanding at once)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 4096));
+  cmd->add_option("--timeout", args->options.timeout_s, "Per-request timeout, seconds")
+      ->capture_default_str();
+  cmd->add_option("--seed", args->seed, "Override the run's seed (workload and inputs)");
+  cmd->add_flag("--quiet,-q", args->quiet, "No log or progress lines");
+  cmd->callback([args] {
+    args->options.seed = args->seed >= 0 ? static_cast<uint64_t>(args->seed) : 1;
+    run_loadgen_command(*args);
+  });
+}
+
+}  // namespace tessera::cli

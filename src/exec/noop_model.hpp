@@ -1,0 +1,18 @@
+#pragma once
+
+#include <memory>
+
+#include "exec/model.hpp"
+#include "exec/model_spec.hpp"
+
+namespace tessera {
+
+// The zoo's `noop` model: returns each input unchanged and never touches libtorch. It
+// measures the serving path alone (docs/benchmarks.md), and its outputs are the client's
+// own numbers, so tests can choose a DAG's fan-out exactly. `sleep` is the same model
+// that also waits latency_ms + per_item_ms x batch per batch without using the CPU: a
+// device of known speed, for overload and shutdown tests and for checking the server
+// against the simulator without CPU contention.
+std::unique_ptr<Model> make_noop_model(const ModelSpec& spec);
+
+}  // namespace tessera

@@ -1,0 +1,41 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "exec/model.hpp"
+#include "exec/model_spec.hpp"
+#include "profile/profile_table.hpp"
+
+namespace tessera {
+
+struct ProfileOptions {
+  std::vector<int> batches{1, 2, 4, 8};
+  int warmup = 3;  // unmeasured runs per batch size (after one run of every size)
+  int reps = 20;   // measured runs per batch size; the median is kept
+  uint64_t seed = 1;
+};
+
+struct BatchTiming {
+  int batch = 0;
+  double median_ms = 0.0;
+  double p90_ms = 0.0;
+};
+
+struct ModelProfile {
+  std::vector<BatchTiming> timings;
+  // Mean fan-out of the variant's rule over the random inputs (absent without a rule).
+  std::optional<double> fanout_mean;
+};
+
+// Times `model` on this machine: one unmeasured run of every batch size first (libtorch
+// prepares kernels per shape), then for each batch size `warmup` more runs and `reps`
+// timed runs of a batch of standard-normal random inputs (seeded).
+ModelProfile profile_model(Model& model, const ModelSpec& spec, const ProfileOptions& options);
+
+// Adds the medians to `table` as a measured curve of (spec.variant, segment).
+void add_profile(ProfileTable& table, const ModelSpec& spec, const std::string& segment,
+                 const ModelProfile& profile, const std::string& source);
+
+}  // namespace tessera

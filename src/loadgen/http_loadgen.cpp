@@ -1,0 +1,203 @@
+#include "loadgen/http_loadgen.hpp"
+
+#include <httplib.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <stdexcept>
+#include <thread>
+
+namespace tessera {
+namespace {
+
+using nlohmann::json;
+using SteadyTime = std::chrono::steady_clock::time_point;
+
+struct Outcome1 {
+  double sent = 0.0;      // scheduled send, seconds from the first arrival
+  double finished = 0.0;  // answer received
+  int status = 0;
+  Outcome outcome = Outcome::kFailed;
+  TaskId task = 0;
+  DropReason reason = DropReason::kNone;
+  double accuracy = 0.0;
+};
+
+std::vector<int64_t> input_shape_of(httplib::Client& cli, const std::string& model) {
+  auto res = cli.Get("/v2/models/" + model);
+  if (!res) {
+    throw std::runtime_error("no answer from the server: " + httplib::to_string(res.error()));
+  }
+  if (res->status != 200) {
+    throw std::runtime_error("model '" + model + "': HTTP " + std::to_string(res->status) + " " +
+                             res->body);
+  }
+  const json meta = json::parse(res->body);
+  std::vector<int64_t> shape = meta.at("inputs").at(0).at("shape").get<std::vector<int64_t>>();
+  if (!shape.empty() && shape[0] == -1) shape.erase(shape.begin());
+  return shape;
+}
+
+// A body with parameters.slo_ms added (the body is a JSON object without parameters).
+std::string with_slo(const std::string& body, double slo_ms) {
+  return body.substr(0, body.size() - 1) + ",\"parameters\":{\"slo_ms\":" + json(slo_ms).dump() +
+         "}}";
+}
+
+std::string body_for(const std::vector<int64_t>& shape, std::mt19937_64& rng) {
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  json data = json::array();
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  std::vector<float> values(static_cast<std::size_t>(n));
+  for (float& v : values) v = normal(rng);
+  std::vector<int64_t> batched{1};
+  batched.insert(batched.end(), shape.begin(), shape.end());
+  json in = {{"name", "input"}, {"datatype", "FP32"}, {"shape", batched}, {"data", values}};
+  return json{{"inputs", json::array({in})}}.dump();
+}
+
+DropReason reason_named(const std::string& name) {
+  for (std::size_t r = 1; r < static_cast<std::size_t>(DropReason::kCount); ++r) {
+    if (drop_reason_name(static_cast<DropReason>(r)) == name) return static_cast<DropReason>(r);
+  }
+  return DropReason::kNone;
+}
+
+void classify(const App& app, const httplib::Result& res, double slo_s, Outcome1& o) {
+  const TaskId root = app.roots.empty() ? 0 : app.roots.front();
+  o.task = root;
+  if (!res) {
+    o.status = 0;
+    o.outcome = Outcome::kFailed;
+    return;
+  }
+  o.status = res->status;
+  if (res->status == 200) {
+    o.outcome = o.finished - o.sent <= slo_s + 1e-12 ? Outcome::kOk : Outcome::kLate;
+    const json body = json::parse(res->body, nullptr, false);
+    if (body.is_object() && body.contains("parameters") && body["parameters"].is_object()) {
+      o.accuracy = body["parameters"].value("accuracy", 0.0);
+    }
+    return;
+  }
+  if (res->status == 429) {
+    o.outcome = Outcome::kDropped;
+    o.reason = DropReason::kOverload;
+    return;
+  }
+  o.outcome = Outcome::kFailed;
+  if (res->status != 503) return;
+  const json body = json::parse(res->body, nullptr, false);
+  if (!body.is_object() || body.value("outcome", "") != "dropped") return;
+  const int task = app.task_index(body.value("stage", ""));
+  o.outcome = Outcome::kDropped;
+  o.task = task >= 0 ? static_cast<TaskId>(task) : root;
+  o.reason = reason_named(body.value("reason", ""));
+  if (o.reason == DropReason::kNone) o.reason = DropReason::kOverload;
+}
+
+}  // namespace
+
+LoadgenResult run_loadgen(const App& app, const std::vector<Arrival>& arrivals,
+                          const LoadgenOptions& options) {
+  const std::string model = options.model.empty() ? app.name : options.model;
+  const std::string path = "/v2/models/" + model + "/infer";
+  httplib::Client probe(options.host, options.port);
+  probe.set_connection_timeout(5);
+  const std::vector<int64_t> shape = input_shape_of(probe, model);
+
+  // A few distinct bodies, reused in turn; a request with its own SLO carries it.
+  std::mt19937_64 rng(options.seed);
+  std::vector<std::string> bodies;
+  for (int i = 0; i < std::max(1, options.distinct_inputs); ++i) {
+    bodies.push_back(body_for(shape, rng));
+  }
+
+  LoadgenResult result(app, options.window_s);
+  std::vector<Outcome1> outcomes(arrivals.size());
+  const double first = arrivals.empty() ? 0.0 : arrivals.front().time;
+  const SteadyTime start = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+  const auto at = [&](double t) {
+    return start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                       std::chrono::duration<double>(t));
+  };
+  std::atomic<std::size_t> next{0};
+  std::atomic<uint64_t> sent_late{0};
+  std::atomic<uint64_t> done_count{0};
+  std::mutex lag_mutex;
+  double max_lag = 0.0;
+
+  auto client_thread = [&] {
+    httplib::Client cli(options.host, options.port);
+    cli.set_tcp_nodelay(true);
+    cli.set_keep_alive(true);
+    cli.set_connection_timeout(5);
+    cli.set_read_timeout(static_cast<time_t>(std::max(1.0, options.timeout_s)));
+    cli.set_write_timeout(static_cast<time_t>(std::max(1.0, options.timeout_s)));
+    // Connect before the schedule starts, so that connection setup is not latency.
+    cli.Get("/v2/health/live");
+    while (true) {
+      const std::size_t i = next.fetch_add(1);
+      if (i >= arrivals.size()) return;
+      const Arrival& a = arrivals[i];
+      Outcome1& o = outcomes[i];
+      o.sent = a.time - first;
+      std::this_thread::sleep_until(at(o.sent));
+      const auto send = std::chrono::steady_clock::now();
+      const double lag = std::chrono::duration<double>(send - at(o.sent)).count();
+      if (lag > 1e-3) sent_late.fetch_add(1);
+      {
+        std::lock_guard lock(lag_mutex);
+        max_lag = std::max(max_lag, lag);
+      }
+      const std::string& base = bodies[i % bodies.size()];
+      const std::string body = a.slo_s > 0 ? with_slo(base, a.slo_s * 1e3) : base;
+      httplib::Result res = cli.Post(path, body, "application/json");
+      o.finished = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      classify(app, res, a.slo_s > 0 ? a.slo_s : app.slo, o);
+      done_count.fetch_add(1);
+    }
+  };
+  const auto wall0 = std::chrono::steady_clock::now();
+  std::vector<std::thread> threads;
+  const int n_threads = std::max(1, options.connections);
+  for (int i = 0; i < n_threads; ++i) threads.emplace_back(client_thread);
+  if (options.progress) {
+    while (done_count.load() < arrivals.size()) {
+      std::this_thread::sleep_for(std::chrono::seconds(2));
+      spdlog::info("loadgen: {}/{} answered", done_count.load(), arrivals.size());
+    }
+  }
+  for (auto& t : threads) t.join();
+  result.stats.wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+
+  std::map<int, uint64_t> statuses;
+  for (const Outcome1& o : outcomes) {
+    result.metrics.on_arrival(o.sent);
+    statuses[o.status]++;
+  }
+  for (const Outcome1& o : outcomes) {
+    RequestRecord r;
+    r.arrival = o.sent;
+    r.finish = o.finished;
+    r.outcome = o.outcome;
+    r.drop_task = o.task;
+    r.reason = o.reason;
+    r.accuracy = o.accuracy;
+    result.metrics.on_request_done(r);
+  }
+  result.stats.status_counts.assign(statuses.begin(), statuses.end());
+  result.stats.sent_late = sent_late.load();
+  result.stats.max_send_lag_s = max_lag;
+  return result;
+}
+
+}  // namespace tessera

@@ -1,0 +1,244 @@
+#include "server/endpoint.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <stdexcept>
+
+#include "exec/model_factory.hpp"
+
+namespace tessera {
+
+Endpoint::Endpoint(std::string name, App app, const Deployment& deployment,
+                   const ProfileTable& profiles, const PolicySet& policies,
+                   const ModelRegistry& models, const SteadyClock& clock, EventLoop& loop,
+                   ServerMetrics& metrics, uint64_t seed, int torch_threads, bool inline_noop)
+    : name_(std::move(name)),
+      app_(std::move(app)),
+      models_(models),
+      clock_(clock),
+      loop_(loop),
+      server_metrics_(metrics),
+      metrics_(metrics.add_endpoint(name_, app_)),
+      inline_noop_(inline_noop) {
+  // Every stage runs on the request's input (docs/serve.md#payloads), so every deployed
+  // model must take the same input shape.
+  std::vector<std::vector<int64_t>> task_output(app_.tasks.size());
+  for (const WorkerGroup& g : deployment.groups) {
+    for (int v : g.variants) {
+      const std::string& variant = app_.tasks[g.task].variants[static_cast<std::size_t>(v)].name;
+      const ModelInfo& info = models_.at(variant).model->info();
+      if (input_shape_.empty()) input_shape_ = info.input_shape;
+      if (info.input_shape != input_shape_) {
+        throw std::invalid_argument("endpoint '" + name_ + "': variant '" + variant +
+                                    "' takes input " + shape_string(info.input_shape) +
+                                    " but another stage takes " + shape_string(input_shape_) +
+                                    "; every stage runs on the request's input");
+      }
+      auto& out = task_output[g.task];
+      if (!out.empty() && out != info.output_shape) {
+        throw std::invalid_argument("endpoint '" + name_ + "': the variants of task '" +
+                                    app_.tasks[g.task].name + "' have different output shapes");
+      }
+      out = info.output_shape;
+    }
+  }
+  for (std::size_t t = 0; t < app_.tasks.size(); ++t) {
+    if (app_.tasks[t].is_leaf()) outputs_.emplace_back(app_.tasks[t].name, task_output[t]);
+  }
+  engine_ =
+      std::make_unique<Engine>(app_, deployment, profiles, policies, clock_, *this, *this, seed);
+  for (std::size_t w = 0; w < engine_->workers().size(); ++w) {
+    executors_.push_back(
+        std::make_unique<Executor>([torch_threads] { configure_torch_threads(torch_threads); }));
+  }
+}
+
+Endpoint::~Endpoint() { stop_executors(); }
+
+void Endpoint::stop_executors() {
+  for (auto& e : executors_) e->stop();
+}
+
+void Endpoint::submit(std::shared_ptr<const FloatTensor> input, double slo_s, Done done) {
+  loop_.post([this, in = std::move(input), slo_s, d = std::move(done)]() mutable {
+    admit(std::move(in), slo_s, std::move(d));
+  });
+}
+
+void Endpoint::admit(std::shared_ptr<const FloatTensor> input, double slo_s, Done done) {
+  // The engine may answer inside submit() (a drop at the first queue), so the side-table
+  // entry goes in first under the id the engine will give (ids count up from 0).
+  const uint64_t id = engine_->submitted();
+  Pending& p = pending_[id];
+  p.input = std::move(input);
+  p.done = std::move(done);
+  p.arrival = clock_.now();
+  ++waiting_;
+  Arrival arrival;
+  arrival.time = p.arrival;
+  arrival.slo_s = slo_s;
+  const uint64_t given = engine_->submit(arrival);
+  if (given != id) throw std::logic_error("engine request ids out of step");
+}
+
+const LoadedModel& Endpoint::model_of(const Worker& worker) const {
+  const int v = worker.variants[static_cast<std::size_t>(worker.running_variant)];
+  return models_.at(app_.tasks[worker.task].variants[static_cast<std::size_t>(v)].name);
+}
+
+void Endpoint::start_batch(const Worker& worker) {
+  const LoadedModel& lm = model_of(worker);
+  std::vector<std::shared_ptr<const FloatTensor>> inputs;
+  inputs.reserve(worker.running.size());
+  for (const Item& item : worker.running) {
+    inputs.push_back(pending_.at(engine_->request_id(item.request)).input);
+  }
+  const bool want_fanout = lm.spec.fanout.has_value() && !app_.tasks[worker.task].is_leaf();
+  const WorkerId id = worker.id;
+  auto job = [this, id, model = lm.model, rule = lm.spec.fanout, want_fanout,
+              in = std::move(inputs)] {
+    BatchResult result;
+    try {
+      std::vector<const FloatTensor*> ptrs;
+      ptrs.reserve(in.size());
+      for (const auto& t : in) ptrs.push_back(t.get());
+      result.outputs = model->run(ptrs);
+      if (result.outputs.size() != in.size()) throw std::runtime_error("wrong number of outputs");
+      if (want_fanout) {
+        for (const FloatTensor& out : result.outputs) {
+          result.fanout.push_back(apply_fanout_rule(*rule, out.data));
+        }
+      }
+    } catch (const std::exception& e) {
+      result.outputs.clear();
+      result.fanout.assign(in.size(), 0);
+      result.error = e.what();
+    }
+    loop_.post([this, id, r = std::move(result)]() mutable { executed(id, std::move(r)); });
+  };
+  // The no-op model costs nothing: running it here saves two thread hand-offs. Its
+  // result still comes back through the loop's queue, never from inside this call.
+  if (inline_noop_ && lm.model->info().kind == "noop") {
+    job();
+  } else {
+    executors_[id]->post(std::move(job));
+  }
+}
+
+void Endpoint::executed(WorkerId id, BatchResult result) {
+  const Worker& worker = *engine_->workers()[id];
+  const TaskId task = worker.task;
+  const bool leaf = app_.tasks[task].is_leaf();
+  for (std::size_t i = 0; i < worker.running.size(); ++i) {
+    auto it = pending_.find(engine_->request_id(worker.running[i].request));
+    if (it == pending_.end() || it->second.answered) continue;
+    Pending& p = it->second;
+    if (!result.error.empty()) {
+      Answer a;
+      a.kind = AnswerKind::kError;
+      a.stage = app_.tasks[task].name;
+      a.message = "model '" + model_of(worker).spec.variant + "' failed: " + result.error;
+      answer(p, std::move(a));
+      continue;
+    }
+    const bool final_result = leaf || (i < result.fanout.size() && result.fanout[i] == 0);
+    if (final_result) p.results.emplace_back(task, std::move(result.outputs[i]));
+  }
+  if (!result.error.empty()) spdlog::error("endpoint '{}': {}", name_, result.error);
+  engine_->on_batch_done(id, result.fanout);
+}
+
+void Endpoint::set_timer(WorkerId worker, uint64_t generation, Time at) {
+  loop_.post_at(at, [this, worker, generation] { engine_->on_timer(worker, generation); });
+}
+
+void Endpoint::deliver_later(std::vector<Item>&& items, Time at) {
+  loop_.post_at(at, [this, batch = std::move(items)] { engine_->deliver(batch); });
+}
+
+std::vector<NamedOutput> Endpoint::stack_results(Pending& p) const {
+  std::vector<NamedOutput> out;
+  for (std::size_t t = 0; t < app_.tasks.size(); ++t) {
+    NamedOutput named;
+    std::size_t count = 0;
+    for (auto& [task, tensor] : p.results) {
+      if (task != t) continue;
+      if (count == 0) {
+        named.tensor.shape = tensor.shape;
+        named.tensor.shape.insert(named.tensor.shape.begin(), 0);
+      }
+      named.tensor.data.insert(named.tensor.data.end(), tensor.data.begin(), tensor.data.end());
+      ++count;
+    }
+    if (count == 0) continue;
+    named.name = app_.tasks[t].name;
+    named.tensor.shape[0] = static_cast<int64_t>(count);
+    out.push_back(std::move(named));
+  }
+  return out;
+}
+
+void Endpoint::answer(Pending& p, Answer&& a) {
+  p.answered = true;
+  --waiting_;
+  a.latency = clock_.now() - p.arrival;
+  server_metrics_.answered(metrics_, a.kind, a.latency);
+  Done done = std::move(p.done);
+  p.input.reset();
+  p.results.clear();
+  done(std::move(a));
+}
+
+void Endpoint::on_request_stopped(uint64_t id, Outcome outcome, TaskId task, DropReason reason) {
+  if (outcome == Outcome::kDropped) server_metrics_.dropped(metrics_, task, reason);
+  auto it = pending_.find(id);
+  if (it == pending_.end() || it->second.answered) return;
+  Answer a;
+  a.kind = outcome == Outcome::kDropped ? AnswerKind::kDropped : AnswerKind::kFailed;
+  a.stage = app_.tasks[task].name;
+  a.reason = reason;
+  answer(it->second, std::move(a));
+}
+
+void Endpoint::on_request_done(const RequestRecord& record) {
+  auto it = pending_.find(record.id);
+  if (it == pending_.end()) return;
+  if (!it->second.answered) {
+    Answer a;
+    a.kind = record.outcome == Outcome::kOk ? AnswerKind::kOk : AnswerKind::kLate;
+    a.accuracy = record.accuracy;
+    a.outputs = stack_results(it->second);
+    answer(it->second, std::move(a));
+  }
+  pending_.erase(it);
+}
+
+void Endpoint::on_batch_start(const Worker& worker, Time) {
+  server_metrics_.batch_started(metrics_, worker.task,
+                                worker.variants[static_cast<std::size_t>(worker.running_variant)],
+                                worker.running.size());
+}
+
+void Endpoint::on_batch_done(const Worker& worker, Time duration, Time) {
+  server_metrics_.batch_finished(metrics_, worker.task, duration);
+}
+
+void Endpoint::refuse_all(const std::string& why) {
+  for (auto& [id, p] : pending_) {
+    if (p.answered) continue;
+    Answer a;
+    a.kind = AnswerKind::kShutdown;
+    a.message = why;
+    answer(p, std::move(a));
+  }
+}
+
+std::vector<std::size_t> Endpoint::queue_lengths() const {
+  std::vector<std::size_t> out;
+  for (std::size_t t = 0; t < app_.tasks.size(); ++t) {
+    out.push_back(engine_->queued_at(static_cast<TaskId>(t)));
+  }
+  return out;
+}
+
+}  // namespace tessera

@@ -1,0 +1,106 @@
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/engine.hpp"
+#include "server/answer.hpp"
+#include "server/event_loop.hpp"
+#include "server/executor.hpp"
+#include "server/model_registry.hpp"
+#include "server/server_metrics.hpp"
+#include "server/steady_clock.hpp"
+
+namespace tessera {
+
+// One served application (a pipeline or DAG, or a single model as a one-task app): the
+// engine the simulator runs, driven on a real clock. It is the engine's EngineDriver
+// (batches go to one Executor thread per worker, timers and hops to the EventLoop) and
+// its EngineObserver (answers go back to the waiting HTTP thread).
+//
+// Threads: submit() from any thread; everything else runs on the event loop, which is
+// the only thread that touches the engine. The inputs and results of live requests are
+// kept in a side table keyed by request id, since engine items carry no payload.
+class Endpoint final : public EngineDriver, public EngineObserver {
+ public:
+  using Done = std::function<void(Answer&&)>;
+
+  Endpoint(std::string name, App app, const Deployment& deployment, const ProfileTable& profiles,
+           const PolicySet& policies, const ModelRegistry& models, const SteadyClock& clock,
+           EventLoop& loop, ServerMetrics& metrics, uint64_t seed, int torch_threads,
+           bool inline_noop);
+  ~Endpoint() override;
+
+  const std::string& name() const { return name_; }
+  const App& app() const { return app_; }
+  // The input every request carries (that of the root tasks' models) and the output of
+  // each leaf task's model.
+  const std::vector<int64_t>& input_shape() const { return input_shape_; }
+  const std::vector<std::pair<std::string, std::vector<int64_t>>>& outputs() const {
+    return outputs_;
+  }
+  EndpointMetrics& metrics() { return metrics_; }
+
+  // Any thread: `done` is called exactly once, on the loop thread. slo_s <= 0 uses the
+  // app's SLO.
+  void submit(std::shared_ptr<const FloatTensor> input, double slo_s, Done done);
+
+  // Loop thread.
+  void refuse_all(const std::string& why);  // answers every waiting request (shutdown)
+  std::size_t waiting() const { return waiting_; }
+  std::vector<std::size_t> queue_lengths() const;
+
+  // Stops the executors (after the loop has stopped).
+  void stop_executors();
+
+  // EngineDriver.
+  void start_batch(const Worker& worker) override;
+  void set_timer(WorkerId worker, uint64_t generation, Time at) override;
+  void deliver_later(std::vector<Item>&& items, Time at) override;
+  // EngineObserver.
+  void on_request_done(const RequestRecord& record) override;
+  void on_request_stopped(uint64_t id, Outcome outcome, TaskId task, DropReason reason) override;
+  void on_batch_start(const Worker& worker, Time now) override;
+  void on_batch_done(const Worker& worker, Time duration, Time now) override;
+
+ private:
+  struct Pending {
+    std::shared_ptr<const FloatTensor> input;
+    std::vector<std::pair<TaskId, FloatTensor>> results;
+    Done done;
+    Time arrival = 0.0;
+    bool answered = false;
+  };
+  struct BatchResult {
+    std::vector<FloatTensor> outputs;
+    std::vector<int> fanout;
+    std::string error;
+  };
+
+  void admit(std::shared_ptr<const FloatTensor> input, double slo_s, Done done);
+  void executed(WorkerId worker, BatchResult result);
+  void answer(Pending& p, Answer&& a);
+  std::vector<NamedOutput> stack_results(Pending& p) const;
+  const LoadedModel& model_of(const Worker& worker) const;
+
+  std::string name_;
+  App app_;
+  const ModelRegistry& models_;
+  const SteadyClock& clock_;
+  EventLoop& loop_;
+  ServerMetrics& server_metrics_;
+  EndpointMetrics& metrics_;
+  bool inline_noop_;  // run the no-op model on the loop thread (ServeOptions::inline_noop)
+  std::vector<int64_t> input_shape_;
+  std::vector<std::pair<std::string, std::vector<int64_t>>> outputs_;
+  std::unordered_map<uint64_t, Pending> pending_;
+  std::size_t waiting_ = 0;                           // pending requests not yet answered
+  std::vector<std::unique_ptr<Executor>> executors_;  // one per worker
+  std::unique_ptr<Engine> engine_;
+};
+
+}  // namespace tessera

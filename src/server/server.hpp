@@ -1,0 +1,66 @@
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/app.hpp"
+#include "engine/deployment.hpp"
+#include "exec/model_spec.hpp"
+#include "policy/policy_set.hpp"
+#include "profile/profile_table.hpp"
+
+namespace tessera {
+
+struct RunSpec;
+
+struct ServeOptions {
+  std::string host = "127.0.0.1";
+  int port = 8000;                         // 0: any free port (start() returns it)
+  int max_inflight = 128;                  // admitted requests at once; more get 429
+  int http_threads = 0;                    // 0: max_inflight + 8
+  std::size_t max_body_bytes = 16u << 20;  // larger bodies get 413
+  double drain_timeout_s = 10.0;           // shutdown: how long in-flight requests may finish
+  double request_timeout_s = 120.0;        // safety net: 504 if no answer came (a bug)
+  double keep_alive_timeout_s = 5.0;       // idle keep-alive connections close after this
+  bool warmup = true;                      // run each model at each batch size before serving
+  bool model_endpoints = true;             // also serve each deployed model on its own
+  bool inline_noop = true;                 // run the no-op model on the event loop thread
+};
+
+// The application of one run spec (and each of its deployed models), served over HTTP
+// with the Open Inference Protocol v2 on the engine the simulator runs (docs/serve.md).
+class Server {
+ public:
+  // Loads the deployed variants' models (`models` says which model serves each) and
+  // builds one engine per endpoint. Throws on a model that cannot be loaded.
+  Server(const App& app, const Deployment& deployment, const ProfileTable& profiles,
+         const PolicyConfig& policies, uint64_t seed, const ModelsConfig& models,
+         ServeOptions options);
+  Server(const RunSpec& run, const ModelsConfig& models, ServeOptions options);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Binds and starts serving; returns the port. Throws std::runtime_error if it cannot bind.
+  int start();
+  // Stops admitting requests (503), lets admitted ones finish for up to drain_timeout_s,
+  // refuses the rest with 503, then stops. Every admitted request is answered exactly
+  // once. Idempotent.
+  void shutdown();
+
+  std::vector<std::string> endpoint_names() const;
+  // Inference requests admitted and not yet answered.
+  int in_flight() const;
+  // Waits until at least `n` requests are in flight (tests); false on timeout.
+  bool wait_until_in_flight(int n, double timeout_s) const;
+  const ServeOptions& options() const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tessera

@@ -1,0 +1,54 @@
+#pragma once
+
+// Internal to the server: the state behind Server, shared by server.cpp (lifecycle) and
+// http_routes.cpp (request handling).
+
+#include <httplib.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "server/endpoint.hpp"
+#include "server/event_loop.hpp"
+#include "server/model_registry.hpp"
+#include "server/server.hpp"
+#include "server/server_metrics.hpp"
+#include "server/steady_clock.hpp"
+
+namespace tessera {
+
+struct Server::Impl {
+  ServeOptions options;
+  SteadyClock clock;
+  ServerMetrics metrics;
+  ModelRegistry models;
+  std::unique_ptr<PolicySet> policies;
+  EventLoop loop{clock};
+  std::vector<std::unique_ptr<Endpoint>> endpoints;
+  std::map<std::string, Endpoint*> by_name;
+
+  httplib::Server http;
+  std::thread http_thread;
+  int port = 0;
+  bool started = false;
+  bool stopped = false;
+
+  // Admission and drain.
+  std::atomic<int> in_flight{0};
+  std::atomic<bool> draining{false};
+  std::mutex drain_mutex;
+  std::condition_variable drained;  // signalled when in_flight changes and someone waits
+  std::atomic<int> watchers{0};
+
+  Endpoint* find(const std::string& name) const {
+    auto it = by_name.find(name);
+    return it == by_name.end() ? nullptr : it->second;
+  }
+  void install_routes();  // http_routes.cpp
+};
+
+}  // namespace tessera

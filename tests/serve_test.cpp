@@ -1,0 +1,381 @@
+// End-to-end tests of `tessera serve` over loopback: real HTTP, the real engine on a real
+// clock, and the zoo's noop / sleep models (fast and deterministic). No test sleeps to wait
+// for something: they wait on futures and conditions with generous timeouts.
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <future>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "loadgen/http_loadgen.hpp"
+#include "server/protocol.hpp"
+#include "server/server.hpp"
+#include "test_support.hpp"
+
+namespace tessera {
+namespace {
+
+using nlohmann::json;
+using testing::add_affine;
+using testing::make_edge;
+using testing::make_task;
+
+constexpr const char* kJson = "application/json";
+
+ModelSpec noop_spec(const std::string& variant, std::vector<int64_t> shape,
+                    double latency_ms = 0.0) {
+  ModelSpec m;
+  m.variant = variant;
+  m.arch = latency_ms > 0 ? "sleep" : "noop";
+  m.input_shape = std::move(shape);
+  m.latency_ms = latency_ms;
+  return m;
+}
+
+struct Fixture {
+  App app;
+  Deployment deployment;
+  ProfileTable profiles;
+  PolicyConfig policies;
+  ModelsConfig models;
+  ServeOptions options;
+
+  Fixture() {
+    options.port = 0;
+    options.drain_timeout_s = 5.0;
+    options.keep_alive_timeout_s = 1.0;
+  }
+  void add_worker(TaskId task, int max_batch = 4) {
+    deployment.groups.push_back(WorkerGroup{task, {0}, "cpu", max_batch, 1});
+    add_affine(profiles, app.tasks[task].variants[0].name, 1.0, 0.1, max_batch, "cpu");
+  }
+  std::unique_ptr<Server> start(int& port) {
+    auto server = std::make_unique<Server>(app, deployment, profiles, policies, 1, models, options);
+    port = server->start();
+    return server;
+  }
+};
+
+// detect -> classify, both noop on 4 values.
+Fixture chain_fixture() {
+  Fixture f;
+  f.app.name = "chain";
+  f.app.slo = 5.0;
+  f.app.tasks = {make_task("detect"), make_task("classify")};
+  f.app.edges = {make_edge(0, 1)};
+  f.app.finalize();
+  f.models.models = {noop_spec("detect", {4}), noop_spec("classify", {4})};
+  f.add_worker(0);
+  f.add_worker(1);
+  return f;
+}
+
+std::string body_of(std::vector<float> values, const std::string& id = "") {
+  FloatTensor t{{1, static_cast<int64_t>(values.size())}, std::move(values)};
+  return make_infer_body(t, id);
+}
+
+TEST(Serve, PipelineAnswersWithTheLeafOutput) {
+  Fixture f = chain_fixture();
+  int port = 0;
+  auto server = f.start(port);
+  httplib::Client cli("127.0.0.1", port);
+
+  auto res = cli.Post("/v2/models/chain/infer", body_of({1, 2, 3, 4}, "req-7"), kJson);
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  const json out = json::parse(res->body);
+  EXPECT_EQ(out["model_name"], "chain");
+  EXPECT_EQ(out["id"], "req-7");
+  EXPECT_EQ(out["parameters"]["outcome"], "ok");
+  ASSERT_EQ(out["outputs"].size(), 1u);
+  EXPECT_EQ(out["outputs"][0]["name"], "classify");
+  EXPECT_EQ(out["outputs"][0]["shape"], json::array({1, 4}));
+  EXPECT_EQ(out["outputs"][0]["data"], json::array({1.0, 2.0, 3.0, 4.0}));
+
+  // Each deployed model is an endpoint of its own; shape [4] without the batch works too.
+  FloatTensor flat{{4}, {5, 6, 7, 8}};
+  res = cli.Post("/v2/models/detect/infer", make_infer_body(flat), kJson);
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  EXPECT_EQ(json::parse(res->body)["outputs"][0]["data"], json::array({5.0, 6.0, 7.0, 8.0}));
+
+  // Health and metadata.
+  EXPECT_EQ(cli.Get("/v2/health/live")->status, 200);
+  EXPECT_EQ(cli.Get("/v2/health/ready")->status, 200);
+  EXPECT_EQ(json::parse(cli.Get("/v2")->body)["name"], "tessera");
+  const json meta = json::parse(cli.Get("/v2/models/chain")->body);
+  EXPECT_EQ(meta["inputs"][0]["shape"], json::array({-1, 4}));
+  EXPECT_EQ(meta["outputs"][0]["name"], "classify");
+  EXPECT_EQ(cli.Get("/v2/models/chain/ready")->status, 200);
+  EXPECT_EQ(cli.Get("/v2/models/nope")->status, 404);
+
+  const std::string metrics = cli.Get("/metrics")->body;
+  EXPECT_NE(metrics.find("tessera_requests_total{app=\"chain\",outcome=\"ok\"} 1"),
+            std::string::npos);
+  EXPECT_NE(metrics.find("tessera_batch_size_count{app=\"chain\",task=\"detect\"} 1"),
+            std::string::npos);
+  EXPECT_NE(metrics.find("tessera_variant_batches_total{app=\"chain\",task=\"classify\","
+                         "variant=\"classify\"} 1"),
+            std::string::npos);
+  EXPECT_NE(metrics.find("tessera_queue_length{app=\"chain\",task=\"detect\"} 0"),
+            std::string::npos);
+  server->shutdown();
+}
+
+TEST(Serve, DagFanOutComesFromTheModelOutput) {
+  // detect's fan-out is the number of its outputs with sigmoid(x) > 0.5, i.e. x > 0.
+  Fixture f;
+  f.app.name = "dag";
+  f.app.slo = 5.0;
+  f.app.tasks = {make_task("detect"), make_task("classify")};
+  f.app.tasks[0].variants[0].fanout_mean = 1.0;  // what the simulator would draw
+  f.app.edges = {make_edge(0, 1)};
+  f.app.finalize();
+  ModelSpec detect = noop_spec("detect", {6});
+  detect.fanout = FanoutRule{0.5, 8};
+  f.models.models = {detect, noop_spec("classify", {6})};
+  f.add_worker(0);
+  f.add_worker(1);
+  int port = 0;
+  auto server = f.start(port);
+  httplib::Client cli("127.0.0.1", port);
+
+  auto res = cli.Post("/v2/models/dag/infer", body_of({1, -1, 2, -2, 3, 0}), kJson);
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  json out = json::parse(res->body);
+  ASSERT_EQ(out["outputs"].size(), 1u);
+  EXPECT_EQ(out["outputs"][0]["name"], "classify");
+  EXPECT_EQ(out["outputs"][0]["shape"], json::array({3, 6}));  // three objects
+
+  // Nothing passes: the request ends at detect, whose output is the result.
+  res = cli.Post("/v2/models/dag/infer", body_of({-1, -1, -2, -2, -3, 0}), kJson);
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  out = json::parse(res->body);
+  ASSERT_EQ(out["outputs"].size(), 1u);
+  EXPECT_EQ(out["outputs"][0]["name"], "detect");
+  EXPECT_EQ(out["outputs"][0]["shape"], json::array({1, 6}));
+  server->shutdown();
+}
+
+TEST(Serve, MalformedRequestsGet4xxWithAMessage) {
+  Fixture f = chain_fixture();
+  f.options.max_body_bytes = 4096;
+  int port = 0;
+  auto server = f.start(port);
+  httplib::Client cli("127.0.0.1", port);
+  const auto expect_error = [&](const std::string& path, const std::string& body, int status,
+                                const std::string& fragment) {
+    auto res = cli.Post(path, body, kJson);
+    ASSERT_TRUE(res) << path;
+    EXPECT_EQ(res->status, status) << body.substr(0, 80) << " -> " << res->body;
+    const json err = json::parse(res->body, nullptr, false);
+    ASSERT_TRUE(err.is_object()) << res->body;
+    EXPECT_NE(err.value("error", "").find(fragment), std::string::npos) << res->body;
+  };
+  const std::string infer = "/v2/models/chain/infer";
+  expect_error(infer, "{not json", 400, "invalid JSON");
+  expect_error(infer, "[1, 2]", 400, "JSON object");
+  expect_error(infer, R"({"inputs": []})", 400, "exactly 1 input");
+  expect_error(infer,
+               R"({"inputs":[{"name":"x","datatype":"FP32","shape":[2,2],"data":[1,2,3,4]}]})", 400,
+               "does not match");
+  expect_error(infer,
+               R"({"inputs":[{"name":"x","datatype":"BYTES","shape":[4],"data":[1,2,3,4]}]})", 400,
+               "not supported");
+  expect_error(infer, R"({"inputs":[{"name":"x","datatype":"FP32","shape":[4],"data":[1,2,3]}]})",
+               400, "needs 4");
+  expect_error(infer,
+               R"({"inputs":[{"name":"x","datatype":"FP32","shape":[4],"data":[1,"a",3,4]}]})", 400,
+               "numbers only");
+  expect_error(
+      infer,
+      R"({"inputs":[{"name":"x","datatype":"FP32","shape":[4],"data":[1,2,3,4]}],"parameters":{"slo_ms":-1}})",
+      400, "slo_ms");
+  expect_error("/v2/models/nope/infer", body_of({1, 2, 3, 4}), 400, "unknown model 'nope'");
+  expect_error(infer, std::string(5000, ' '), 413, "larger than 4096");
+  expect_error("/v3/anything", "{}", 404, "no route");
+
+  // The server still serves after all that, and counted the refusals.
+  auto res = cli.Post(infer, body_of({1, 2, 3, 4}), kJson);
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  const std::string metrics = cli.Get("/metrics")->body;
+  EXPECT_NE(metrics.find("tessera_requests_total{app=\"chain\",outcome=\"invalid\"} 8"),
+            std::string::npos)
+      << metrics;
+  server->shutdown();
+}
+
+// Sends `n` requests at once from `n` threads; returns the status of each (0: no answer).
+std::vector<int> burst(int port, const std::string& path, int n, const std::string& body) {
+  std::vector<std::future<int>> results;
+  for (int i = 0; i < n; ++i) {
+    results.push_back(std::async(std::launch::async, [port, path, body] {
+      httplib::Client cli("127.0.0.1", port);
+      cli.set_read_timeout(30);
+      auto res = cli.Post(path, body, kJson);
+      return res ? res->status : 0;
+    }));
+  }
+  std::vector<int> statuses;
+  for (auto& r : results) statuses.push_back(r.get());
+  return statuses;
+}
+
+TEST(Serve, OverloadBurstIsBoundedAndEveryRequestAnswered) {
+  // One slow worker (50 ms per batch of at most 2), at most 4 requests admitted and a
+  // queue bound of 2: a burst of 40 gets 200s, queue_full drops (503) and refusals (429).
+  Fixture f;
+  f.app.name = "slow";
+  f.app.slo = 10.0;
+  f.app.tasks = {make_task("work")};
+  f.app.finalize();
+  f.models.models = {noop_spec("work", {4}, 50.0)};
+  f.add_worker(0, 2);
+  f.policies.max_queue = 1;
+  f.options.max_inflight = 4;
+  f.options.http_threads = 48;
+  f.options.model_endpoints = false;
+  int port = 0;
+  auto server = f.start(port);
+
+  const std::vector<int> statuses = burst(port, "/v2/models/slow/infer", 40, body_of({1, 2, 3, 4}));
+  int ok = 0, rejected = 0, dropped = 0, other = 0;
+  for (int s : statuses) {
+    if (s == 200)
+      ++ok;
+    else if (s == 429)
+      ++rejected;
+    else if (s == 503)
+      ++dropped;
+    else
+      ++other;
+  }
+  EXPECT_EQ(ok + rejected + dropped, 40) << "other statuses: " << other;
+  EXPECT_GE(ok, 1);
+  EXPECT_GE(rejected, 1);  // at most 4 admitted while the worker sleeps 50 ms per batch
+  EXPECT_EQ(server->in_flight(), 0);
+
+  // The refusals carry Retry-After.
+  httplib::Client cli("127.0.0.1", port);
+  const std::string metrics = cli.Get("/metrics")->body;
+  EXPECT_NE(metrics.find("tessera_requests_total{app=\"slow\",outcome=\"rejected\"} " +
+                         std::to_string(rejected)),
+            std::string::npos)
+      << metrics;
+  server->shutdown();
+}
+
+TEST(Serve, RefusalsCarryRetryAfter) {
+  Fixture f;
+  f.app.name = "slow";
+  f.app.slo = 10.0;
+  f.app.tasks = {make_task("work")};
+  f.app.finalize();
+  f.models.models = {noop_spec("work", {4}, 200.0)};
+  f.add_worker(0, 1);
+  f.options.max_inflight = 1;
+  f.options.model_endpoints = false;
+  int port = 0;
+  auto server = f.start(port);
+  auto first = std::async(std::launch::async, [port] {
+    httplib::Client cli("127.0.0.1", port);
+    return cli.Post("/v2/models/slow/infer", body_of({1, 2, 3, 4}), kJson)->status;
+  });
+  ASSERT_TRUE(server->wait_until_in_flight(1, 30.0));
+  httplib::Client cli("127.0.0.1", port);
+  auto res = cli.Post("/v2/models/slow/infer", body_of({1, 2, 3, 4}), kJson);
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 429);
+  EXPECT_EQ(res->get_header_value("Retry-After"), "1");
+  EXPECT_EQ(first.get(), 200);
+  server->shutdown();
+}
+
+TEST(Serve, ShutdownAnswersEveryRequestInFlight) {
+  // 12 requests on one worker that takes 200 ms per batch of 2: they need 1.2 s, the
+  // drain allows 0.3 s. Those that finish get 200, the rest 503; none is lost.
+  Fixture f;
+  f.app.name = "slow";
+  f.app.slo = 10.0;
+  f.app.tasks = {make_task("work")};
+  f.app.finalize();
+  f.models.models = {noop_spec("work", {4}, 200.0)};
+  f.add_worker(0, 2);
+  f.options.drain_timeout_s = 0.3;
+  f.options.model_endpoints = false;
+  int port = 0;
+  auto server = f.start(port);
+
+  constexpr int kRequests = 12;
+  std::vector<std::future<std::pair<int, std::string>>> results;
+  for (int i = 0; i < kRequests; ++i) {
+    results.push_back(std::async(std::launch::async, [port] {
+      httplib::Client cli("127.0.0.1", port);
+      cli.set_read_timeout(30);
+      auto res = cli.Post("/v2/models/slow/infer", body_of({1, 2, 3, 4}), kJson);
+      return res ? std::make_pair(res->status, res->body) : std::make_pair(0, std::string());
+    }));
+  }
+  ASSERT_TRUE(server->wait_until_in_flight(kRequests, 30.0));
+  server->shutdown();
+  int ok = 0, refused = 0;
+  for (auto& r : results) {
+    const auto [status, body] = r.get();
+    if (status == 200) {
+      ++ok;
+    } else {
+      ASSERT_EQ(status, 503) << body;
+      EXPECT_NE(body.find("shutting down"), std::string::npos) << body;
+      ++refused;
+    }
+  }
+  EXPECT_EQ(ok + refused, kRequests);
+  EXPECT_GE(refused, 1);
+  EXPECT_EQ(server->in_flight(), 0);
+}
+
+TEST(Serve, DropsAreAnsweredAt503WithStageAndReason) {
+  // A 1 ms SLO and expired dropping: the second stage's items are past their deadline.
+  Fixture f = chain_fixture();
+  f.app.slo = 0.001;
+  f.models.models = {noop_spec("detect", {4}, 5.0), noop_spec("classify", {4})};
+  f.policies.dropping = "expired";
+  int port = 0;
+  auto server = f.start(port);
+  httplib::Client cli("127.0.0.1", port);
+  auto res = cli.Post("/v2/models/chain/infer", body_of({1, 2, 3, 4}), kJson);
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 503);
+  const json err = json::parse(res->body);
+  EXPECT_EQ(err["outcome"], "dropped");
+  EXPECT_EQ(err["stage"], "classify");
+  EXPECT_EQ(err["reason"], "expired");
+  server->shutdown();
+}
+
+TEST(Loadgen, ReplaysArrivalsAndFillsTheSummaryMetrics) {
+  Fixture f = chain_fixture();
+  int port = 0;
+  auto server = f.start(port);
+  std::vector<Arrival> arrivals;
+  for (int i = 0; i < 20; ++i) arrivals.push_back(Arrival{0.005 * i, 0, 0, 0.0});
+  LoadgenOptions o;
+  o.port = port;
+  o.connections = 4;
+  const LoadgenResult r = run_loadgen(f.app, arrivals, o);
+  EXPECT_EQ(r.metrics.submitted(), 20u);
+  EXPECT_EQ(r.metrics.count(Outcome::kOk), 20u);
+  EXPECT_EQ(r.metrics.latency().count(), 20u);
+  ASSERT_EQ(r.stats.status_counts.size(), 1u);
+  EXPECT_EQ(r.stats.status_counts[0], std::make_pair(200, uint64_t{20}));
+  server->shutdown();
+}
+
+}  // namespace
+}  // namespace tessera
