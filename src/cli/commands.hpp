@@ -11,5 +11,6 @@ void add_compare_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
 void add_loadgen_command(CLI::App& app);
 void add_profile_command(CLI::App& app);
+void add_supernet_command(CLI::App& app);
 
 }  // namespace tessera::cli

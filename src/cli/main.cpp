@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   tessera::cli::add_serve_command(app);
   tessera::cli::add_loadgen_command(app);
   tessera::cli::add_profile_command(app);
+  tessera::cli::add_supernet_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
