@@ -128,9 +128,9 @@ std::vector<ComparisonRow> run_comparison(
 
 std::string comparison_markdown(const std::vector<ComparisonRow>& rows, const App& app) {
   std::string out =
-      "| policy | goodput (req/s) | SLO attainment | drop rate | late rate | invalid rate | "
-      "p99 (ms) | drops by stage (%) |\n";
-  out += "|---|---:|---:|---:|---:|---:|---:|---|\n";
+      "| policy | goodput (req/s) | SLO attainment | mean accuracy | drop rate | late rate | "
+      "invalid rate | p99 (ms) | drops by stage (%) |\n";
+  out += "|---|---:|---:|---:|---:|---:|---:|---:|---|\n";
   for (const ComparisonRow& r : rows) {
     const auto& s = r.summary;
     std::string stages;
@@ -140,10 +140,10 @@ std::string comparison_markdown(const std::vector<ComparisonRow>& rows, const Ap
                             ? s["late"].get<double>() / s["submitted"].get<double>()
                             : 0.0;
     out +=
-        fmt::format("| {} | {:.1f} | {:.4f} | {:.4f} | {:.4f} | {:.4f} | {:.0f} | {} |\n",
+        fmt::format("| {} | {:.1f} | {:.4f} | {:.4f} | {:.4f} | {:.4f} | {:.4f} | {:.0f} | {} |\n",
                     r.run.label, s["goodput_rps"].get<double>(), s["slo_attainment"].get<double>(),
-                    s["drop_rate"].get<double>(), late, s["invalid_rate"].get<double>(),
-                    s["latency_ms"]["p99"].get<double>(), stages);
+                    s["mean_accuracy"].get<double>(), s["drop_rate"].get<double>(), late,
+                    s["invalid_rate"].get<double>(), s["latency_ms"]["p99"].get<double>(), stages);
   }
   std::string order;
   for (TaskId t : app.topological_order())
