@@ -22,7 +22,8 @@ struct CompareArgs {
 void run_compare(const CompareArgs& args) {
   RunSpec run = load_run_spec(args.run_file);
   if (args.seed >= 0) run.sim.seed = static_cast<uint64_t>(args.seed);
-  const std::vector<std::string> presets = args.presets.empty() ? policy_presets() : args.presets;
+  const std::vector<std::string> presets =
+      args.presets.empty() ? policy_presets() : expand_presets(args.presets);
   std::vector<ComparisonCase> cases;
   try {
     cases = comparison_cases(presets, args.load_scales, args.lambdas);
@@ -49,7 +50,8 @@ void add_compare_command(CLI::App& app) {
   cmd->add_option("run", args->run_file, "Run spec (YAML)")->required()->check(CLI::ExistingFile);
   cmd->add_option("--out,-o", args->out_dir, "Output directory")->capture_default_str();
   cmd->add_option("--presets", args->presets,
-                  "Comma-separated policy presets (default: all; see docs/policies.md)")
+                  "Comma-separated policy presets or families (pard-all, superserve); default: "
+                  "pard-all (docs/policies.md)")
       ->delimiter(',');
   cmd->add_option("--load-scales", args->load_scales,
                   "Comma-separated multipliers of the workload's rate (same duration)")
