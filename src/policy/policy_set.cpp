@@ -73,11 +73,12 @@ const std::vector<std::string>& policy_presets(const std::string& family) {
   static const std::vector<std::string> pard = {
       "naive",    "nexus",      "clipper++",  "pard",      "pard-back", "pard-sf",  "pard-split",
       "pard-wcl", "pard-lower", "pard-upper", "pard-fcfs", "pard-hbf",  "pard-lbf", "pard-instant"};
-  static const std::vector<std::string> superserve = {"slackfit", "maxbatch", "maxacc", "infaas",
-                                                      "clipper+"};
+  // clipper+ needs the variant it serves ("clipper+:VARIANT"), so it is not in the family.
+  static const std::vector<std::string> superserve = {"slackfit", "maxbatch", "maxacc", "infaas"};
   static const std::vector<std::string> all = [] {
     std::vector<std::string> v = pard;
     v.insert(v.end(), superserve.begin(), superserve.end());
+    v.push_back("clipper+:VARIANT");
     return v;
   }();
   if (family == "pard") return pard;

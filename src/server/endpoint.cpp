@@ -184,7 +184,8 @@ void Endpoint::answer(Pending& p, Answer&& a) {
   a.latency = clock_.now() - p.arrival;
   server_metrics_.answered(metrics_, a.kind, a.latency);
   Done done = std::move(p.done);
-  p.input.reset();
+  // The input stays until the engine has finished the request (on_request_done): items of
+  // a request answered early (refused at shutdown) may still be in a batch being formed.
   p.results.clear();
   done(std::move(a));
 }
