@@ -8,6 +8,7 @@ namespace tessera::cli {
 void add_simulate_command(CLI::App& app);
 void add_validate_command(CLI::App& app);
 void add_compare_command(CLI::App& app);
+void add_plan_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
 void add_loadgen_command(CLI::App& app);
 void add_profile_command(CLI::App& app);

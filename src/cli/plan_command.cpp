@@ -1,0 +1,145 @@
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.hpp"
+#include "plan/plan_report.hpp"
+#include "plan/plan_spec.hpp"
+#include "plan/planner.hpp"
+#include "profile/profile_yaml.hpp"
+
+namespace tessera::cli {
+namespace {
+
+struct PlanArgs {
+  std::string spec_file;
+  std::string out_dir = "out/plan";
+  std::vector<std::string> spaces;
+  double demand = 0.0;
+  int slices = 0;
+  double time_limit = 0.0;
+  bool max_demand = false;
+  bool solver_log = false;
+};
+
+void write_file(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream f(path);
+  if (!f) throw std::runtime_error("cannot write " + path.string());
+  f << text;
+}
+
+void describe_profiles(const plan::PlanSpec& spec) {
+  int measured = 0, derived = 0;
+  for (const auto& [key, curve] : spec.input.profiles.curves()) {
+    (curve.origin == ProfileOrigin::kMeasured ? measured : derived) += 1;
+  }
+  std::cout << "  profiles: " << measured << " measured (variant, segment) curves, " << derived
+            << " derived from the whole-GPU segment '" << spec.whole_gpu_segment
+            << "' (MIG latency exponent " << spec.scaling.mig_latency_exponent << ", MPS exponent "
+            << spec.scaling.mps_exponent << ": " << spec.mps_fit_text << ")\n";
+}
+
+void write_run_yaml(const std::filesystem::path& dir, const plan::PlanSpec& spec,
+                    const plan::Plan& plan) {
+  if (spec.app_file.empty()) return;  // an inline app cannot be referenced
+  std::ostringstream s;
+  s << "# Written by `tessera plan`: simulate the plan at its demand with Poisson arrivals.\n"
+    << "app: \"" << std::filesystem::absolute(spec.app_file).lexically_normal().string() << "\"\n"
+    << "deployment: deployment.yaml\n"
+    << "profiles:\n  - file: profiles.yaml\n"
+    << "workload:\n  source: {kind: poisson, rate_rps: " << plan.demand_rps << "}\n"
+    << "  duration_s: 60\n"
+    << "policies:\n  dispatch: least_loaded\n  batching: eager\n  dropping: expired\n"
+    << "simulation:\n  seed: 1\n";
+  write_file(dir / "run.yaml", s.str());
+}
+
+void run_plan(const PlanArgs& args) {
+  plan::PlanSpec spec = plan::load_plan_spec(args.spec_file);
+  auto& in = spec.input;
+  if (args.demand > 0.0) in.demand_rps = args.demand;
+  if (args.slices > 0) in.slices = args.slices;
+  if (args.time_limit > 0.0) spec.options.milp.time_limit_s = args.time_limit;
+  spec.options.milp.log = args.solver_log;
+  std::vector<plan::SearchSpace> spaces;
+  for (const auto& s : args.spaces) spaces.push_back(plan::parse_search_space(s));
+  const std::filesystem::path dir(args.out_dir);
+  std::filesystem::create_directories(dir);
+
+  if (args.max_demand) {
+    if (spaces.empty()) spaces = plan::all_search_spaces();
+    std::vector<plan::MaxDemand> rows;
+    for (const auto& space : spaces) {
+      plan::PlanOptions o = spec.options;
+      o.space = space;
+      spdlog::info("max demand: {}", space.name());
+      double known = 0.0;  // a smaller space's max demand is serviceable here too
+      for (const auto& r : rows) {
+        if (plan::is_subspace(r.space, space) && r.plan.has_plan() && r.plan.evaluation.ok()) {
+          known = std::max(known, r.max_demand_rps);
+        }
+      }
+      rows.push_back(plan::max_serviceable_demand(in, o, known));
+    }
+    std::cout << "tessera plan --max-demand: " << in.app.name << ", " << in.slices
+              << " slices, latency SLO " << in.latency_slo_ms << " ms, accuracy SLO "
+              << in.accuracy_slo << "\n";
+    describe_profiles(spec);
+    plan::print_max_demand(std::cout, rows, in.slices);
+    write_file(dir / "max_demand.json", plan::max_demand_to_json(rows, in).dump(2) + "\n");
+    std::cout << "  wrote " << (dir / "max_demand.json").string() << "\n";
+    return;
+  }
+
+  if (spaces.size() > 1)
+    throw CLI::ValidationError("--space", "give one space without --max-demand");
+  if (!spaces.empty()) spec.options.space = spaces.front();
+  if (in.demand_rps <= 0.0) {
+    throw SpecError(spec.file.string(), "demand_rps", "needed (or --demand) unless --max-demand");
+  }
+  const plan::Plan plan = plan::make_plan(in, spec.options);
+  plan::print_plan(std::cout, plan, in);
+  describe_profiles(spec);
+  write_file(dir / "plan.json", plan::plan_to_json(plan, in).dump(2) + "\n");
+  if (!plan.has_plan()) {
+    std::cout << "  wrote " << (dir / "plan.json").string() << "\n";
+    throw CLI::RuntimeError(3);
+  }
+  std::ostringstream dep, prof;
+  plan::write_deployment_yaml(dep, plan, in);
+  write_file(dir / "deployment.yaml", dep.str());
+  write_profile_yaml(plan::plan_profiles(plan, in), prof);
+  write_file(dir / "profiles.yaml", prof.str());
+  write_run_yaml(dir, spec, plan);
+  std::cout << "  wrote " << dir.string() << "/plan.json, deployment.yaml, profiles.yaml"
+            << (spec.app_file.empty() ? "" : ", run.yaml (tessera simulate it)") << "\n";
+  if (!plan.evaluation.ok() || !plan.layout_problems.empty()) throw CLI::RuntimeError(4);
+}
+
+}  // namespace
+
+void add_plan_command(CLI::App& app) {
+  auto args = std::make_shared<PlanArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "plan", "JigsawServe planner: variants x MIG/MPS segments x budgets as one MILP (CBC)");
+  cmd->add_option("spec", args->spec_file, "Plan spec (YAML): app, profiles, SLOs, demand")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--out,-o", args->out_dir, "Output directory")->capture_default_str();
+  cmd->add_option("--space", args->spaces,
+                  "Search space: Unopt, A, S, T, A+S, A+T, S+T, A+S+T (repeatable with "
+                  "--max-demand)");
+  cmd->add_option("--demand", args->demand, "Override the spec's demand_rps");
+  cmd->add_option("--slices", args->slices, "Override the spec's slices");
+  cmd->add_option("--time-limit", args->time_limit, "CBC time limit per solve, seconds");
+  cmd->add_flag("--max-demand", args->max_demand,
+                "Largest demand each search space can serve (the paper's Fig. 3)");
+  cmd->add_flag("--solver-log", args->solver_log, "Show CBC's log");
+  cmd->callback([args] { run_plan(*args); });
+}
+
+}  // namespace tessera::cli

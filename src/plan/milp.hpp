@@ -1,0 +1,91 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace tessera::plan {
+
+// A thin model-building layer over COIN-OR CBC: variables and linear rows with names, so
+// that the formulation reads like the equations and errors can name what binds. Nothing
+// here knows about serving; it is a plain MILP.
+
+enum class VarType { kContinuous, kInteger, kBinary };
+
+struct LinTerm {
+  int var = 0;
+  double coef = 0.0;
+};
+
+class MilpModel {
+ public:
+  static constexpr double kInf = 1e30;
+
+  // Adds a variable with bounds [lb, ub] and objective coefficient `obj`; returns its index.
+  int add_var(std::string name, double lb, double ub, VarType type, double obj = 0.0);
+  // Adds lb <= sum(terms) <= ub (use ±kInf for one-sided rows); returns the row index.
+  // Terms naming the same variable twice are summed.
+  int add_row(std::string name, std::vector<LinTerm> terms, double lb, double ub);
+  void set_objective(int var, double coef);
+  void set_maximize(bool maximize) { maximize_ = maximize; }
+  void set_bounds(int var, double lb, double ub);
+
+  int num_vars() const { return static_cast<int>(vars_.size()); }
+  int num_rows() const { return static_cast<int>(rows_.size()); }
+  int num_integer() const;
+  const std::string& var_name(int var) const { return vars_.at(var).name; }
+  const std::string& row_name(int row) const { return rows_.at(row).name; }
+  bool maximize() const { return maximize_; }
+
+  struct Var {
+    std::string name;
+    double lb, ub, obj;
+    VarType type;
+  };
+  struct Row {
+    std::string name;
+    std::vector<LinTerm> terms;
+    double lb, ub;
+  };
+  const std::vector<Var>& vars() const { return vars_; }
+  const std::vector<Row>& rows() const { return rows_; }
+
+ private:
+  std::vector<Var> vars_;
+  std::vector<Row> rows_;
+  bool maximize_ = false;
+};
+
+enum class MilpStatus {
+  kOptimal,     // proven optimal (within the gap)
+  kFeasible,    // time limit reached with an incumbent
+  kInfeasible,  // proven infeasible
+  kNoSolution,  // time limit reached without any incumbent
+};
+const char* to_string(MilpStatus status);
+
+struct MilpOptions {
+  double time_limit_s = 60.0;
+  double relative_gap = 1e-6;
+  double absolute_gap = 1e-7;  // stop when incumbent and bound differ by less
+  bool log = false;            // CBC's own log on stdout
+};
+
+struct MilpResult {
+  MilpStatus status = MilpStatus::kNoSolution;
+  double objective = 0.0;   // of the incumbent, in the model's sense (max or min)
+  double best_bound = 0.0;  // CBC's bound on the optimum
+  std::vector<double> values;
+  double seconds = 0.0;
+  int nodes = 0;
+
+  bool has_solution() const {
+    return status == MilpStatus::kOptimal || status == MilpStatus::kFeasible;
+  }
+  double value(int var) const { return values.at(var); }
+};
+
+// Solves with CBC (presolve, cuts and heuristics as `cbc -solve` does). Not thread-safe:
+// CBC's driver keeps static state, so solve one model at a time.
+MilpResult solve_cbc(const MilpModel& model, const MilpOptions& options = {});
+
+}  // namespace tessera::plan

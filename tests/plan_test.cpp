@@ -1,0 +1,331 @@
+// Tests of the JigsawServe planner (src/plan): the MILP against exhaustive enumeration on
+// small instances, infeasibility messages, MIG packing, profile scaling and the spec.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <random>
+#include <sstream>
+
+#include "core/error.hpp"
+#include "plan/evaluate.hpp"
+#include "plan/packing.hpp"
+#include "plan/plan_report.hpp"
+#include "plan/plan_spec.hpp"
+#include "plan/planner.hpp"
+#include "plan/scaling.hpp"
+#include "spec/deployment_spec.hpp"
+#include "spec/spec_node.hpp"
+
+namespace tessera::plan {
+namespace {
+
+const std::string kSourceDir = TESSERA_SOURCE_DIR;
+
+// A small catalogue: 1g (cost 1), 2g (cost 2), 7g (cost 7), no MPS.
+SegmentCatalogue small_catalogue() {
+  SegmentCatalogue c;
+  c.mig = {
+      {"1g", 1, 1, {0, 1, 2, 3, 4, 5, 6}, 1}, {"2g", 2, 2, {0, 2, 4}, 2}, {"7g", 7, 8, {0}, 7}};
+  c.mps_max = 1;
+  c.build_segments();
+  return c;
+}
+
+// det (2 variants, fanout differs) -> cls (2 variants); synthetic latency curves.
+PlanInput small_input(std::mt19937& rng) {
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  PlanInput in;
+  in.app.name = "small";
+  Task det{"det", {{"d_lo", 0.80, 1.0 + u(rng)}, {"d_hi", 1.0, 1.5 + u(rng)}}, {}, {}, {}, {}};
+  Task cls{"cls", {{"c_lo", 0.85, 1.0}, {"c_hi", 1.0, 1.0}}, {}, {}, {}, {}};
+  in.app.tasks = {det, cls};
+  in.app.edges = {Edge{0, 1, EdgeMode::kAll, {}, 0.0}};
+  in.app.finalize();
+  in.catalogue = small_catalogue();
+  in.batch_sizes = {1, 4};
+  const double base[] = {10 + 10 * u(rng), 20 + 10 * u(rng), 4 + 4 * u(rng), 8 + 6 * u(rng)};
+  const char* names[] = {"d_lo", "d_hi", "c_lo", "c_hi"};
+  for (int v = 0; v < 4; ++v) {
+    for (const auto& seg : in.catalogue.segments) {
+      const int g = in.catalogue.mig[static_cast<size_t>(seg.mig)].compute;
+      const double l1 = base[v] * std::pow(7.0 / g, 0.4 + 0.2 * u(rng));
+      in.profiles.add(names[v], seg.name, 1, l1);
+      in.profiles.add(names[v], seg.name, 4, l1 * (2.0 + u(rng)));
+    }
+  }
+  in.slices = 5;
+  in.accuracy_slo = 0.85 + 0.1 * u(rng);
+  in.latency_slo_ms = 150 + 250 * u(rng);
+  in.demand_rps = 10 + 50 * u(rng);
+  return in;
+}
+
+PlanOptions exact_options() {
+  PlanOptions o;
+  o.slack = 0.0;
+  o.accuracy_tolerance = 5e-3;
+  o.prune_dominated = false;
+  o.packing_constraints = false;
+  o.milp.absolute_gap = 1e-5;
+  return o;
+}
+
+// Every plan with at most `slices` slices, by brute force; calls `visit` with the entries.
+void enumerate_plans(const std::vector<Candidate>& cands, int slices,
+                     const std::function<void(const std::vector<PlanEntry>&)>& visit) {
+  std::vector<PlanEntry> entries;
+  std::function<void(size_t, int)> rec = [&](size_t i, int left) {
+    if (i == cands.size()) {
+      visit(entries);
+      return;
+    }
+    for (int m = 0; m * cands[i].cost <= left; ++m) {
+      if (m > 0) entries.push_back({cands[i], m});
+      rec(i + 1, left - m * cands[i].cost);
+      if (m > 0) entries.pop_back();
+    }
+  };
+  rec(0, slices);
+}
+
+struct Best {
+  bool found = false;
+  double objective = -1e18;
+  int slices = 0;
+};
+
+Best enumerate_best(const PlanInput& in, const PlanOptions& o) {
+  const auto graph = analyse_graph(in.app);
+  const auto cands = enumerate_candidates(in, o.space);
+  Best best;
+  enumerate_plans(cands, in.slices, [&](const std::vector<PlanEntry>& e) {
+    const auto ev = evaluate_plan(in, o, graph, e, in.demand_rps * (1 + o.slack), nullptr);
+    if (!ev.ok()) return;
+    if (!best.found || ev.objective > best.objective) best = Best{true, ev.objective, ev.slices};
+  });
+  return best;
+}
+
+TEST(PlanMilp, OptimumEqualsExhaustiveEnumeration) {
+  std::mt19937 rng(7);
+  int feasible = 0, infeasible = 0;
+  for (int trial = 0; trial < 16; ++trial) {
+    const PlanInput in = small_input(rng);
+    const PlanOptions o = exact_options();
+    const Best best = enumerate_best(in, o);
+    const Plan plan = make_plan(in, o);
+    SCOPED_TRACE("trial " + std::to_string(trial) + ": " + plan.message);
+    ASSERT_EQ(best.found, plan.has_plan());
+    if (!best.found) {
+      EXPECT_EQ(plan.status, PlanStatus::kInfeasible);
+      ++infeasible;
+      continue;
+    }
+    ++feasible;
+    EXPECT_TRUE(plan.evaluation.ok());
+    // The accuracy grid may cost at most alpha * depth * tolerance.
+    EXPECT_LE(plan.evaluation.objective, best.objective + 1e-9);
+    EXPECT_NEAR(plan.evaluation.objective, best.objective, 2 * o.accuracy_tolerance + 1e-4);
+  }
+  EXPECT_GT(feasible, 3);
+  EXPECT_GT(infeasible, 0);
+}
+
+TEST(PlanMilp, MaxDemandEqualsEnumeration) {
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 3; ++trial) {
+    PlanInput in = small_input(rng);
+    in.demand_rps = 1.0;
+    PlanOptions o = exact_options();
+    o.max_demand_gap = 1e-7;
+    const auto graph = analyse_graph(in.app);
+    const auto cands = enumerate_candidates(in, o.space);
+    double best = 0.0;
+    enumerate_plans(cands, in.slices, [&](const std::vector<PlanEntry>& e) {
+      // At demand 1 the evaluation gives each task's demand per unit of R.
+      const auto ev = evaluate_plan(in, o, graph, e, 1.0, nullptr);
+      double r = 1e18;
+      for (const auto& t : ev.tasks) r = std::min(r, t.capacity_rps / t.demand_rps);
+      bool other_ok = true;
+      for (const auto& v : ev.violations) other_ok = other_ok && v.rfind("capacity", 0) == 0;
+      if (other_ok) best = std::max(best, r);
+    });
+    const MaxDemand md = max_serviceable_demand(in, o);
+    SCOPED_TRACE("trial " + std::to_string(trial));
+    if (best <= 0.0) {
+      EXPECT_EQ(md.status, PlanStatus::kInfeasible);
+      continue;
+    }
+    EXPECT_NEAR(md.max_demand_rps, best, best * 1e-5);
+    ASSERT_TRUE(md.plan.has_plan()) << md.plan.message;
+    EXPECT_TRUE(md.plan.evaluation.ok());
+  }
+}
+
+TEST(PlanMilp, InfeasibleInputsNameTheBindingConstraint) {
+  std::mt19937 rng(3);
+  PlanInput in = small_input(rng);
+  PlanOptions o = exact_options();
+  in.accuracy_slo = 0.9;
+
+  PlanInput lat = in;
+  lat.latency_slo_ms = 5.0;
+  auto p = make_plan(lat, o);
+  EXPECT_EQ(p.status, PlanStatus::kInfeasible);
+  EXPECT_NE(p.message.find("latency SLO (Eq. 3): path det -> cls"), std::string::npos) << p.message;
+
+  PlanInput slices = in;
+  slices.demand_rps = 5000.0;
+  slices.latency_slo_ms = 1000.0;
+  p = make_plan(slices, o);
+  EXPECT_EQ(p.status, PlanStatus::kInfeasible);
+  EXPECT_NE(p.message.find("slice budget (Eq. 8)"), std::string::npos) << p.message;
+
+  // The accurate variants are too slow for the SLO, the fast ones not accurate enough.
+  PlanInput acc = in;
+  acc.accuracy_slo = 0.99;
+  acc.profiles = ProfileTable();
+  for (const auto& seg : acc.catalogue.segments) {
+    acc.profiles.add("d_lo", seg.name, 1, 5);
+    acc.profiles.add("d_hi", seg.name, 1, 50);
+    acc.profiles.add("c_lo", seg.name, 1, 5);
+    acc.profiles.add("c_hi", seg.name, 1, 50);
+  }
+  acc.latency_slo_ms = 150;
+  acc.demand_rps = 10;
+  p = make_plan(acc, o);
+  EXPECT_EQ(p.status, PlanStatus::kInfeasible);
+  EXPECT_NE(p.message.find("accuracy SLO"), std::string::npos) << p.message;
+}
+
+TEST(PlanPacking, NeverExceedsGpuCapacity) {
+  const auto cat = h100_catalogue();
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> pick(0, static_cast<int>(cat.mig.size()) - 1);
+  for (int trial = 0; trial < 500; ++trial) {
+    std::vector<int> items(static_cast<size_t>(1 + trial % 40));
+    for (auto& i : items) i = pick(rng);
+    const auto layout = pack_mig(cat, items);
+    EXPECT_TRUE(check_layout(cat, layout).empty());
+    size_t placed = 0;
+    for (const auto& g : layout.gpus) placed += g.size();
+    EXPECT_EQ(placed, items.size());
+  }
+}
+
+TEST(PlanPacking, PackabilityRowsGuaranteeTheGpuCount) {
+  // Any multiset satisfying the MILP's packing rows (docs/plan.md) packs into G GPUs.
+  const auto cat = h100_catalogue();
+  std::mt19937 rng(9);
+  std::uniform_int_distribution<int> pick(0, static_cast<int>(cat.mig.size()) - 1);
+  int tested = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    const int gpus = 1 + trial % 5;
+    std::vector<int> items;
+    int cost = 0, big = 0, pairs = 0;
+    for (int k = 0; k < 4 * gpus; ++k) {
+      const int m = pick(rng);
+      const int c = cat.mig[static_cast<size_t>(m)].cost;
+      const int nb = big + (c >= 4 ? 1 : 0);
+      const int np = pairs + (c == 7 ? 3 : c == 4 ? 2 : c == 2 ? 1 : 0);
+      if (cost + c > 7 * gpus || nb > gpus || np > 3 * gpus) continue;
+      items.push_back(m);
+      cost += c;
+      big = nb;
+      pairs = np;
+    }
+    const auto layout = pack_mig(cat, items);
+    EXPECT_LE(layout.num_gpus(), gpus);
+    EXPECT_TRUE(check_layout(cat, layout).empty());
+    ++tested;
+  }
+  EXPECT_GT(tested, 1000);
+}
+
+TEST(PlanPacking, CheckLayoutFindsViolations) {
+  const auto cat = h100_catalogue();
+  GpuLayout bad;
+  bad.gpus = {{{4, 0, 0}, {3, 0, 1}}};  // 4g.40gb and 3g.40gb both at memory slice 0
+  EXPECT_FALSE(check_layout(cat, bad).empty());
+  bad.gpus = {{{2, 1, 0}}};  // 2g.20gb may not start at 1
+  EXPECT_FALSE(check_layout(cat, bad).empty());
+}
+
+TEST(PlanScaling, DerivedProfilesFollowTheModel) {
+  ProfileTable raw;
+  for (int b : {1, 2, 4, 8}) raw.add("m", "gpu", b, 2.0 + 1.5 * b);
+  const auto cat = h100_catalogue();
+  ScalingModel model;
+  const auto t = derive_segment_profiles(raw, "gpu", cat, model, {1, 2, 4, 8}, {"m"});
+  EXPECT_EQ(t.curve("m", "7g.80gb").origin, ProfileOrigin::kMeasured);
+  EXPECT_DOUBLE_EQ(t.latency_ms("m", "7g.80gb", 4), 8.0);
+  EXPECT_EQ(t.curve("m", "1g.10gb").origin, ProfileOrigin::kDerived);
+  for (int b : {1, 8}) {
+    EXPECT_GT(t.latency_ms("m", "1g.10gb", b), t.latency_ms("m", "2g.20gb", b));
+    EXPECT_GT(t.latency_ms("m", "2g.20gb", b), t.latency_ms("m", "7g.80gb", b));
+    EXPECT_GT(t.latency_ms("m", "1g.10gb/mps2", b), t.latency_ms("m", "1g.10gb", b));
+    // Roofline: a 1/7 slice never beats 1/7 of the GPU's peak throughput.
+    const double peak = 8.0 / (2.0 + 1.5 * 8);
+    EXPECT_LE(1000.0 * b / t.latency_ms("m", "1g.10gb", b), 1000.0 * peak / 7 * (1 + 1e-9));
+  }
+  // A measured segment curve wins over the derived one.
+  raw.add("m", "1g.10gb", 1, 3.0);
+  const auto t2 = derive_segment_profiles(raw, "gpu", cat, model, {1}, {"m"});
+  EXPECT_EQ(t2.curve("m", "1g.10gb").origin, ProfileOrigin::kMeasured);
+}
+
+TEST(PlanScaling, MpsExponentFitsPpipeData) {
+  const auto fit = fit_mps_exponent(kSourceDir + "/data/profiles/ppipe");
+  EXPECT_GT(fit.points, 50);
+  EXPECT_GT(fit.exponent, 0.7);
+  EXPECT_LT(fit.exponent, 1.1);
+}
+
+TEST(PlanSearchSpace, ParsesEveryName) {
+  for (const auto& s : all_search_spaces()) EXPECT_EQ(parse_search_space(s.name()), s);
+  EXPECT_EQ(parse_search_space("t+s+a").name(), "A+S+T");
+  EXPECT_EQ(parse_search_space("JigsawServe").name(), "A+S+T");
+  EXPECT_THROW(parse_search_space("A+A"), std::invalid_argument);
+  EXPECT_THROW(parse_search_space("X"), std::invalid_argument);
+  EXPECT_THROW(parse_search_space("A+"), std::invalid_argument);
+}
+
+TEST(PlanSpec, UnknownFieldNamesFileAndField) {
+  const auto node = SpecNode::load_string("app: {}\nslo: 3\n", "p.yaml");
+  try {
+    parse_plan_spec(node);
+    FAIL() << "expected a SpecError";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.file(), "p.yaml");
+    EXPECT_NE(std::string(e.what()).find("slo: unknown field"), std::string::npos) << e.what();
+  }
+}
+
+TEST(PlanTraffic, ExamplePlansChecksAndLoadsAsDeployment) {
+  PlanSpec spec = load_plan_spec(kSourceDir + "/examples/plan/traffic.yaml");
+  spec.input.demand_rps = 10;
+  const Plan plan = make_plan(spec.input, spec.options);
+  ASSERT_TRUE(plan.has_plan()) << plan.message;
+  EXPECT_TRUE(plan.evaluation.ok());
+  EXPECT_TRUE(plan.layout_problems.empty());
+  EXPECT_LE(plan.layout.num_gpus(), 4);
+  EXPECT_GE(plan.evaluation.accuracy, 0.9);
+  for (const auto& p : plan.evaluation.paths) EXPECT_LE(p.latency_ms, 650.0);
+  // The written deployment loads against the written profiles.
+  std::ostringstream dep;
+  write_deployment_yaml(dep, plan, spec.input);
+  const Deployment d = parse_deployment(SpecNode::load_string(dep.str(), "deployment.yaml"),
+                                        spec.input.app, plan_profiles(plan, spec.input), nullptr);
+  int workers = 0;
+  for (const auto& e : plan.entries) {
+    workers += e.count * spec.input.catalogue.segments[static_cast<size_t>(e.type.segment)].mps;
+  }
+  EXPECT_EQ(d.total_workers(), workers);
+  const auto j = plan_to_json(plan, spec.input);
+  EXPECT_TRUE(j["check"]["ok"].get<bool>());
+}
+
+}  // namespace
+}  // namespace tessera::plan
