@@ -38,19 +38,7 @@ std::vector<double> fractions(const App& app, const std::vector<double>& cost) {
 }  // namespace
 
 SplitBudgetDropping::SplitBudgetDropping(std::shared_ptr<StatePlanner> planner, bool worst_case)
-    : planner_(std::move(planner)), worst_case_(worst_case) {}
-
-void SplitBudgetDropping::on_arrival(const Item& item, const Worker&, const Engine& engine,
-                                     Time now) {
-  planner_->maybe_sync(engine, now);
-  planner_->on_arrival(item.task, now);
-}
-
-void SplitBudgetDropping::on_batch_start(const Worker& worker, int size, const Engine& engine,
-                                         Time now) {
-  planner_->maybe_sync(engine, now);
-  planner_->on_batch_start(worker.task, size, now);
-}
+    : PlannerFedDropping(std::move(planner)), worst_case_(worst_case) {}
 
 void SplitBudgetDropping::compute_static(const Engine& engine) {
   const App& app = engine.app();
@@ -84,9 +72,7 @@ double SplitBudgetDropping::budget_fraction(TaskId task, const Engine& engine) {
   return wcl_fraction_[task];
 }
 
-DropReason SplitBudgetDropping::on_batch(const Item& item, const DropContext& ctx) {
-  planner_->maybe_sync(*ctx.engine, ctx.now);
-  planner_->on_queue_delay(item.task, ctx.now - item.enqueued, ctx.now);
+DropReason SplitBudgetDropping::decide(const Item& item, const DropContext& ctx) {
   const Time budget = (item.deadline - item.origin) * budget_fraction(item.task, *ctx.engine);
   const Time spent_here = ctx.batch_start - item.enqueued + ctx.exec_time;
   return spent_here > budget ? DropReason::kStageBudget : DropReason::kNone;

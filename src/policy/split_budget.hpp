@@ -3,8 +3,7 @@
 #include <memory>
 #include <vector>
 
-#include "policy/dropping.hpp"
-#include "policy/pard/state_planner.hpp"
+#include "policy/pard/planner_fed_dropping.hpp"
 
 namespace tessera {
 
@@ -17,21 +16,17 @@ namespace tessera {
 //    WCL_i = q_i + 2·d_i (queueing + the worst batch wait + execution), re-split at every
 //    State Planner sync.
 // The check and the budgets' definition are the same for every split-style policy.
-class SplitBudgetDropping final : public DropPolicy {
+class SplitBudgetDropping final : public PlannerFedDropping {
  public:
   SplitBudgetDropping(std::shared_ptr<StatePlanner> planner, bool worst_case);
-
-  void on_arrival(const Item& item, const Worker& worker, const Engine& engine, Time now) override;
-  void on_batch_start(const Worker& worker, int size, const Engine& engine, Time now) override;
-  DropReason on_batch(const Item& item, const DropContext& ctx) override;
 
   // The task's share of the SLO, as a fraction in (0, 1].
   double budget_fraction(TaskId task, const Engine& engine);
 
  private:
+  DropReason decide(const Item& item, const DropContext& ctx) override;
   void compute_static(const Engine& engine);
 
-  std::shared_ptr<StatePlanner> planner_;
   bool worst_case_;
   std::vector<double> static_fraction_;
   std::vector<double> wcl_fraction_;

@@ -2,8 +2,7 @@
 
 #include <memory>
 
-#include "policy/dropping.hpp"
-#include "policy/pard/state_planner.hpp"
+#include "policy/pard/planner_fed_dropping.hpp"
 
 namespace tessera {
 
@@ -14,19 +13,15 @@ namespace tessera {
 // batch being formed, d_k the profiled time at that batch's size and L_sub the State
 // Planner's downstream estimate (max over downstream paths). With
 // DownstreamEstimate::kBackward this is Nexus's reactive rule; with kServiceOnly, DREAM's.
-class RequestBroker final : public DropPolicy {
+class RequestBroker final : public PlannerFedDropping {
  public:
-  explicit RequestBroker(std::shared_ptr<StatePlanner> planner) : planner_(std::move(planner)) {}
-
-  void on_arrival(const Item& item, const Worker& worker, const Engine& engine, Time now) override;
-  void on_batch_start(const Worker& worker, int size, const Engine& engine, Time now) override;
-  DropReason on_batch(const Item& item, const DropContext& ctx) override;
+  using PlannerFedDropping::PlannerFedDropping;
 
   // Eq. 3b's estimate of when the item would leave the pipeline.
   Time estimated_finish(const Item& item, const DropContext& ctx) const;
 
  private:
-  std::shared_ptr<StatePlanner> planner_;
+  DropReason decide(const Item& item, const DropContext& ctx) override;
 };
 
 }  // namespace tessera
