@@ -5,11 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # TESSERA=path/to/tessera skips the build and uses that binary.
-if [ -z "${TESSERA:-}" ]; then
-  scripts/setup.sh build-release -DCMAKE_BUILD_TYPE=Release -DTESSERA_BUILD_TESTS=OFF \
-    -DTESSERA_BUILD_BENCH=OFF >/dev/null
-fi
-T=${TESSERA:-build-release/tessera}
+T=$(scripts/release-build.sh)
 OUT=out/pard
 DOC=docs/results/pard.md
 mkdir -p "$OUT" docs/results/pard
