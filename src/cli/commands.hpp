@@ -9,6 +9,7 @@ void add_simulate_command(CLI::App& app);
 void add_validate_command(CLI::App& app);
 void add_compare_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
+void add_replan_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
 void add_loadgen_command(CLI::App& app);
 void add_profile_command(CLI::App& app);

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   tessera::cli::add_validate_command(app);
   tessera::cli::add_compare_command(app);
   tessera::cli::add_plan_command(app);
+  tessera::cli::add_replan_command(app);
   tessera::cli::add_serve_command(app);
   tessera::cli::add_loadgen_command(app);
   tessera::cli::add_profile_command(app);

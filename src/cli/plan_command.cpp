@@ -53,7 +53,7 @@ void write_run_yaml(const std::filesystem::path& dir, const plan::PlanSpec& spec
     << "profiles:\n  - file: profiles.yaml\n"
     << "workload:\n  source: {kind: poisson, rate_rps: " << plan.demand_rps << "}\n"
     << "  duration_s: 60\n"
-    << "policies:\n  dispatch: least_loaded\n  batching: eager\n  dropping: expired\n"
+    << "policies:\n  preset: jigsawserve  # the planner's Lhat(t) batching, early and stale drops\n"
     << "simulation:\n  seed: 1\n";
   write_file(dir / "run.yaml", s.str());
 }

@@ -21,6 +21,7 @@ enum class DropReason : uint8_t {
   kStageBudget,    // exceeded a per-stage latency budget (split-SLO policies)
   kQueueFull,      // bounded queue overflow / admission control
   kOverload,       // upstream admission throttling
+  kStale,          // waited past its task's batching timeout without being picked up
   kCount,
 };
 
@@ -52,6 +53,8 @@ inline constexpr std::string_view drop_reason_name(DropReason r) {
       return "queue_full";
     case DropReason::kOverload:
       return "overload";
+    case DropReason::kStale:
+      return "stale";
     case DropReason::kCount:
       break;
   }

@@ -14,6 +14,7 @@ struct WorkerGroup {
   std::string segment;
   int max_batch = 1;
   int count = 1;
+  Time batch_timeout = -1.0;  // Worker::batch_timeout
 };
 
 // How many instances of what run where. Produced by hand or by a planner.

@@ -21,41 +21,9 @@ Engine::Engine(const App& app, const Deployment& deployment, const ProfileTable&
       max_queue_(policies.config().max_queue),
       task_workers_(app.tasks.size()),
       task_queues_(app.tasks.size()),
+      parked_(app.tasks.size()),
       rng_(seed) {
-  for (const WorkerGroup& group : deployment.groups) {
-    if (group.task >= app.tasks.size())
-      throw std::invalid_argument("worker group task out of range");
-    const Task& task = app.tasks[group.task];
-    for (int copy = 0; copy < group.count; ++copy) {
-      auto w = std::make_unique<Worker>();
-      w->id = static_cast<WorkerId>(workers_.size());
-      w->task = group.task;
-      w->segment = group.segment;
-      w->max_batch = group.max_batch;
-      w->variants = group.variants;
-      for (int v : group.variants) {
-        const std::string& name = task.variants.at(static_cast<std::size_t>(v)).name;
-        if (!profiles.has(name, group.segment)) {
-          throw std::invalid_argument("task '" + task.name + "': no profile for variant '" + name +
-                                      "' on segment '" + group.segment + "'");
-        }
-        std::vector<Time> row(static_cast<std::size_t>(group.max_batch) + 1, 0.0);
-        for (int b = 1; b <= group.max_batch; ++b) {
-          row[static_cast<std::size_t>(b)] = profiles.latency(name, group.segment, b);
-        }
-        w->latency.push_back(std::move(row));
-      }
-      if (policies_.shared_queue) {
-        auto& shared = task_queues_[group.task];
-        if (!shared) shared = policies_.make_queue(group.task);
-        w->queue = shared;
-      } else {
-        w->queue = policies_.make_queue(group.task);
-      }
-      task_workers_[group.task].push_back(w.get());
-      workers_.push_back(std::move(w));
-    }
-  }
+  for (const WorkerGroup& group : deployment.groups) add_workers(group, profiles);
   std::size_t max_out = 0;
   for (const Task& task : app.tasks) {
     dispatchers_.push_back(policies_.make_dispatcher(static_cast<TaskId>(dispatchers_.size())));
@@ -69,6 +37,77 @@ Engine::Engine(const App& app, const Deployment& deployment, const ProfileTable&
 }
 
 Engine::~Engine() = default;
+
+std::vector<WorkerId> Engine::add_workers(const WorkerGroup& group, const ProfileTable& profiles) {
+  if (group.task >= app_.tasks.size())
+    throw std::invalid_argument("worker group task out of range");
+  const Task& task = app_.tasks[group.task];
+  std::vector<std::vector<Time>> latency;
+  for (int v : group.variants) {
+    const std::string& name = task.variants.at(static_cast<std::size_t>(v)).name;
+    if (!profiles.has(name, group.segment)) {
+      throw std::invalid_argument("task '" + task.name + "': no profile for variant '" + name +
+                                  "' on segment '" + group.segment + "'");
+    }
+    std::vector<Time> row(static_cast<std::size_t>(group.max_batch) + 1, 0.0);
+    for (int b = 1; b <= group.max_batch; ++b) {
+      row[static_cast<std::size_t>(b)] = profiles.latency(name, group.segment, b);
+    }
+    latency.push_back(std::move(row));
+  }
+  std::vector<WorkerId> ids;
+  for (int copy = 0; copy < group.count; ++copy) {
+    auto w = std::make_unique<Worker>();
+    w->id = static_cast<WorkerId>(workers_.size());
+    w->task = group.task;
+    w->segment = group.segment;
+    w->max_batch = group.max_batch;
+    w->batch_timeout = group.batch_timeout;
+    w->variants = group.variants;
+    w->latency = latency;
+    if (policies_.shared_queue) {
+      auto& shared = task_queues_[group.task];
+      if (!shared) shared = policies_.make_queue(group.task);
+      w->queue = shared;
+    } else {
+      w->queue = policies_.make_queue(group.task);
+    }
+    task_workers_[group.task].push_back(w.get());
+    ids.push_back(w->id);
+    workers_.push_back(std::move(w));
+  }
+  ++deployment_version_;
+  // Items held for this task during a reconfiguration go to the new workers.
+  if (!ids.empty() && !parked_[group.task].empty()) {
+    std::vector<Item> held;
+    held.swap(parked_[group.task]);
+    deliver(held);
+  }
+  // A task-wide queue that outlived its workers is served again.
+  if (!ids.empty() && policies_.shared_queue && !task_queues_[group.task]->empty()) {
+    kick(*workers_[ids.front()]);
+  }
+  return ids;
+}
+
+void Engine::set_batch_timeout(TaskId task, Time timeout) {
+  for (Worker* w : task_workers_[task]) {
+    if (w->batch_timeout == timeout) continue;
+    w->batch_timeout = timeout;
+    if (!w->busy) try_start(*w);  // a shorter wait may already be over
+  }
+}
+
+void Engine::set_reconfiguring(bool on) {
+  reconfiguring_ = on;
+  if (on) return;
+  // Nothing more is coming: items still held have no worker to go to.
+  for (auto& held : parked_) {
+    std::vector<Item> items;
+    items.swap(held);
+    for (const Item& item : items) terminate(item, Outcome::kFailed, DropReason::kNone);
+  }
+}
 
 std::size_t Engine::queued_at(TaskId task) const {
   std::size_t n = 0;
@@ -172,6 +211,10 @@ Worker* Engine::arrive(Item item) {
   item.enqueued = clock_.now();
   const auto& candidates = task_workers_[item.task];
   const int pick = candidates.empty() ? -1 : dispatchers_[item.task]->pick(candidates, item);
+  if (pick < 0 && reconfiguring_) {
+    parked_[item.task].push_back(item);  // its new workers are on their way
+    return nullptr;
+  }
   if (pick < 0) {
     terminate(item, Outcome::kFailed, DropReason::kNone);
     return nullptr;
@@ -286,6 +329,7 @@ void Engine::on_batch_done(WorkerId id, std::span<const int> fanout) {
   done.swap(scratch_batch_);
   done.swap(worker.running);
   worker.busy = false;
+  worker.last_batch_end = now;
   if (worker.alive) {
     if (!worker.forming.empty()) {
       start_running(worker, worker.forming, worker.forming_variant);
@@ -315,11 +359,16 @@ void Engine::kill_worker(WorkerId id) {
   if (!worker.alive) return;
   worker.alive = false;
   ++worker.timer_generation;
+  ++deployment_version_;
+  // Out of the task's list, so dispatch and policies see only live workers; its running
+  // batch still finishes through workers_.
+  auto& list = task_workers_[worker.task];
+  list.erase(std::find(list.begin(), list.end(), &worker));
   std::vector<Item> orphans;
-  bool others_alive = false;
-  for (const Worker* w : task_workers_[worker.task]) others_alive = others_alive || w->alive;
-  // A task-wide queue stays with the task's other workers; a private one is re-dispatched.
-  if (!policies_.shared_queue || !others_alive) worker.queue->drain(orphans);
+  const bool others_alive = !list.empty();
+  // A task-wide queue stays with the task's other workers (or, during a reconfiguration,
+  // waits for new ones); a private one is re-dispatched.
+  if (!policies_.shared_queue || (!others_alive && !reconfiguring_)) worker.queue->drain(orphans);
   orphans.insert(orphans.end(), worker.forming.begin(), worker.forming.end());
   worker.forming.clear();
   deliver(orphans);

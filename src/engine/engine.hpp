@@ -54,11 +54,23 @@ class Engine {
   // Takes a worker out of service now: its queued and forming items are re-dispatched to
   // the task's other workers (or fail if none is left); a running batch still finishes.
   void kill_worker(WorkerId worker);
+  // Brings `group.count` new workers into service now (a reconfiguration); returns their ids.
+  std::vector<WorkerId> add_workers(const WorkerGroup& group, const ProfileTable& profiles);
+  // While on, an item for a task with no live worker waits for add_workers instead of
+  // failing (a reconfiguration that stops old workers before new ones start). Turning it
+  // off fails whatever is still waiting.
+  void set_reconfiguring(bool on);
+  // Sets the batching timeout of the task's live workers (a new plan's Lhat(t)).
+  void set_batch_timeout(TaskId task, Time timeout);
+  // Changes whenever a worker is added or taken out of service, for policies that cache
+  // facts about the deployment.
+  uint64_t deployment_version() const { return deployment_version_; }
 
   // Introspection for policies, metrics and tests.
   const App& app() const { return app_; }
   const Clock& clock() const { return clock_; }
   const std::vector<std::unique_ptr<Worker>>& workers() const { return workers_; }
+  // The task's workers in service (taken-out workers are removed).
   const std::vector<Worker*>& workers_of(TaskId task) const { return task_workers_[task]; }
   std::size_t queued_at(TaskId task) const;  // queued + forming items over the task's workers
   std::size_t requests_in_flight() const { return in_flight_; }
@@ -117,6 +129,10 @@ class Engine {
   std::vector<std::shared_ptr<WorkQueue>> task_queues_;  // with a task-wide queue
   std::vector<std::unique_ptr<Dispatcher>> dispatchers_;
   std::vector<std::vector<FanoutSampler>> fanout_;  // [task][variant]
+
+  uint64_t deployment_version_ = 0;
+  bool reconfiguring_ = false;
+  std::vector<std::vector<Item>> parked_;  // per task, during a reconfiguration
 
   std::vector<RequestState> requests_;
   std::vector<RequestSlot> free_slots_;

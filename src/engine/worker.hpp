@@ -19,6 +19,9 @@ struct Worker {
   TaskId task = 0;
   std::string segment;
   int max_batch = 1;
+  // The deployment's bound on how long a batch may wait to fill (JigsawServe's Lhat(t), set
+  // by the planner); < 0 leaves it to the batching policy.
+  Time batch_timeout = -1.0;
   std::vector<int> variants;  // task variant indices this worker can run (one, or a supernet's)
   // Profiled latency: latency[i][b] for variants[i] at batch size b (index 0 unused).
   std::vector<std::vector<Time>> latency;
@@ -33,6 +36,7 @@ struct Worker {
   int forming_cap = 0;  // size limit of the forming batch, chosen when it was opened
   Time running_start = 0.0;
   Time running_expected_end = 0.0;
+  Time last_batch_end = -1.0;  // when the previous batch finished; < 0 before the first
   bool busy = false;
   bool alive = true;
   uint64_t timer_generation = 0;

@@ -187,7 +187,8 @@ void write_deployment_yaml(std::ostream& out, const Plan& plan, const PlanInput&
     const auto& task = in.app.tasks[g.task];
     out << "  - {task: " << task.name << ", variant: \""
         << task.variants[static_cast<size_t>(g.variants.front())].name << "\", segment: \""
-        << g.segment << "\", max_batch: " << g.max_batch << ", count: " << g.count << "}\n";
+        << g.segment << "\", max_batch: " << g.max_batch << ", count: " << g.count
+        << ", batch_timeout_ms: " << to_ms(g.batch_timeout) << "}\n";
   }
 }
 

@@ -76,7 +76,8 @@ MaxDemand max_serviceable_demand(const PlanInput& input, const PlanOptions& opti
 bool is_subspace(const SearchSpace& a, const SearchSpace& b);
 
 // The plan as a deployment for `tessera simulate`: one worker group per entry, with
-// count = instances x MPS processes, on the segment's name (e.g. "1g.10gb/mps2").
+// count = instances x MPS processes, on the segment's name (e.g. "1g.10gb/mps2"), with
+// each task's Lhat(t) as its workers' batching timeout.
 Deployment to_deployment(const Plan& plan, const PlanInput& input);
 
 }  // namespace tessera::plan

@@ -6,6 +6,7 @@
 
 #include "policy/budget_queue.hpp"
 #include "policy/fifo_queue.hpp"
+#include "policy/jigsaw_dropping.hpp"
 #include "policy/pard/request_broker.hpp"
 #include "policy/pard/state_planner.hpp"
 #include "policy/split_budget.hpp"
@@ -56,6 +57,7 @@ std::string PolicyConfig::describe() const {
   out += "dispatch=" + dispatch + " queue=" + queue + " batching=" + batching;
   if (batching == "timeout") out += fmt::format("({:g}ms)", to_ms(batch_timeout));
   out += " dropping=" + dropping;
+  if (dropping == "jigsaw") out += fmt::format("(stale={:g}ms)", to_ms(stale_after));
   if (dropping == "pard") {
     out += fmt::format("(estimate={} lambda={:g})", estimate_name(pard.estimate), pard.lambda);
   }
@@ -79,6 +81,7 @@ const std::vector<std::string>& policy_presets(const std::string& family) {
     std::vector<std::string> v = pard;
     v.insert(v.end(), superserve.begin(), superserve.end());
     v.push_back("clipper+:VARIANT");
+    v.push_back("jigsawserve");
     return v;
   }();
   if (family == "pard") return pard;
@@ -151,6 +154,21 @@ PolicyConfig preset_config(const std::string& spec) {
   } else if (name == "pard-instant") {
     pard("adaptive");
     c.pard.hysteresis = false;
+  } else if (name == "jigsawserve") {
+    // JigsawServe's data plane (§3.3): one queue per task that its instances pull from,
+    // batches bounded by the planner's Lhat(t), early and stale dropping.
+    c.dispatch = "central";
+    c.queue = "fifo";
+    c.batching = "jigsaw";
+    c.dropping = "jigsaw";
+    if (!param.empty()) {
+      try {
+        c.stale_after = from_ms(std::stod(param));
+      } catch (const std::exception&) {
+        throw std::invalid_argument("bad parameter in preset '" + spec +
+                                    "' (jigsawserve:STALE_MS)");
+      }
+    }
   } else if (name == "slackfit" || name == "maxbatch" || name == "maxacc" || name == "infaas" ||
              name == "clipper+") {
     // SuperServe's router: one earliest-deadline-first queue per task, served by idle workers.
@@ -179,8 +197,8 @@ PolicyConfig preset_config(const std::string& spec) {
 }
 
 PolicyConfig parse_policy_config(const SpecNode& node) {
-  node.allow_only(
-      {"preset", "dispatch", "queue", "batching", "dropping", "variant", "max_queue", "pard"});
+  node.allow_only({"preset", "dispatch", "queue", "batching", "dropping", "stale_ms", "variant",
+                   "max_queue", "pard"});
   PolicyConfig config;
   if (auto n = node.get("preset")) {
     try {
@@ -197,7 +215,11 @@ PolicyConfig parse_policy_config(const SpecNode& node) {
     if (config.queue == "edf") config.queue = "lbf";
   }
   if (auto n = node.get("dropping")) {
-    config.dropping = n->as_choice({"none", "expired", "pard", "split", "split_wcl"});
+    config.dropping = n->as_choice({"none", "expired", "pard", "split", "split_wcl", "jigsaw"});
+  }
+  if (auto n = node.get("stale_ms")) {
+    if (config.dropping != "jigsaw") n->fail("only jigsaw dropping takes a staleness threshold");
+    config.stale_after = from_ms(n->as_non_negative());
   }
   if (auto n = node.get("variant")) {
     const SpecNode kind = n->is_scalar() ? *n : n->at("kind");
@@ -231,12 +253,13 @@ PolicyConfig parse_policy_config(const SpecNode& node) {
   }
   if (auto n = node.get("batching")) {
     if (n->is_scalar()) {
-      config.batching = n->as_choice({"eager", "timeout", "idle"});
+      config.batching = n->as_choice({"eager", "timeout", "idle", "jigsaw"});
     } else {
       n->allow_only({"kind", "timeout_ms"});
-      config.batching = n->at("kind").as_choice({"eager", "timeout", "idle"});
+      config.batching = n->at("kind").as_choice({"eager", "timeout", "idle", "jigsaw"});
       if (auto t = n->get("timeout_ms")) {
-        if (config.batching != "timeout") t->fail("only timeout batching takes a timeout");
+        if (config.batching != "timeout" && config.batching != "jigsaw")
+          t->fail("only timeout and jigsaw batching take a timeout");
         config.batch_timeout = from_ms(t->as_non_negative());
       }
     }
@@ -252,6 +275,8 @@ EnginePolicies PolicySet::instantiate(const App& app, uint64_t seed) const {
   EnginePolicies out;
   if (c.batching == "timeout") {
     out.batching = std::make_unique<TimeoutBatching>(c.batch_timeout);
+  } else if (c.batching == "jigsaw") {
+    out.batching = std::make_unique<TimeoutBatching>(c.batch_timeout, true);
   } else if (c.batching == "idle") {
     out.batching = std::make_unique<IdleBatching>();
   } else if (c.batching == "eager") {
@@ -292,6 +317,8 @@ EnginePolicies PolicySet::instantiate(const App& app, uint64_t seed) const {
     out.dropping = std::make_unique<SplitBudgetDropping>(planner, c.dropping == "split_wcl");
   } else if (c.dropping == "expired") {
     out.dropping = std::make_unique<DropExpired>();
+  } else if (c.dropping == "jigsaw") {
+    out.dropping = std::make_unique<JigsawDropping>(app, c.stale_after, c.batch_timeout);
   } else if (c.dropping == "none") {
     out.dropping = std::make_unique<NoDropping>();
   } else {

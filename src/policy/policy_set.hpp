@@ -26,13 +26,15 @@ struct PolicyConfig {
   std::string preset;                    // the preset this started from, "" if none
   std::string dispatch = "round_robin";  // round_robin | least_loaded | central
   std::string queue = "fifo";            // fifo | lbf (= edf) | hbf | adaptive
-  std::string batching = "eager";        // eager | timeout | idle
-  Time batch_timeout = 0.010;            // timeout batching's bound on the oldest wait
-  std::string dropping = "none";         // none | expired | pard | split | split_wcl
-  std::string variant = "fixed";         // fixed | slackfit | maxbatch | maxacc | infaas | clipper+
-  SlackSettings slack;                   // settings of the slack-driven variant policies
-  std::size_t max_queue = 0;             // per-worker queue bound; 0 = unbounded
-  PardSettings pard;                     // State Planner and Request Broker settings
+  std::string batching = "eager";        // eager | timeout | idle | jigsaw
+  Time batch_timeout = 0.010;     // timeout batching's bound on the oldest wait (jigsaw: when
+                                  // the deployment sets none)
+  std::string dropping = "none";  // none | expired | pard | split | split_wcl | jigsaw
+  Time stale_after = 0.020;       // jigsaw dropping: staleness threshold past the timeout
+  std::string variant = "fixed";  // fixed | slackfit | maxbatch | maxacc | infaas | clipper+
+  SlackSettings slack;            // settings of the slack-driven variant policies
+  std::size_t max_queue = 0;      // per-worker queue bound; 0 = unbounded
+  PardSettings pard;              // State Planner and Request Broker settings
 
   // One line such as "preset=pard dispatch=round_robin queue=adaptive ...".
   std::string describe() const;

@@ -10,7 +10,7 @@ namespace tessera {
 
 // The simulator's pending events, in (time, insertion order) order so that runs are
 // deterministic when events share a timestamp.
-enum class EventKind : uint8_t { kBatchDone, kTimer, kDelivery, kWorkerLoss };
+enum class EventKind : uint8_t { kBatchDone, kTimer, kDelivery, kWorkerLoss, kControl };
 
 struct Event {
   Time time = 0.0;

@@ -66,6 +66,8 @@ void MetricsCollector::on_request_done(const RequestRecord& r) {
       break;
   }
   if (r.outcome == Outcome::kOk || r.outcome == Outcome::kLate) {
+    w.accuracy_sum += r.accuracy;
+    w.accuracy_count++;
     latency_.add(r.finish - r.arrival);
     accuracy_sum_ += r.accuracy;
     accuracy_count_++;

@@ -23,6 +23,8 @@ struct WindowStats {
   uint64_t dropped = 0;
   uint64_t failed = 0;
   Time gpu_busy = 0.0;
+  double accuracy_sum = 0.0;  // over completed (ok or late) requests
+  uint64_t accuracy_count = 0;
   std::vector<uint64_t> queue_length;  // per task, sampled when the window closed
 };
 

@@ -55,6 +55,11 @@ void Simulator::deliver_later(std::vector<Item>&& items, Time at) {
   events_queue_.push(at, EventKind::kDelivery, slot);
 }
 
+void Simulator::schedule(Time at, std::function<void()> action) {
+  events_queue_.push(at, EventKind::kControl, static_cast<uint32_t>(actions_.size()));
+  actions_.push_back(std::move(action));
+}
+
 void Simulator::process(const Event& event) {
   switch (event.kind) {
     case EventKind::kBatchDone:
@@ -72,6 +77,12 @@ void Simulator::process(const Event& event) {
     case EventKind::kWorkerLoss:
       engine_->kill_worker(event.target);
       break;
+    case EventKind::kControl: {
+      std::function<void()> action = std::move(actions_[event.target]);
+      actions_[event.target] = nullptr;
+      action();
+      break;
+    }
   }
 }
 

@@ -36,6 +36,12 @@ class Simulator final : public EngineDriver {
 
   const MetricsCollector& metrics() const { return metrics_; }
   const Engine& engine() const { return *engine_; }
+  Engine& engine() { return *engine_; }
+  Time now() const { return clock_.now(); }
+
+  // Runs `action` at virtual time `at` (a controller's tick, a reconfiguration step). An
+  // action may schedule further actions. Actions at the same time run in call order.
+  void schedule(Time at, std::function<void()> action);
   uint64_t events_processed() const { return events_; }
 
   // EngineDriver.
@@ -54,6 +60,7 @@ class Simulator final : public EngineDriver {
   EventQueue events_queue_;
   std::vector<std::vector<Item>> deliveries_;
   std::vector<uint32_t> free_deliveries_;
+  std::vector<std::function<void()>> actions_;
   std::unique_ptr<Engine> engine_;
   uint64_t events_ = 0;
   double wall_start_ = 0.0;

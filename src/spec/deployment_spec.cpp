@@ -23,7 +23,8 @@ Deployment parse_deployment(const SpecNode& node, const App& app, const ProfileT
   Deployment deployment;
   std::map<std::string, int> used;
   for (const SpecNode& w : node.at("workers").items()) {
-    w.allow_only({"task", "variant", "variants", "segment", "max_batch", "count"});
+    w.allow_only(
+        {"task", "variant", "variants", "segment", "max_batch", "count", "batch_timeout_ms"});
     WorkerGroup group;
     const int task = app.task_index(w.at("task").as_string());
     if (task < 0) w.at("task").fail("unknown task '" + w.at("task").as_string() + "'");
@@ -34,6 +35,9 @@ Deployment parse_deployment(const SpecNode& node, const App& app, const ProfileT
     if (group.max_batch < 1) w.at("max_batch").fail("must be at least 1");
     group.count = static_cast<int>(w.integer_or("count", 1));
     if (group.count < 0) w.at("count").fail("must not be negative");
+    if (auto timeout = w.get("batch_timeout_ms")) {
+      group.batch_timeout = from_ms(timeout->as_non_negative());
+    }
 
     std::vector<SpecNode> names;
     if (w.has("variant") && w.has("variants")) w.fail("give either 'variant' or 'variants'");

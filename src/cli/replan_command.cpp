@@ -1,0 +1,91 @@
+#include <spdlog/spdlog.h>
+
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.hpp"
+#include "control/replan_report.hpp"
+#include "control/replan_spec.hpp"
+#include "workload/workload_spec.hpp"
+
+namespace tessera::cli {
+namespace {
+
+struct ReplanArgs {
+  std::string spec_file;
+  std::string out_dir = "out/replan";
+  std::vector<std::string> spaces;
+  double time_limit = 0.0;
+  bool quiet = false;
+};
+
+void run_replan(const ReplanArgs& args) {
+  control::ReplanSpec spec = control::load_replan_spec(args.spec_file);
+  if (!args.spaces.empty()) {
+    spec.spaces.clear();
+    for (const auto& s : args.spaces) spec.spaces.push_back(plan::parse_search_space(s));
+  }
+  if (args.time_limit > 0.0) spec.plan.options.milp.time_limit_s = args.time_limit;
+  spec.sim.progress = !args.quiet;
+
+  // The day's arrivals per bin, read once up front: the first bin is planned for its own
+  // demand, and the controller stops after the last bin.
+  Workload counting = build_workload(*spec.workload, spec.sim.seed);
+  if (!counting.finite) {
+    spec.workload->fail("this workload never ends: give its source or the workload a duration_s");
+  }
+  const std::vector<uint64_t> counts =
+      control::count_per_bin(*counting.source, spec.controller.bin);
+  uint64_t total = 0;
+  for (uint64_t c : counts) total += c;
+  if (!args.quiet) {
+    spdlog::info("app '{}': {} requests in {} bins of {} s; policies: {}", spec.plan.input.app.name,
+                 total, counts.size(), spec.controller.bin, spec.policies.describe());
+  }
+
+  std::vector<control::ReplanResult> runs;
+  for (const plan::SearchSpace& space : spec.spaces) {
+    plan::PlanOptions options = spec.plan.options;
+    options.space = space;
+    Workload workload = build_workload(*spec.workload, spec.sim.seed);
+    if (!args.quiet) spdlog::info("{}: re-planning the day", space.name());
+    runs.push_back(control::run_replanning(spec.plan.input, options, spec.policies, spec.sim,
+                                           spec.controller, *workload.source, counts));
+    const auto s = control::summarize_replan(runs.back());
+    if (!args.quiet) {
+      spdlog::info(
+          "{}: {:.1f} % slices, accuracy drop {:.2f} %, SLO violations {:.2f} % ({} "
+          "MILP solves, {:.0f} s wall)",
+          s.space, s.slices_pct, s.accuracy_drop_pct, s.violation_pct, s.solves,
+          runs.back().wall_seconds);
+    }
+  }
+  std::vector<control::ReplanSummary> rows;
+  for (const auto& r : runs) rows.push_back(control::summarize_replan(r));
+  control::write_replan_report(args.out_dir, runs, spec.plan.input.app.name);
+  std::cout << control::comparison_table(rows);
+  std::cout << "  wrote " << args.out_dir
+            << "/summary.json, comparison.md, day.svg and <space>/bins.csv\n";
+}
+
+}  // namespace
+
+void add_replan_command(CLI::App& app) {
+  auto args = std::make_shared<ReplanArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "replan",
+      "Simulate JigsawServe's controller over a day: re-plan every bin, reconfigure, compare "
+      "search spaces");
+  cmd->add_option("spec", args->spec_file,
+                  "Re-planning spec (YAML): plan spec, workload, controller")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--out,-o", args->out_dir, "Output directory")->capture_default_str();
+  cmd->add_option("--space", args->spaces,
+                  "Search space to run (repeatable; default: the spec's spaces)");
+  cmd->add_option("--time-limit", args->time_limit, "CBC time limit per solve, seconds");
+  cmd->add_flag("--quiet,-q", args->quiet, "No progress or log lines, only the table");
+  cmd->callback([args] { run_replan(*args); });
+}
+
+}  // namespace tessera::cli

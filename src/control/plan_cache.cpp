@@ -1,0 +1,57 @@
+#include "control/plan_cache.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <cmath>
+
+namespace tessera::control {
+
+PlanCache::PlanCache(const plan::PlanInput& input, const plan::PlanOptions& options, double step)
+    : input_(input), options_(options), step_(step) {}
+
+double PlanCache::grid_point(double demand_rps) const {
+  if (step_ <= 0.0) return demand_rps;
+  const double index = std::ceil(std::log(demand_rps) / std::log1p(step_) - 1e-9);
+  return std::exp(index * std::log1p(step_));
+}
+
+const plan::MaxDemand& PlanCache::max_demand() {
+  if (!max_) {
+    spdlog::info("{}: solving for the largest serviceable demand (fallback plan)",
+                 options_.space.name());
+    max_ = plan::max_serviceable_demand(input_, options_);
+    ++solves_;
+  }
+  return *max_;
+}
+
+PlanCache::Lookup PlanCache::plan_for(double demand_rps) {
+  Lookup out;
+  demand_rps = std::max(demand_rps, 1e-3);
+  const double grid = grid_point(demand_rps);
+  const long key =
+      step_ > 0.0 ? std::lround(std::log(grid) / std::log1p(step_)) : std::lround(demand_rps * 1e6);
+  auto it = plans_.find(key);
+  if (it == plans_.end()) {
+    plan::PlanInput in = input_;
+    in.demand_rps = grid;
+    plan::Plan p = plan::make_plan(in, options_);
+    ++solves_;
+    out.solved = true;
+    out.solve_seconds = p.stats.seconds;
+    it = plans_.emplace(key, std::move(p)).first;
+  }
+  out.grid_demand_rps = grid;
+  if (it->second.has_plan()) {
+    out.plan = &it->second;
+    return out;
+  }
+  const plan::MaxDemand& max = max_demand();
+  if (!max.plan.has_plan()) return out;  // nothing is serviceable at all
+  out.plan = &max.plan;
+  out.fallback = true;
+  out.grid_demand_rps = max.max_demand_rps;
+  return out;
+}
+
+}  // namespace tessera::control

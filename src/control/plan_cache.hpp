@@ -1,0 +1,44 @@
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+
+#include "plan/planner.hpp"
+
+namespace tessera::control {
+
+// The controller's plans by demand. A day of 5-minute bins asks for hundreds of plans at
+// nearby demands, so demands are rounded UP to a geometric grid of relative step `step`
+// (planning for a little more than predicted is safe) and each grid point is solved once.
+// A demand no plan can serve gets the plan for the largest serviceable demand, as in the
+// paper (§5: "it uses the configuration that can serve the highest demand").
+class PlanCache {
+ public:
+  PlanCache(const plan::PlanInput& input, const plan::PlanOptions& options, double step);
+
+  struct Lookup {
+    const plan::Plan* plan = nullptr;
+    double grid_demand_rps = 0.0;  // the demand the plan was made for (before slack)
+    bool fallback = false;         // the demand was not serviceable: the max-demand plan
+    bool solved = false;           // this lookup ran the MILP (not cached)
+    double solve_seconds = 0.0;
+  };
+  Lookup plan_for(double demand_rps);
+
+  int solves() const { return solves_; }
+  // The largest serviceable demand (solved on first need).
+  const plan::MaxDemand& max_demand();
+
+ private:
+  double grid_point(double demand_rps) const;
+
+  plan::PlanInput input_;
+  plan::PlanOptions options_;
+  double step_;
+  std::map<long, plan::Plan> plans_;  // by grid index
+  std::optional<plan::MaxDemand> max_;
+  int solves_ = 0;
+};
+
+}  // namespace tessera::control

@@ -1,0 +1,39 @@
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "control/replanning.hpp"
+
+namespace tessera::control {
+
+// The paper's Fig. 4 metrics of one re-planned run, over all bins and over the quietest
+// and busiest quarter of bins (by measured demand).
+struct ReplanSummary {
+  std::string space;
+  double slices_pct = 0.0;           // mean plan slices, % of available
+  double accuracy_drop_pct = 0.0;    // mean (1 - A_obj) x 100 of the plans
+  double realized_accuracy = 0.0;    // mean accuracy of completed requests / A_max
+  double violation_pct = 0.0;        // mean per-bin SLO violation rate (late + dropped + failed)
+  double violation_total_pct = 0.0;  // over all requests
+  double low_slices_pct = 0.0, low_violation_pct = 0.0;
+  double high_slices_pct = 0.0, high_violation_pct = 0.0;
+  int bad_bins = 0;       // bins with >= 10 % violations (the paper's "particularly poorly")
+  int fallback_bins = 0;  // bins that ran the max-demand plan
+  int solves = 0;
+  double max_violation_pct = 0.0;
+};
+
+ReplanSummary summarize_replan(const ReplanResult& result);
+
+// DIR/<space>/bins.csv for each run, DIR/summary.json, DIR/comparison.md (a Markdown
+// table) and DIR/day.svg (demand, slices, violations and accuracy drop per bin).
+void write_replan_report(const std::filesystem::path& dir, const std::vector<ReplanResult>& runs,
+                         const std::string& title);
+
+// The comparison table in Markdown.
+std::string comparison_table(const std::vector<ReplanSummary>& rows);
+
+}  // namespace tessera::control

@@ -1,0 +1,242 @@
+#include "control/replanning.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cmath>
+#include <stdexcept>
+
+#include "control/demand_predictor.hpp"
+#include "control/plan_cache.hpp"
+#include "control/reconfiguration.hpp"
+
+namespace tessera::control {
+namespace {
+
+// Counts arrivals per bin as the simulator pulls them.
+class CountingSource final : public ArrivalSource {
+ public:
+  CountingSource(ArrivalSource& inner, Time bin) : inner_(inner), bin_(bin) {}
+  bool next(Arrival& out) override {
+    if (!inner_.next(out)) return false;
+    const auto b = static_cast<std::size_t>(std::floor(out.time / bin_));
+    if (b >= counts_.size()) counts_.resize(b + 1, 0);
+    ++counts_[b];
+    return true;
+  }
+  std::string describe() const override { return inner_.describe(); }
+  uint64_t count(std::size_t bin) const { return bin < counts_.size() ? counts_[bin] : 0; }
+
+ private:
+  ArrivalSource& inner_;
+  Time bin_;
+  std::vector<uint64_t> counts_;
+};
+
+// The controller: owns the plans and moves the simulator's engine between them.
+class Controller {
+ public:
+  Controller(const plan::PlanInput& input, const plan::PlanOptions& options,
+             const ControllerOptions& c)
+      : input_(input),
+        options_(c),
+        cache_(input, options, c.demand_step),
+        predictor_(c.history_bins) {}
+
+  // The first deployment, sized for `rps`.
+  Deployment initial(double rps, BinRecord& rec) {
+    rec.predicted_rps = rps;
+    const plan::Plan* p = choose(rps, rec);
+    if (p == nullptr) {
+      throw std::runtime_error(
+          "no plan of this search space serves any demand (see `tessera "
+          "plan --max-demand`)");
+    }
+    current_ = p;
+    return plan::to_deployment(*p, input_);
+  }
+
+  double accuracy_max() const { return current_ ? current_->evaluation.accuracy_max : 0.0; }
+
+  void register_initial() {
+    // The engine numbered the initial workers in deployment order.
+    WorkerId next = 0;
+    for (const WorkerGroup& g : plan::to_deployment(*current_, input_).groups) {
+      std::vector<WorkerId> ids;
+      for (int i = 0; i < g.count; ++i) ids.push_back(next++);
+      live_.add(g, ids);
+    }
+  }
+
+  // At the start of bin `bin`: observe the last bin, plan, reconfigure.
+  void tick(Simulator& sim, double last_bin_rps, BinRecord& rec) {
+    predictor_.observe(last_bin_rps);
+    rec.predicted_rps = predictor_.predict();
+    const plan::Plan* p = choose(rec.predicted_rps, rec);
+    rec.has_plan = p != nullptr;
+    if (p == nullptr) p = current_;  // keep serving with what runs
+    fill_plan_facts(*p, rec);
+    if (p == current_) return;
+    current_ = p;
+    const Deployment target = plan::to_deployment(*p, input_);
+    ReconfigurationStep step = live_.change_to(target);
+    rec.started = step.started_workers();
+    rec.stopped = static_cast<int>(step.stop.size());
+    std::vector<std::pair<TaskId, Time>> timeouts;
+    for (const WorkerGroup& g : target.groups) timeouts.emplace_back(g.task, g.batch_timeout);
+
+    Engine& engine = sim.engine();
+    const Time ready = sim.now() + options_.reconfiguration_delay;
+    if (options_.disruptive) {
+      engine.set_reconfiguring(true);
+      for (WorkerId id : step.stop) engine.kill_worker(id);
+    }
+    sim.schedule(ready, [this, &sim, step = std::move(step), timeouts = std::move(timeouts)] {
+      Engine& e = sim.engine();
+      for (const WorkerGroup& g : step.start) live_.add(g, e.add_workers(g, input_.profiles));
+      if (!options_.disruptive) {
+        for (WorkerId id : step.stop) e.kill_worker(id);
+      }
+      for (const auto& [task, timeout] : timeouts) e.set_batch_timeout(task, timeout);
+      if (options_.disruptive) e.set_reconfiguring(false);
+    });
+  }
+
+  void fill_plan_facts(const plan::Plan& p, BinRecord& rec) const {
+    rec.slices = p.evaluation.slices;
+    rec.planned_accuracy = p.evaluation.accuracy;
+    rec.workers = plan::to_deployment(p, input_).total_workers();
+  }
+
+  int solves() const { return cache_.solves(); }
+
+ private:
+  const plan::Plan* choose(double rps, BinRecord& rec) {
+    const PlanCache::Lookup look = cache_.plan_for(rps);
+    rec.planned_rps = look.grid_demand_rps;
+    rec.fallback = look.fallback;
+    rec.solve_seconds = look.solve_seconds;
+    if (look.plan != nullptr) fill_plan_facts(*look.plan, rec);
+    return look.plan;
+  }
+
+  const plan::PlanInput& input_;
+  ControllerOptions options_;
+  PlanCache cache_;
+  DemandPredictor predictor_;
+  LiveWorkers live_;
+  const plan::Plan* current_ = nullptr;
+};
+
+}  // namespace
+
+std::vector<uint64_t> count_per_bin(ArrivalSource& arrivals, Time bin) {
+  std::vector<uint64_t> counts;
+  Arrival a;
+  while (arrivals.next(a)) {
+    const auto b = static_cast<std::size_t>(std::floor(a.time / bin));
+    if (b >= counts.size()) counts.resize(b + 1, 0);
+    ++counts[b];
+  }
+  return counts;
+}
+
+ReplanResult run_replanning(const plan::PlanInput& input, const plan::PlanOptions& options,
+                            const PolicyConfig& policies, const SimOptions& sim_options,
+                            const ControllerOptions& c, ArrivalSource& arrivals,
+                            const std::vector<uint64_t>& expected_counts) {
+  if (c.bin <= 0) throw std::invalid_argument("the controller's bin must be positive");
+  if (c.reconfiguration_delay < 0 || c.reconfiguration_delay >= c.bin) {
+    throw std::invalid_argument("the reconfiguration delay must be in [0, bin)");
+  }
+  const auto wall_start = std::chrono::steady_clock::now();
+  ReplanResult result;
+  result.space = options.space.name();
+  result.slices_available = input.slices;
+  result.bin = c.bin;
+
+  if (expected_counts.empty()) throw std::invalid_argument("the workload has no arrivals");
+  const int bin_count = static_cast<int>(expected_counts.size());
+  Controller controller(input, options, c);
+  std::vector<BinRecord> bins(1);
+  const Deployment first =
+      controller.initial(static_cast<double>(expected_counts[0]) / c.bin, bins[0]);
+  spdlog::info("{}: bin 0 planned for {:.1f} req/s: {} slices, {} workers", result.space,
+               bins[0].planned_rps, bins[0].slices, bins[0].workers);
+
+  SimOptions so = sim_options;
+  so.window = c.bin;
+  const PolicySet policy_set(policies);
+  Simulator sim(input.app, first, input.profiles, policy_set, so);
+  controller.register_initial();
+  CountingSource counted(arrivals, c.bin);
+
+  // One tick per bin boundary while arrivals continue; each schedules the next.
+  std::function<void(int)> tick = [&](int bin) {
+    const double last_rps =
+        static_cast<double>(counted.count(static_cast<std::size_t>(bin - 1))) / c.bin;
+    if (bins.size() <= static_cast<std::size_t>(bin))
+      bins.resize(static_cast<std::size_t>(bin) + 1);
+    BinRecord& rec = bins[static_cast<std::size_t>(bin)];
+    controller.tick(sim, last_rps, rec);
+    if (sim_options.progress && bin % 12 == 0) {
+      spdlog::info("{}: bin {} predicted {:.1f} req/s -> {} slices{}, +{} / -{} workers",
+                   result.space, bin, rec.predicted_rps, rec.slices,
+                   rec.fallback ? " (max-demand plan)" : "", rec.started, rec.stopped);
+    }
+  };
+  // One tick per bin boundary; each arms the next, up to the last bin with arrivals.
+  std::function<void(int)> arm = [&](int bin) {
+    if (bin >= bin_count) return;
+    sim.schedule(c.bin * bin, [&, bin] {
+      tick(bin);
+      arm(bin + 1);
+    });
+  };
+  arm(1);
+  sim.run(counted);
+
+  // Outcomes per bin (by finish time) from the simulator's windows.
+  const auto& windows = sim.metrics().windows();
+  if (bins.size() < windows.size()) bins.resize(windows.size());
+  for (std::size_t b = 0; b < bins.size(); ++b) {
+    BinRecord& rec = bins[b];
+    rec.bin = static_cast<int>(b);
+    rec.demand_rps = static_cast<double>(counted.count(b)) / c.bin;
+    if (b >= windows.size()) continue;
+    const WindowStats& w = windows[b];
+    rec.ok = w.ok;
+    rec.late = w.late;
+    rec.dropped = w.dropped;
+    rec.failed = w.failed;
+    rec.finished = w.ok + w.late + w.dropped + w.failed;
+    rec.accuracy = w.accuracy_count ? w.accuracy_sum / static_cast<double>(w.accuracy_count) : 0.0;
+  }
+  // Bins after the last tick (requests finishing after the last arrival) carry no plan of
+  // their own: they run the last one.
+  for (std::size_t b = 1; b < bins.size(); ++b) {
+    if (bins[b].workers == 0 && bins[b].slices == 0) {
+      const BinRecord prev = bins[b - 1];
+      bins[b].slices = prev.slices;
+      bins[b].planned_accuracy = prev.planned_accuracy;
+      bins[b].workers = prev.workers;
+      bins[b].planned_rps = prev.planned_rps;
+      bins[b].predicted_rps = prev.predicted_rps;
+      bins[b].fallback = prev.fallback;
+    }
+  }
+  const MetricsCollector& m = sim.metrics();
+  result.bins = std::move(bins);
+  result.solves = controller.solves();
+  result.accuracy_max = controller.accuracy_max();
+  result.submitted = m.submitted();
+  result.ok = m.count(Outcome::kOk);
+  result.late = m.count(Outcome::kLate);
+  result.dropped = m.count(Outcome::kDropped);
+  result.failed = m.count(Outcome::kFailed);
+  result.wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  return result;
+}
+
+}  // namespace tessera::control

@@ -1,0 +1,168 @@
+// JigsawServe's controller loop (src/control): demand prediction, plan caching with the
+// max-demand fallback, deployment diffs, and a re-planned run in simulation.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "control/demand_predictor.hpp"
+#include "control/plan_cache.hpp"
+#include "control/reconfiguration.hpp"
+#include "control/replan_report.hpp"
+#include "control/replanning.hpp"
+#include "test_support.hpp"
+
+namespace tessera::control {
+namespace {
+
+using tessera::testing::VectorSource;
+
+TEST(DemandPredictor, MeanOfTheLastBins) {
+  DemandPredictor p(3);
+  EXPECT_TRUE(p.empty());
+  EXPECT_EQ(p.predict(), 0.0);
+  p.observe(10);
+  EXPECT_DOUBLE_EQ(p.predict(), 10.0);
+  p.observe(20);
+  p.observe(30);
+  EXPECT_DOUBLE_EQ(p.predict(), 20.0);
+  p.observe(40);  // 10 leaves the window
+  EXPECT_DOUBLE_EQ(p.predict(), 30.0);
+  EXPECT_THROW(DemandPredictor(0), std::invalid_argument);
+}
+
+TEST(LiveWorkers, KeepsWhatBothPlansShare) {
+  LiveWorkers live;
+  const WorkerGroup a{0, {1}, "1g", 4, 3};
+  const WorkerGroup b{1, {0}, "2g", 8, 2};
+  live.add(a, {0, 1, 2});
+  live.add(b, {3, 4});
+  Deployment target;
+  target.groups = {WorkerGroup{0, {1}, "1g", 4, 1}, WorkerGroup{1, {0}, "2g", 8, 2},
+                   WorkerGroup{1, {1}, "1g", 8, 2}};
+  const ReconfigurationStep step = live.change_to(target);
+  // Two of the three `a` workers stop (the newest first); `b` is untouched; two new start.
+  EXPECT_EQ(step.stop, (std::vector<WorkerId>{2, 1}));
+  ASSERT_EQ(step.start.size(), 1u);
+  EXPECT_EQ(step.start[0].variants, std::vector<int>{1});
+  EXPECT_EQ(step.start[0].count, 2);
+  EXPECT_EQ(step.started_workers(), 2);
+  EXPECT_EQ(live.size(), 3);
+  // The same target again changes nothing once the new workers are registered.
+  live.add(step.start[0], {5, 6});
+  EXPECT_TRUE(live.change_to(target).empty());
+}
+
+// det -> cls, one variant each, on a 1g/2g catalogue: enough to plan, small enough to be
+// solved in milliseconds.
+plan::PlanInput tiny_input() {
+  plan::PlanInput in;
+  in.app.name = "tiny";
+  in.app.slo = 1.0;
+  Task det{"det", {{"d", 1.0, 2.0}}, {}, {}, {}, {}};
+  Task cls{"cls", {{"c", 1.0, 1.0}}, {}, {}, {}, {}};
+  in.app.tasks = {det, cls};
+  in.app.edges = {Edge{0, 1, EdgeMode::kAll, {}, 0.0}};
+  in.app.finalize();
+  in.catalogue.mig = {{"1g", 1, 1, {0, 1, 2, 3, 4, 5, 6}, 1}, {"2g", 2, 2, {0, 2, 4}, 2}};
+  in.catalogue.mps_max = 1;
+  in.catalogue.build_segments();
+  in.batch_sizes = {1, 4};
+  for (const auto& seg : in.catalogue.segments) {
+    const double speed = seg.name.rfind("2g", 0) == 0 ? 0.6 : 1.0;
+    in.profiles.add("d", seg.name, 1, 20 * speed);
+    in.profiles.add("d", seg.name, 4, 40 * speed);
+    in.profiles.add("c", seg.name, 1, 10 * speed);
+    in.profiles.add("c", seg.name, 4, 20 * speed);
+  }
+  in.slices = 14;
+  in.latency_slo_ms = 1000;
+  in.accuracy_slo = 0.9;
+  return in;
+}
+
+plan::PlanOptions tiny_options() {
+  plan::PlanOptions o;
+  o.space = plan::parse_search_space("A+S+T");
+  return o;
+}
+
+TEST(PlanCache, RoundsDemandUpToTheGridAndSolvesEachPointOnce) {
+  PlanCache cache(tiny_input(), tiny_options(), 0.10);
+  const auto first = cache.plan_for(50.0);
+  ASSERT_NE(first.plan, nullptr);
+  EXPECT_TRUE(first.solved);
+  EXPECT_GE(first.grid_demand_rps, 50.0);
+  EXPECT_LT(first.grid_demand_rps, 55.0 + 1e-9);
+  const auto again = cache.plan_for(first.grid_demand_rps * 0.99);  // same grid point
+  EXPECT_FALSE(again.solved);
+  EXPECT_EQ(again.plan, first.plan);
+  EXPECT_EQ(cache.solves(), 1);
+}
+
+TEST(PlanCache, FallsBackToTheMaxDemandPlan) {
+  PlanCache cache(tiny_input(), tiny_options(), 0.05);
+  const auto huge = cache.plan_for(1e6);
+  ASSERT_NE(huge.plan, nullptr);
+  EXPECT_TRUE(huge.fallback);
+  EXPECT_NEAR(huge.grid_demand_rps, cache.max_demand().max_demand_rps, 1e-9);
+  EXPECT_LE(huge.plan->evaluation.slices, 14);
+}
+
+// Arrivals at `rate[b]` req/s, evenly spaced, in consecutive bins of `bin` seconds.
+std::vector<Time> stepped(const std::vector<double>& rate, Time bin) {
+  std::vector<Time> t;
+  for (std::size_t b = 0; b < rate.size(); ++b) {
+    const int n = static_cast<int>(rate[b] * bin);
+    for (int i = 0; i < n; ++i) t.push_back(static_cast<double>(b) * bin + (i + 0.5) * bin / n);
+  }
+  return t;
+}
+
+TEST(Replanning, PlansEachBinFromThePastAndAccountsForEveryRequest) {
+  const plan::PlanInput in = tiny_input();
+  ControllerOptions c;
+  c.bin = 10.0;
+  c.history_bins = 2;
+  c.reconfiguration_delay = 1.0;
+  c.demand_step = 0.0;
+  const std::vector<double> rates = {100, 100, 400, 400, 400, 100};
+  const auto times = stepped(rates, c.bin);
+  VectorSource counting(times);
+  const auto counts = count_per_bin(counting, c.bin);
+  ASSERT_EQ(counts.size(), rates.size());
+  for (bool disruptive : {false, true}) {
+    c.disruptive = disruptive;
+    VectorSource source(times);
+    const ReplanResult r =
+        run_replanning(in, tiny_options(), preset_config("jigsawserve"), {}, c, source, counts);
+    ASSERT_GE(r.bins.size(), rates.size());
+    // Bin 0 is sized for its own demand; bin k for the mean of bins k-2 and k-1.
+    EXPECT_NEAR(r.bins[0].predicted_rps, 100.0, 1e-9);
+    EXPECT_NEAR(r.bins[1].predicted_rps, 100.0, 1e-9);
+    EXPECT_NEAR(r.bins[3].predicted_rps, 250.0, 1e-9);
+    EXPECT_NEAR(r.bins[4].predicted_rps, 400.0, 1e-9);
+    // The under-predicted jump at bin 2 needs more slices from bin 3 on.
+    EXPECT_GT(r.bins[4].slices, r.bins[1].slices);
+    EXPECT_GT(r.bins[3].started, 0);
+    EXPECT_EQ(r.submitted, times.size());
+    EXPECT_EQ(r.ok + r.late + r.dropped + r.failed, r.submitted);
+    EXPECT_EQ(r.failed, 0u) << (disruptive ? "disruptive" : "make-before-break");
+    const ReplanSummary s = summarize_replan(r);
+    EXPECT_GT(s.slices_pct, 0.0);
+    EXPECT_LE(s.slices_pct, 100.0);
+    EXPECT_GE(s.accuracy_drop_pct, 0.0);
+  }
+}
+
+TEST(Replanning, RejectsADelayLongerThanTheBin) {
+  ControllerOptions c;
+  c.bin = 10.0;
+  c.reconfiguration_delay = 10.0;
+  VectorSource source({0.0});
+  EXPECT_THROW(run_replanning(tiny_input(), tiny_options(), preset_config("jigsawserve"), {}, c,
+                              source, {1}),
+               std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace tessera::control
