@@ -16,6 +16,7 @@ struct ReplanArgs {
   std::string out_dir = "out/replan";
   std::vector<std::string> spaces;
   double time_limit = 0.0;
+  double stale_ms = -1.0;
   bool quiet = false;
 };
 
@@ -26,6 +27,12 @@ void run_replan(const ReplanArgs& args) {
     for (const auto& s : args.spaces) spec.spaces.push_back(plan::parse_search_space(s));
   }
   if (args.time_limit > 0.0) spec.plan.options.milp.time_limit_s = args.time_limit;
+  if (args.stale_ms >= 0.0) {
+    if (spec.policies.dropping != "jigsaw") {
+      throw std::invalid_argument("--stale-ms needs the spec's dropping policy to be jigsaw");
+    }
+    spec.policies.stale_after = from_ms(args.stale_ms);
+  }
   spec.sim.progress = !args.quiet;
 
   // The day's arrivals per bin, read once up front: the first bin is planned for its own
@@ -84,6 +91,8 @@ void add_replan_command(CLI::App& app) {
   cmd->add_option("--space", args->spaces,
                   "Search space to run (repeatable; default: the spec's spaces)");
   cmd->add_option("--time-limit", args->time_limit, "CBC time limit per solve, seconds");
+  cmd->add_option("--stale-ms", args->stale_ms,
+                  "Override the jigsaw dropping policy's staleness threshold, ms");
   cmd->add_flag("--quiet,-q", args->quiet, "No progress or log lines, only the table");
   cmd->callback([args] { run_replan(*args); });
 }

@@ -111,10 +111,11 @@ void write_replan_report(const std::filesystem::path& dir, const std::vector<Rep
   std::filesystem::create_directories(dir);
   nlohmann::json summary = nlohmann::json::array();
   std::vector<ReplanSummary> rows;
-  Chart demand{title + ": demand per bin", "time (h)", "req/s", 0.0, {}};
-  Chart slices{"GPU slices in use (plan)", "time (h)", "% of slices", 0.0, {}};
-  Chart violations{"SLO violation rate (late + dropped + failed)", "time (h)", "%", 0.0, {}};
-  Chart accuracy{"accuracy drop of the plan (1 - A_obj)", "time (h)", "%", 0.0, {}};
+  Chart demand{title + ": demand per bin", "bin", "req/s", 1.0, {}};
+  Chart slices{"GPU slices in use (plan)", "bin", "% of slices", 1.0, {}};
+  Chart violations{
+      "SLO violation rate (late + dropped + failed), capped at 50 %", "bin", "%", 1.0, {}};
+  Chart accuracy{"accuracy drop of the plan (1 - A_obj)", "bin", "%", 1.0, {}};
   for (const ReplanResult& r : runs) {
     const std::filesystem::path sub = dir / r.space;
     std::filesystem::create_directories(sub);
@@ -160,8 +161,6 @@ void write_replan_report(const std::filesystem::path& dir, const std::vector<Rep
            {"dropped", r.dropped},
            {"failed", r.failed}}},
          {"wall_seconds", r.wall_seconds}});
-    const double hours = r.bin / 3600.0;
-    demand.x_step = slices.x_step = violations.x_step = accuracy.x_step = hours;
     if (demand.series.empty()) demand.series.push_back(std::move(actual));
     demand.series.push_back(std::move(d));
     slices.series.push_back(std::move(sl));
