@@ -469,7 +469,8 @@ TEST(PolicySpec, UnknownDispatch) {
 
 TEST(PolicySpec, TimeoutWithEagerBatching) {
   expect_run_error(inline_run("policies:\n  batching: {kind: eager, timeout_ms: 5}\n"),
-                   "policies.batching.timeout_ms", "only timeout batching takes a timeout");
+                   "policies.batching.timeout_ms",
+                   "only timeout and jigsaw batching take a timeout");
 }
 
 TEST(PolicySpec, UnknownField) {
