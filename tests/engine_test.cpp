@@ -16,20 +16,9 @@ using testing::make_edge;
 using testing::make_task;
 using testing::share_edge;
 using testing::uniform_deployment;
-using testing::VectorSource;
 
-struct SimRun {
-  std::unique_ptr<Simulator> sim;
-  const MetricsCollector& m() const { return sim->metrics(); }
-};
-
-SimRun simulate(const App& app, const Deployment& d, const ProfileTable& p, PolicyConfig config,
-                std::vector<Time> arrivals, SimOptions options = {}) {
-  SimRun run{std::make_unique<Simulator>(app, d, p, PolicySet(std::move(config)), options)};
-  VectorSource source(std::move(arrivals));
-  run.sim->run(source);
-  return run;
-}
+using testing::SimRun;
+using testing::simulate;
 
 uint64_t total(const MetricsCollector& m) {
   return m.count(Outcome::kOk) + m.count(Outcome::kLate) + m.count(Outcome::kDropped) +

@@ -13,21 +13,13 @@ using testing::add_affine;
 using testing::chain;
 using testing::evenly;
 using testing::uniform_deployment;
-using testing::VectorSource;
 
-struct SimRun {
-  std::unique_ptr<Simulator> sim;
-  const MetricsCollector& m() const { return sim->metrics(); }
-};
+using testing::SimRun;
+using testing::simulate;
 
-SimRun run(
-    const App& app, const Deployment& d, const ProfileTable& p, const PolicyConfig& c,
-    std::vector<Time> arrivals, const std::function<void(Simulator&)>& before = [](Simulator&) {}) {
-  SimRun r{std::make_unique<Simulator>(app, d, p, PolicySet(c), SimOptions{})};
-  before(*r.sim);
-  VectorSource source(std::move(arrivals));
-  r.sim->run(source);
-  return r;
+SimRun run(const App& app, const Deployment& d, const ProfileTable& p, const PolicyConfig& c,
+           std::vector<Time> arrivals, const std::function<void(Simulator&)>& before = {}) {
+  return simulate(app, d, p, c, std::move(arrivals), {}, before);
 }
 
 PolicyConfig jigsaw(double stale_ms = 20.0) {

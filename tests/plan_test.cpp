@@ -200,6 +200,32 @@ TEST(PlanMilp, InfeasibleInputsNameTheBindingConstraint) {
   EXPECT_NE(p.message.find("accuracy SLO"), std::string::npos) << p.message;
 }
 
+TEST(PlanMilp, CombinationDominanceKeepsPackability) {
+  auto type = [](int cost, double latency, double throughput) {
+    Candidate c;
+    c.cost = cost;
+    c.latency_ms = latency;
+    c.throughput_rps = throughput;
+    return c;
+  };
+  // Seven 1g (70 req/s, 10 ms) match a 7g at 60 req/s and 20 ms; two 2g match a 4g, but
+  // three 2g (the pair row's limit) or one 4g do not match a 7g at 64 req/s.
+  const std::vector<Candidate> cands = {type(1, 10, 10), type(7, 20, 60), type(7, 5, 55),
+                                        type(2, 8, 21),  type(4, 9, 42),  type(7, 9, 64)};
+  EXPECT_EQ(prune_dominated(cands).size(), 6u);
+  const auto kept = prune_dominated(cands, true);
+  auto has = [&](const Candidate& c) {
+    return std::any_of(kept.begin(), kept.end(), [&](const Candidate& k) {
+      return k.cost == c.cost && k.latency_ms == c.latency_ms &&
+             k.throughput_rps == c.throughput_rps;
+    });
+  };
+  EXPECT_FALSE(has(cands[1]));  // seven 1g
+  EXPECT_TRUE(has(cands[2]));   // faster than any cheaper type
+  EXPECT_FALSE(has(cands[4]));  // two 2g (42 req/s, 8 ms)
+  EXPECT_TRUE(has(cands[5]));   // three 2g give 63 < 64, one 4g 42
+}
+
 TEST(PlanPacking, NeverExceedsGpuCapacity) {
   const auto cat = h100_catalogue();
   std::mt19937 rng(5);

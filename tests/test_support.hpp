@@ -2,6 +2,8 @@
 
 // Small builders shared by the engine and simulator tests.
 
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -78,6 +80,23 @@ inline App chain(int n, Time slo) {
 inline void add_affine(ProfileTable& table, const std::string& variant, double base_ms,
                        double per_item_ms, int max_batch = 32, const std::string& segment = "gpu") {
   for (int b = 1; b <= max_batch; ++b) table.add(variant, segment, b, base_ms + per_item_ms * b);
+}
+
+// A finished simulation, kept for its metrics and engine.
+struct SimRun {
+  std::unique_ptr<Simulator> sim;
+  const MetricsCollector& m() const { return sim->metrics(); }
+};
+
+// Simulates `arrivals` on the deployment; `before` may schedule control actions first.
+inline SimRun simulate(const App& app, const Deployment& d, const ProfileTable& p,
+                       PolicyConfig config, std::vector<Time> arrivals, SimOptions options = {},
+                       const std::function<void(Simulator&)>& before = {}) {
+  SimRun run{std::make_unique<Simulator>(app, d, p, PolicySet(std::move(config)), options)};
+  if (before) before(*run.sim);
+  VectorSource source(std::move(arrivals));
+  run.sim->run(source);
+  return run;
 }
 
 // `count` workers of every task's first variant on segment "gpu".
