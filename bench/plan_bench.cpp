@@ -1,6 +1,6 @@
 // JigsawServe planner solve times (docs/benchmarks.md#planner): one CBC solve of Eq. 14 per
 // app (examples/plan/) at 28 and 840 slices, at about half of the A+S+T space's max
-// serviceable demand there (docs/results/jigsawserve.md).
+// serviceable demand there (docs/results/jigsawserve.md); and the max-demand search.
 #include <benchmark/benchmark.h>
 
 #include <string>
@@ -30,6 +30,23 @@ void BM_Plan(benchmark::State& state, const std::string& app, int slices, double
   state.counters["check_ok"] = plan.evaluation.ok() ? 1 : 0;
 }
 
+void BM_MaxDemand(benchmark::State& state, const std::string& app, int slices) {
+  PlanSpec spec =
+      load_plan_spec(std::string(TESSERA_SOURCE_DIR) + "/examples/plan/" + app + ".yaml");
+  spec.input.slices = slices;
+  MaxDemand md;
+  for (auto _ : state) {
+    md = max_serviceable_demand(spec.input, spec.options);
+    benchmark::DoNotOptimize(md.plan.entries.data());
+  }
+  state.counters["exact"] = md.status == PlanStatus::kOptimal ? 1 : 0;
+  state.counters["demand_rps"] = md.max_demand_rps;
+  state.counters["upper_rps"] = md.upper_bound_rps;
+  state.counters["search_s"] = md.seconds;
+  state.counters["milps"] = md.solves;
+  state.counters["check_ok"] = md.plan.evaluation.ok() ? 1 : 0;
+}
+
 }  // namespace
 
 BENCHMARK_CAPTURE(BM_Plan, traffic_28, "traffic", 28, 48)
@@ -50,5 +67,13 @@ BENCHMARK_CAPTURE(BM_Plan, traffic_28_low, "traffic", 28, 20)
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Plan, ar_28_low, "ar", 28, 40)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+BENCHMARK_CAPTURE(BM_MaxDemand, traffic_28, "traffic", 28)
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_MaxDemand, ar_28, "ar", 28)->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_MaxDemand, social_28, "social", 28)
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();

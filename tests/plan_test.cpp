@@ -208,9 +208,9 @@ TEST(PlanMilp, CombinationDominanceKeepsPackability) {
     c.throughput_rps = throughput;
     return c;
   };
-  // Seven 1g (70 req/s, 10 ms) match a 7g at 60 req/s and 20 ms; two 2g match a 4g, but
+  // Seven 1g (70 req/s, 10 ms) match a 7g at 66 req/s and 20 ms; two 2g match a 4g, but
   // three 2g (the pair row's limit) or one 4g do not match a 7g at 64 req/s.
-  const std::vector<Candidate> cands = {type(1, 10, 10), type(7, 20, 60), type(7, 5, 55),
+  const std::vector<Candidate> cands = {type(1, 10, 10), type(7, 20, 66), type(7, 5, 55),
                                         type(2, 8, 21),  type(4, 9, 42),  type(7, 9, 64)};
   EXPECT_EQ(prune_dominated(cands).size(), 6u);
   const auto kept = prune_dominated(cands, true);

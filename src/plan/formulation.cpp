@@ -70,6 +70,7 @@ class Builder {
     if (!relax_.accuracy && !accuracy_reachable()) return;
     demand_bounds();
     count_vars();
+    capacity_bounds();
     demand_rows();
     if (opt_.space.task_graph && !relax_.latency) latency_rows();
     if (!relax_.slices) slice_rows();
@@ -216,6 +217,33 @@ class Builder {
     }
   }
 
+  // Per task an upper bound on the capacity sum M * H of an optimal plan (the count-bound
+  // argument: below Rhat_max + max H), and a lower bound on its demand.
+  void capacity_bounds() {
+    cap_ub_.assign(n_, 0.0);
+    for (TaskId t = 0; t < n_; ++t) {
+      double cap = 0.0, per_slice = 0.0, h_max = 0.0;
+      for (int i : by_task_[t]) {
+        cap += ub_of(i) * cand(i).throughput_rps;
+        per_slice = std::max(per_slice, cand(i).throughput_rps / cand(i).cost);
+        h_max = std::max(h_max, cand(i).throughput_rps);
+      }
+      if (!relax_.slices) cap = std::min(cap, per_slice * in_.slices);
+      cap_ub_[t] = std::min(cap, r_ub_[t] + h_max);
+    }
+    r_lb_.assign(n_, 0.0);
+    for (TaskId t : g_.order) {
+      if (g_.in[t].empty()) r_lb_[t] = mode_ == PlanMode::kMaxDemand ? 0.0 : f_.planned_demand;
+      for (int e : g_.out[t]) {
+        const auto& ge = g_.edges[static_cast<size_t>(e)];
+        double fmin = std::numeric_limits<double>::infinity();
+        for (int i : by_task_[t])
+          fmin = std::min(fmin, ge.factor[static_cast<size_t>(cand(i).variant)]);
+        r_lb_[ge.to] += r_lb_[t] * fmin;
+      }
+    }
+  }
+
   double ub_of(int i) const {
     return m_.vars()[static_cast<size_t>(f_.count_var[static_cast<size_t>(i)])].ub;
   }
@@ -223,6 +251,8 @@ class Builder {
   // Eqs. 4-6: capacity covers demand; demand propagates with the largest factor among the
   // parent's active variants (exact: binary "factor level" z and w = Rhat * z by big-M).
   void demand_rows() {
+    factor_levels_.assign(g_.edges.size(), {});
+    factor_vars_.assign(g_.edges.size(), {});
     for (TaskId t = 0; t < n_; ++t) {
       std::vector<LinTerm> row;
       for (int i : by_task_[t])
@@ -270,6 +300,8 @@ class Builder {
         m_.add_row("demand_product[" + name + "]", lin, demand_[p].constant - big, MilpModel::kInf);
         row.push_back({w, -df});
       }
+      factor_levels_[e] = levels;
+      factor_vars_[e] = y;
       for (int i : by_task_[p]) {
         const double fi = ge.factor[static_cast<size_t>(cand(i).variant)];
         const auto k = static_cast<size_t>(std::lower_bound(levels.begin(), levels.end(), fi) -
@@ -286,6 +318,8 @@ class Builder {
   // Eqs. 2-3: Lhat(t) = the largest latency among active instance types, as a choice of
   // one latency level per task (exact); per path sum 2 * Lhat <= SLO_l.
   void latency_rows() {
+    latency_levels_.assign(n_, {});
+    latency_vars_.assign(n_, {});
     std::vector<Expr> lhat(n_);
     for (TaskId t = 0; t < n_; ++t) {
       std::vector<double> ls;
@@ -308,6 +342,8 @@ class Builder {
         }
         lhat[t].terms.push_back({r.back(), levels[k] - levels[k - 1]});
       }
+      latency_levels_[t] = levels;
+      latency_vars_[t] = r;
       for (int i : by_task_[t]) {
         const double li = cand(i).latency_ms;
         const auto k = static_cast<size_t>(std::lower_bound(levels.begin(), levels.end(), li) -
@@ -338,6 +374,22 @@ class Builder {
       all.push_back({f_.count_var[static_cast<size_t>(i)], static_cast<double>(cand(i).cost)});
     }
     m_.add_row("slices", all, -MilpModel::kInf, in_.slices);
+    // The slices in use, in total and per task, as integer variables: nothing new for the
+    // model (they are sums of integers), but CBC branches on them, which settles "can it be
+    // done with one slice less" far faster than branching on single instance counts.
+    auto used = all;
+    used.push_back({m_.add_var("slices_used", 0.0, in_.slices, VarType::kInteger), -1.0});
+    m_.add_row("slices_used", used, 0.0, 0.0);
+    for (TaskId t = 0; t < n_; ++t) {
+      std::vector<LinTerm> row;
+      for (int i : by_task_[t]) {
+        row.push_back({f_.count_var[static_cast<size_t>(i)], static_cast<double>(cand(i).cost)});
+      }
+      const std::string tn = in_.app.tasks[t].name;
+      row.push_back(
+          {m_.add_var("slices_used[" + tn + "]", 0.0, in_.slices, VarType::kInteger), -1.0});
+      m_.add_row("slices_used[" + tn + "]", row, 0.0, 0.0);
+    }
     if (!opt_.space.task_graph) {
       for (TaskId t = 0; t < n_; ++t) {
         std::vector<LinTerm> row;
@@ -348,13 +400,8 @@ class Builder {
                    budgets_->slices[t]);
       }
     }
-    if (!opt_.packing_constraints) return;
+    if (!opt_.packing_constraints || !packing_rows_apply(in_.catalogue)) return;
     const auto& cat = in_.catalogue;
-    if (cat.gpu_compute != 7 || cat.gpu_memory != 8) return;
-    for (const auto& p : cat.mig) {
-      const bool whole = p.compute == 7 && p.cost == 7;
-      if (!whole && p.cost != 1 && p.cost != 2 && p.cost != 4) return;  // rule does not apply
-    }
     const double gpus = std::floor(in_.slices / 7.0);
     std::vector<LinTerm> big, pairs;
     for (int i = 0; i < static_cast<int>(f_.candidates.size()); ++i) {
@@ -376,6 +423,100 @@ class Builder {
     if (!pairs.empty()) m_.add_row("gpus_pair_mig", pairs, -MilpModel::kInf, 3.0 * gpus);
   }
 
+  // Valid inequalities (docs/plan.md#tightening): they cut off no plan that satisfies the
+  // count and capacity bounds, only fractional points of the LP relaxation.
+
+  // q = 1 (task accuracy >= lam) needs the instances of accuracy >= lam to carry enough of
+  // the demand. With C = P + L >= Rhat the capacity split into the part P of accuracy >= lam
+  // and the rest L, whose accuracy is at most a_lo (the best variant below lam), Eq. 10 at
+  // level lam gives sum_{A >= lam} H (A - a_lo) M >= (lam - a_lo) Rhat.
+  void accuracy_share(TaskId t, double lam, int q) {
+    const std::string tn = in_.app.tasks[t].name;
+    double a_lo = a_min_[t];
+    for (int i : by_task_[t]) {
+      const double a = accuracy_of(cand(i));
+      if (a < lam) a_lo = std::max(a_lo, a);
+    }
+    const double d = lam - a_lo;
+    std::vector<LinTerm> hi;
+    for (int i : by_task_[t]) {
+      const double a = accuracy_of(cand(i));
+      if (a >= lam) {
+        hi.push_back({f_.count_var[static_cast<size_t>(i)], cand(i).throughput_rps * (a - a_lo)});
+      }
+    }
+    if (demand_[t].terms.empty()) {  // constant demand: ... >= d Rhat q
+      auto row = hi;
+      row.push_back({q, -d * demand_[t].constant});
+      m_.add_row("accuracy_share[" + tn + "]", row, 0.0, MilpModel::kInf);
+      return;
+    }
+    auto row = hi;  // ... >= d (Rhat - Rhat_max (1 - q))
+    for (const auto& term : demand_[t].terms) row.push_back({term.var, -d * term.coef});
+    row.push_back({q, -d * r_ub_[t]});
+    m_.add_row("accuracy_share[" + tn + "]", row, -d * r_ub_[t], MilpModel::kInf);
+    if (r_lb_[t] > 0.0) {  // ... >= d Rhat_min q
+      hi.push_back({q, -d * r_lb_[t]});
+      m_.add_row("accuracy_share[" + tn + "]", hi, 0.0, MilpModel::kInf);
+    }
+  }
+
+  // McCormick rows for a_t * C <= sum H A M (a_t the task's accuracy level, C its capacity):
+  // (a_t - a_min)(C - Rhat_min) >= 0 and (a_max - a_t)(C_max - C) >= 0.
+  void accuracy_mix(TaskId t, const std::vector<double>& levels, const std::vector<int>& q) {
+    const std::string tn = in_.app.tasks[t].name;
+    std::vector<LinTerm> low, high;
+    for (int i : by_task_[t]) {
+      const int v = f_.count_var[static_cast<size_t>(i)];
+      low.push_back({v, cand(i).throughput_rps * (accuracy_of(cand(i)) - a_min_[t])});
+      high.push_back({v, cand(i).throughput_rps * (a_max_[t] - accuracy_of(cand(i)))});
+    }
+    double prev = a_min_[t];
+    for (size_t k = 0; k < levels.size(); ++k) {
+      const double delta = levels[k] - prev;
+      prev = levels[k];
+      low.push_back({q[k], -r_lb_[t] * delta});
+      high.push_back({q[k], cap_ub_[t] * delta});
+    }
+    if (r_lb_[t] > 0.0) m_.add_row("accuracy_mix[" + tn + "]", low, 0.0, MilpModel::kInf);
+    m_.add_row("accuracy_mix[" + tn + "]", high, -MilpModel::kInf,
+               cap_ub_[t] * (a_max_[t] - a_min_[t]));
+  }
+
+  // q = 1 needs an active variant of accuracy >= lam, hence (Eqs. 2 and 4) a latency level
+  // and a factor level at least the smallest among those variants' instance types.
+  void implications(TaskId t, double lam, int q) {
+    const std::string tn = in_.app.tasks[t].name;
+    for (int e : g_.out[t]) {
+      const auto& ge = g_.edges[static_cast<size_t>(e)];
+      const auto& levels = factor_levels_[static_cast<size_t>(e)];
+      if (levels.size() < 2) continue;
+      double fmin = std::numeric_limits<double>::infinity();
+      for (int i : by_task_[t]) {
+        if (accuracy_of(cand(i)) >= lam)
+          fmin = std::min(fmin, ge.factor[static_cast<size_t>(cand(i).variant)]);
+      }
+      const auto k = static_cast<size_t>(std::lower_bound(levels.begin(), levels.end(), fmin) -
+                                         levels.begin());
+      if (k == 0 || k >= levels.size()) continue;
+      m_.add_row("accuracy_factor[" + tn + "]",
+                 {{q, 1.0}, {factor_vars_[static_cast<size_t>(e)][k - 1], -1.0}}, -MilpModel::kInf,
+                 0.0);
+    }
+    if (t < latency_levels_.size() && latency_levels_[t].size() >= 2) {
+      const auto& levels = latency_levels_[t];
+      double lmin = std::numeric_limits<double>::infinity();
+      for (int i : by_task_[t]) {
+        if (accuracy_of(cand(i)) >= lam) lmin = std::min(lmin, cand(i).latency_ms);
+      }
+      const auto k = static_cast<size_t>(std::lower_bound(levels.begin(), levels.end(), lmin) -
+                                         levels.begin());
+      if (k > 0 && k < levels.size())
+        m_.add_row("accuracy_latency[" + tn + "]", {{q, 1.0}, {latency_vars_[t][k - 1], -1.0}},
+                   -MilpModel::kInf, 0.0);
+    }
+  }
+
   // Eqs. 10-13 (docs/plan.md#accuracy): per task a cumulative accuracy level
   // a_t = lambda_0 + sum_k (lambda_k - lambda_{k-1}) q_k, with q_k = 1 only if the
   // throughput-weighted accuracy reaches lambda_k (exact linear row for a fixed level);
@@ -385,7 +526,6 @@ class Builder {
     const auto lb = accuracy_lower_bounds(in_, g_, a_min_, a_max_);
     std::vector<int> s_var(n_, -1);
     std::vector<double> s_ub(n_, 0.0);
-    const double per_slice_slices = in_.slices;
     for (auto it = g_.order.rbegin(); it != g_.order.rend(); ++it) {
       const TaskId t = *it;
       const std::string tn = in_.app.tasks[t].name;
@@ -422,15 +562,7 @@ class Builder {
       levels.erase(
           std::remove_if(levels.begin(), levels.end(), [&](double x) { return x <= a_min_[t]; }),
           levels.end());
-      double cap_ub = 0.0, per_slice = 0.0;
-      for (int i : by_task_[t]) {
-        cap_ub += ub_of(i) * cand(i).throughput_rps;
-        per_slice = std::max(per_slice, cand(i).throughput_rps / cand(i).cost);
-      }
-      if (!relax_.slices) cap_ub = std::min(cap_ub, per_slice * per_slice_slices);
-      double h_max = 0.0;
-      for (int i : by_task_[t]) h_max = std::max(h_max, cand(i).throughput_rps);
-      cap_ub = std::min(cap_ub, r_ub_[t] + h_max);  // same argument as the count bounds
+      const double cap_ub = cap_ub_[t];  // the count-bound argument (capacity_bounds)
       std::vector<int> q;
       double prev = a_min_[t];
       for (size_t k = 0; k < levels.size(); ++k) {
@@ -449,6 +581,8 @@ class Builder {
         }
         lvl.push_back({q[k], -big});
         m_.add_row("task_accuracy[" + tn + "]", lvl, -big, MilpModel::kInf);
+        accuracy_share(t, lam, q[k]);
+        implications(t, lam, q[k]);
         const double delta = lam - prev;
         prev = lam;
         if (gexpr.terms.empty()) {
@@ -463,6 +597,7 @@ class Builder {
           row.push_back({h, -delta});
         }
       }
+      accuracy_mix(t, levels, q);
       for (const auto& term : gexpr.terms) row.push_back({term.var, -a_min_[t] * term.coef});
       m_.add_row("accuracy_path[" + tn + "]", row, -MilpModel::kInf, a_min_[t] * gexpr.constant);
     }
@@ -488,7 +623,9 @@ class Builder {
   MilpModel& m_;
   size_t n_;
   std::vector<std::vector<int>> by_task_;
-  std::vector<double> a_min_, a_max_, r_ub_;
+  std::vector<double> a_min_, a_max_, r_ub_, r_lb_, cap_ub_;
+  std::vector<std::vector<double>> factor_levels_, latency_levels_;
+  std::vector<std::vector<int>> factor_vars_, latency_vars_;
   std::vector<Expr> demand_;
 };
 

@@ -136,6 +136,10 @@ MilpResult solve_cbc(const MilpModel& model, const MilpOptions& options) {
   const std::string log = options.log ? "1" : "0";
   std::vector<std::string> args = {"tessera", "-log",   log, "-timeMode", "elapsed", "-sec",
                                    seconds,   "-ratio", gap, "-allow",    allow};
+  if (!options.preprocess) {
+    args.push_back("-preprocess");
+    args.push_back("off");
+  }
   if (const char* extra = std::getenv("TESSERA_CBC_ARGS")) {
     std::istringstream in(extra);
     for (std::string a; in >> a;) args.push_back(a);

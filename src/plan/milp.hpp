@@ -68,6 +68,7 @@ struct MilpOptions {
   double relative_gap = 1e-6;
   double absolute_gap = 1e-7;  // stop when incumbent and bound differ by less
   bool log = false;            // CBC's own log on stdout
+  bool preprocess = true;      // CBC's integer preprocessing (CglPreProcess)
 };
 
 struct MilpResult {

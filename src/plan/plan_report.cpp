@@ -234,6 +234,8 @@ nlohmann::json max_demand_to_json(const std::vector<MaxDemand>& rows, const Plan
     nlohmann::json j = {{"search_space", r.space.name()},
                         {"status", to_string(r.status)},
                         {"max_demand_rps", r.max_demand_rps},
+                        {"upper_bound_rps", r.upper_bound_rps},
+                        {"milps", r.solves},
                         {"seconds", r.seconds}};
     if (!r.message.empty()) j["message"] = r.message;
     if (r.plan.has_plan()) j["plan"] = plan_to_json(r.plan, input);

@@ -1,6 +1,8 @@
 #include "plan/planner.hpp"
 
+#include <chrono>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 #include "plan/formulation.hpp"
@@ -35,18 +37,19 @@ Context prepare(const PlanInput& input, const PlanOptions& options) {
   c.candidates = enumerate_candidates(input, options.space);
   // Budgets come from the full set (Appendix B's "any instance"), then pruning.
   if (!options.space.task_graph) c.budgets = static_budgets(input, c.graph, c.candidates);
-  if (options.prune_dominated) c.candidates = prune_dominated(std::move(c.candidates));
+  if (options.prune_dominated) {
+    // Several small instances may stand in for a large one where the slice sum and the
+    // packability rows are all that limit them.
+    const bool combinations = !options.packing_constraints || packing_rows_apply(input.catalogue);
+    c.candidates = prune_dominated(std::move(c.candidates), combinations);
+  }
   return c;
 }
 
-// Rounds the MILP's counts and packs the MIG instances.
-void read_solution(const PlanInput& input, const PlanOptions& options, const Context& ctx,
-                   const Formulation& f, const MilpResult& r, double root_demand, Plan& plan) {
-  plan.entries.clear();
-  for (size_t i = 0; i < f.candidates.size(); ++i) {
-    const int count = static_cast<int>(std::lround(r.value(f.count_var[i])));
-    if (count > 0) plan.entries.push_back(PlanEntry{f.candidates[i], count});
-  }
+// Checks `plan.entries` against the nonlinear model at `root_demand` and packs the MIG
+// instances.
+void check_and_pack(const PlanInput& input, const PlanOptions& options, const Context& ctx,
+                    double root_demand, Plan& plan) {
   plan.evaluation = evaluate_plan(input, options, ctx.graph, plan.entries, root_demand,
                                   ctx.budgets ? &*ctx.budgets : nullptr);
   std::vector<int> items;
@@ -66,6 +69,17 @@ void read_solution(const PlanInput& input, const PlanOptions& options, const Con
                                          std::to_string(plan.layout.num_gpus()) + " GPUs, " +
                                          std::to_string(plan.gpus_available) + " available");
   }
+}
+
+// Rounds the MILP's counts, checks the plan and packs the MIG instances.
+void read_solution(const PlanInput& input, const PlanOptions& options, const Context& ctx,
+                   const Formulation& f, const MilpResult& r, double root_demand, Plan& plan) {
+  plan.entries.clear();
+  for (size_t i = 0; i < f.candidates.size(); ++i) {
+    const int count = static_cast<int>(std::lround(r.value(f.count_var[i])));
+    if (count > 0) plan.entries.push_back(PlanEntry{f.candidates[i], count});
+  }
+  check_and_pack(input, options, ctx, root_demand, plan);
   plan.stats.candidates = static_cast<int>(f.candidates.size());
   plan.stats.variables = f.model.num_vars();
   plan.stats.integers = f.model.num_integer();
@@ -177,12 +191,80 @@ bool is_subspace(const SearchSpace& a, const SearchSpace& b) {
          (!a.task_graph || b.task_graph);
 }
 
+namespace {
+
+// Max demand: the R-maximising MILP gets this share of the time limit, the whole search
+// (that MILP and the bisection's feasibility MILPs, each within the time limit) this
+// multiple of it.
+constexpr double kMaxDemandMilpShare = 0.2;
+constexpr double kMaxDemandTotalShare = 3.0;
+
+// The largest root demand the configuration of `plan` serves: its capacities over the
+// demand each task sees per unit of root demand (linear in R for a fixed configuration).
+double demand_served(const Plan& plan) {
+  double served = std::numeric_limits<double>::infinity();
+  for (const auto& t : plan.evaluation.tasks) {
+    if (t.demand_rps > 0.0) {
+      served = std::min(served, t.capacity_rps / t.demand_rps * plan.planned_demand_rps);
+    }
+  }
+  return std::isfinite(served) ? served : plan.planned_demand_rps;
+}
+
+// Is root demand R serviceable (no slack)? The plan model at R, minimising slices: CBC stops
+// at its first plan or proves that there is none.
+struct Probe {
+  MilpStatus status = MilpStatus::kNoSolution;
+  Plan plan;  // when feasible
+};
+
+Probe probe_demand(const PlanInput& input, const PlanOptions& options, const Context& ctx,
+                   double demand, double time_limit_s) {
+  Probe out;
+  PlanInput in = input;
+  in.demand_rps = demand;
+  auto f = build_formulation(in, options, ctx.graph, ctx.candidates,
+                             ctx.budgets ? &*ctx.budgets : nullptr, PlanMode::kServeDemand);
+  if (f.trivially_infeasible) {
+    out.status = MilpStatus::kInfeasible;
+    return out;
+  }
+  // Fewest slices, stopping at the first plan: near the max demand the slices bind, and the
+  // objective gives CBC's branching a direction to prove infeasibility.
+  for (int j = 0; j < f.model.num_vars(); ++j) f.model.set_objective(j, 0.0);
+  for (size_t i = 0; i < f.candidates.size(); ++i) {
+    f.model.set_objective(f.count_var[i], -static_cast<double>(f.candidates[i].cost));
+  }
+  MilpOptions mo = options.milp;
+  mo.time_limit_s = time_limit_s;
+  mo.absolute_gap = 1e9;
+  const auto r = solve_cbc(f.model, mo);
+  out.status = r.status;
+  if (r.has_solution()) {
+    out.plan.space = options.space;
+    out.plan.demand_rps = demand;
+    out.plan.planned_demand_rps = f.planned_demand;
+    out.plan.budgets = ctx.budgets;
+    out.plan.status = PlanStatus::kFeasible;
+    read_solution(in, options, ctx, f, r, f.planned_demand, out.plan);
+  }
+  return out;
+}
+
+}  // namespace
+
 MaxDemand max_serviceable_demand(const PlanInput& input, const PlanOptions& options,
                                  double at_least_rps) {
+  const auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
   MaxDemand out;
   out.space = options.space;
-  const auto ctx = prepare(input, options);
-  auto f = build_formulation(input, options, ctx.graph, ctx.candidates,
+  PlanOptions o = options;  // demand is R itself, without slack
+  o.slack = 0.0;
+  const auto ctx = prepare(input, o);
+  auto f = build_formulation(input, o, ctx.graph, ctx.candidates,
                              ctx.budgets ? &*ctx.budgets : nullptr, PlanMode::kMaxDemand);
   if (f.trivially_infeasible) {
     out.status = PlanStatus::kInfeasible;
@@ -193,40 +275,85 @@ MaxDemand max_serviceable_demand(const PlanInput& input, const PlanOptions& opti
     f.model.add_row("known_serviceable", {{f.demand_var, 1.0}}, at_least_rps * (1.0 - 1e-6),
                     MilpModel::kInf);
   }
+  // 1. The MILP that maximises R, for a short while: a serviceable R and CBC's bound on R.
+  const double limit = options.milp.time_limit_s;
   MilpOptions mo = options.milp;
   mo.relative_gap = options.max_demand_gap;
   mo.absolute_gap = 1e-9;
+  mo.time_limit_s = std::min(limit, kMaxDemandMilpShare * limit);
+  // With CBC's preprocessing: without it, CBC 2.10.8's feasibility pump hit an assertion
+  // (OsiClpSolverInterface::crunch) on this model for traffic in space S at 28 slices.
+  mo.preprocess = true;
   const auto r = solve_cbc(f.model, mo);
-  if (!r.has_solution()) {
-    out.status =
-        r.status == MilpStatus::kInfeasible ? PlanStatus::kInfeasible : PlanStatus::kNoSolution;
-    out.message = out.status == PlanStatus::kInfeasible
-                      ? diagnose(input, options, ctx, PlanMode::kMaxDemand)
-                      : "the time limit stopped CBC before it found a plan";
+  ++out.solves;
+  if (r.status == MilpStatus::kInfeasible) {
+    out.status = PlanStatus::kInfeasible;
+    out.message = diagnose(input, options, ctx, PlanMode::kMaxDemand);
+    out.seconds = elapsed();
     return out;
   }
-  out.status = r.status == MilpStatus::kOptimal ? PlanStatus::kOptimal : PlanStatus::kFeasible;
-  out.max_demand_rps = r.value(f.demand_var);
-  out.seconds = r.seconds;
-  // The Eq. 14 plan at that demand (no slack, a hair below R* against rounding).
-  PlanOptions o = options;
-  o.slack = 0.0;
-  out.plan = solve_plan(input, o, ctx, out.max_demand_rps * (1.0 - 1e-7));
-  if (!out.plan.has_plan()) {
-    // The Eq. 14 solve ran out of time: report the max-demand MILP's own configuration,
-    // which serves R* (it just was not optimised for accuracy and slices).
-    Plan fallback;
-    fallback.space = options.space;
-    fallback.demand_rps = out.max_demand_rps;
-    fallback.planned_demand_rps = out.max_demand_rps;
-    fallback.budgets = ctx.budgets;
-    fallback.status =
-        r.status == MilpStatus::kOptimal ? PlanStatus::kOptimal : PlanStatus::kFeasible;
-    fallback.message = "the configuration of the max-demand MILP (" + out.plan.message + ")";
+  double lo = 0.0;  // serviceable
+  double hi = f.model.vars()[static_cast<size_t>(f.demand_var)].ub;
+  Plan config;  // a configuration serving lo
+  if (r.has_solution()) {
+    hi = std::min(hi, r.best_bound);
     PlanInput in = input;
-    in.demand_rps = out.max_demand_rps;
-    read_solution(in, o, ctx, f, r, out.max_demand_rps, fallback);
-    out.plan = std::move(fallback);
+    in.demand_rps = r.value(f.demand_var);
+    config.space = options.space;
+    config.demand_rps = config.planned_demand_rps = in.demand_rps;
+    config.budgets = ctx.budgets;
+    config.status = PlanStatus::kFeasible;
+    read_solution(in, o, ctx, f, r, in.demand_rps, config);
+    lo = std::min(demand_served(config), hi);
+  }
+  // 2. Feasibility MILPs at fixed R (which makes the demand rows linear and tight): each
+  // finds a plan (whose configuration may serve more than that R) or proves R
+  // unserviceable. First just above the best R known, in growing steps while plans are
+  // found (the MILP's R is often the max already: one proof settles it), then bisection.
+  bool exact = true;
+  double step = options.max_demand_gap;
+  bool bracketed = false;  // an unserviceable R above lo has been proven
+  while (hi - lo > options.max_demand_gap * lo) {
+    const double left = kMaxDemandTotalShare * limit - elapsed();
+    if (left <= 0.0) {
+      exact = false;
+      break;
+    }
+    const double mid = lo <= 0.0   ? 0.5 * hi
+                       : bracketed ? 0.5 * (lo + hi)
+                                   : std::min(lo * (1.0 + step), 0.5 * (lo + hi));
+    auto p = probe_demand(input, o, ctx, mid, std::min(limit, left));
+    ++out.solves;
+    if (p.status == MilpStatus::kInfeasible) {
+      hi = mid;
+      bracketed = true;
+    } else if (p.plan.has_plan()) {
+      config = std::move(p.plan);
+      lo = std::min(std::max(mid, demand_served(config)), hi);
+      step *= 4.0;
+    } else {
+      exact = false;  // the time limit stopped the probe
+      break;
+    }
+  }
+  out.seconds = elapsed();
+  out.upper_bound_rps = hi;
+  if (lo <= 0.0) {
+    out.status = PlanStatus::kNoSolution;
+    out.message = "the time limit stopped CBC before it found a plan";
+    return out;
+  }
+  out.status = exact ? PlanStatus::kOptimal : PlanStatus::kFeasible;
+  out.max_demand_rps = lo;
+  // The Eq. 14 plan at that demand (a hair below R* against rounding).
+  out.plan = solve_plan(input, o, ctx, lo * (1.0 - 1e-7));
+  if (!out.plan.has_plan()) {
+    // The Eq. 14 solve ran out of time: report the configuration that serves R* (it just
+    // was not optimised for accuracy and slices).
+    config.message = "the configuration found serving the max demand (" + out.plan.message + ")";
+    config.demand_rps = config.planned_demand_rps = lo;
+    check_and_pack(input, o, ctx, lo, config);
+    out.plan = std::move(config);
   }
   return out;
 }
@@ -241,6 +368,10 @@ Deployment to_deployment(const Plan& plan, const PlanInput& input) {
     g.segment = seg.name;
     g.max_batch = e.type.batch;
     g.count = e.count * seg.mps;
+    // JigsawServe's batching timeout: the task's slowest instance, Lhat(t) (Eq. 2).
+    if (g.task < plan.evaluation.tasks.size()) {
+      g.batch_timeout = from_ms(plan.evaluation.tasks[g.task].latency_ms);
+    }
     d.groups.push_back(std::move(g));
   }
   return d;

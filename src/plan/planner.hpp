@@ -58,17 +58,22 @@ Plan make_plan(const PlanInput& input, const PlanOptions& options);
 
 struct MaxDemand {
   SearchSpace space;
-  PlanStatus status = PlanStatus::kNoSolution;
+  PlanStatus status = PlanStatus::kNoSolution;  // optimal: within max_demand_gap of the max
   std::string message;
-  double max_demand_rps = 0.0;  // largest R with a feasible plan (no slack applied)
-  double seconds = 0.0;         // the max-demand MILP's solve time
-  Plan plan;                    // the Eq. 14 plan at that demand
+  double max_demand_rps = 0.0;   // largest R with a feasible plan found (no slack applied)
+  double upper_bound_rps = 0.0;  // proven: no plan serves more
+  double seconds = 0.0;          // the search's time (without the final Eq. 14 plan)
+  int solves = 0;                // MILPs solved in the search
+  Plan plan;                     // the Eq. 14 plan at that demand
 };
 
-// The largest root demand the space can serve (the paper's Fig. 3): one MILP maximising R
-// with the same constraints, then the plan at that R. Slack is not applied.
-// `at_least_rps` > 0 is a demand known to be serviceable (e.g. the max of a smaller search
-// space: A+S+T contains A+S): it is added as R >= at_least (x (1 - 1e-6)) to help CBC.
+// The largest root demand the space can serve (the paper's Fig. 3), within
+// `options.max_demand_gap` (relative): a MILP maximising R with the same constraints
+// (briefly, for a serviceable R and a bound), then a bisection on R with feasibility MILPs
+// at fixed R until the serviceable R and the proven bound meet; then the plan at that R.
+// Slack is not applied. `at_least_rps` > 0 is a demand known to be serviceable (e.g. the
+// max of a smaller search space: A+S+T contains A+S): it is added as R >= at_least
+// (x (1 - 1e-6)) to help CBC.
 MaxDemand max_serviceable_demand(const PlanInput& input, const PlanOptions& options,
                                  double at_least_rps = 0.0);
 

@@ -105,9 +105,36 @@ std::vector<Candidate> enumerate_candidates(const PlanInput& input, const Search
   return out;
 }
 
-std::vector<Candidate> prune_dominated(std::vector<Candidate> cands) {
-  auto dominates = [](const Candidate& a, const Candidate& b) {
-    return a.cost <= b.cost && a.latency_ms <= b.latency_ms && a.throughput_rps >= b.throughput_rps;
+namespace {
+
+// What one MIG instance of slice cost `cost` uses in the packability rows of
+// docs/plan.md (whole GPUs + cost-4 instances; cost-2 "pair" units).
+int large_units(int cost) { return cost >= 4 ? 1 : 0; }
+int pair_units(int cost) { return cost == 7 ? 3 : cost == 4 ? 2 : cost == 2 ? 1 : 0; }
+
+}  // namespace
+
+std::vector<Candidate> prune_dominated(std::vector<Candidate> cands, bool combinations) {
+  // How many instances of `a` may stand in for one of `b` without using more slices or
+  // more of any packability row: 0 if a costs more, else 1 (the rows are monotone in the
+  // cost), or with combinations as many as fit.
+  auto copies = [&](const Candidate& a, const Candidate& b) {
+    if (a.cost > b.cost) return 0;
+    if (!combinations || a.cost == b.cost) return 1;
+    int k = b.cost / a.cost;
+    if (large_units(a.cost) > 0) k = std::min(k, large_units(b.cost) / large_units(a.cost));
+    if (pair_units(a.cost) > 0) k = std::min(k, pair_units(b.cost) / pair_units(a.cost));
+    return std::max(k, 1);
+  };
+  // k copies of a: no more slices, no more latency, no less throughput than one b.
+  auto dominates = [&](const Candidate& a, const Candidate& b) {
+    const int k = copies(a, b);
+    return k > 0 && a.latency_ms <= b.latency_ms && k * a.throughput_rps >= b.throughput_rps;
+  };
+  auto strictly = [&](const Candidate& a, const Candidate& b) {
+    const int k = copies(a, b);
+    return a.cost < b.cost || a.latency_ms < b.latency_ms ||
+           k * a.throughput_rps > b.throughput_rps;
   };
   std::vector<Candidate> out;
   for (size_t i = 0; i < cands.size(); ++i) {
@@ -117,7 +144,7 @@ std::vector<Candidate> prune_dominated(std::vector<Candidate> cands) {
         continue;
       }
       // Strictly better somewhere, or identical and earlier.
-      if (dominates(cands[j], cands[i])) dominated = !dominates(cands[i], cands[j]) || j < i;
+      if (dominates(cands[j], cands[i])) dominated = strictly(cands[j], cands[i]) || j < i;
     }
     if (!dominated) out.push_back(cands[i]);
   }

@@ -36,11 +36,14 @@ struct PlanOptions {
   double max_demand_gap = 1e-3;
 
   // CBC stops when the objective is within 1e-4 of the bound: below one slice's worth
-  // (beta = 0.035) and within the accuracy grid's own tolerance.
+  // (beta = 0.035) and within the accuracy grid's own tolerance. CBC's integer
+  // preprocessing is off: on these models it costs time and made the 840-slice solves
+  // stall (docs/benchmarks.md#planner).
   static MilpOptions default_milp_options() {
     MilpOptions o;
     o.relative_gap = 0.0;
     o.absolute_gap = 1e-4;
+    o.preprocess = false;
     return o;
   }
 };
@@ -86,9 +89,14 @@ struct Candidate {
 std::vector<Candidate> enumerate_candidates(const PlanInput& input, const SearchSpace& space);
 
 // Drops every instance type that another of the same (task, variant) dominates: no more
-// slices, no more latency, no less throughput (ties keep the first). Exact for every
-// constraint but Eq. 10's capacity weighting (docs/plan.md#pruning).
-std::vector<Candidate> prune_dominated(std::vector<Candidate> candidates);
+// slices, no more latency, no less throughput (ties keep the first). With `combinations`,
+// also those that k instances of a cheaper type dominate: k * cost and the k instances'
+// share of the MIG-packability rows no more than the one's, no more latency, k times the
+// throughput no less (only for catalogues whose packability those rows capture, or
+// without them). Exact for every constraint but Eq. 10's capacity weighting
+// (docs/plan.md#pruning).
+std::vector<Candidate> prune_dominated(std::vector<Candidate> candidates,
+                                       bool combinations = false);
 
 // Appendix B static task-wise budgets for task-graph-uninformed spaces.
 struct TaskBudgets {

@@ -40,6 +40,15 @@ int SegmentCatalogue::whole_gpu_segment() const {
   return -1;
 }
 
+bool packing_rows_apply(const SegmentCatalogue& catalogue) {
+  if (catalogue.gpu_compute != 7 || catalogue.gpu_memory != 8) return false;
+  for (const auto& p : catalogue.mig) {
+    const bool whole = p.compute == 7 && p.cost == 7;
+    if (!whole && p.cost != 1 && p.cost != 2 && p.cost != 4) return false;
+  }
+  return true;
+}
+
 SegmentCatalogue h100_catalogue(int mps_max) {
   SegmentCatalogue c;
   c.mig = {

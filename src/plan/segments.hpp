@@ -42,6 +42,10 @@ struct SegmentCatalogue {
 
 std::string segment_name(const std::string& mig, int mps);
 
+// True when the catalogue has the shape the MILP's MIG-packability rows describe
+// (docs/plan.md: 7 compute and 8 memory slices; costs 1, 2, 4, and 7 for the whole GPU).
+bool packing_rows_apply(const SegmentCatalogue& catalogue);
+
 // H100-80GB: 1g.10gb, 1g.20gb, 2g.20gb, 3g.40gb, 4g.40gb, 7g.80gb with NVIDIA's placement
 // rules, MPS 1..4, and the costs JigsawServe's Fig. 5 implies (1g.20gb costs 2 and 3g.40gb
 // costs 4: "just as expensive to use as a 2/7 or 4/7 MIG instance").
