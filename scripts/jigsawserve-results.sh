@@ -5,7 +5,9 @@
 # S+T. Writes docs/results/jigsawserve/day-APP.md (the comparison table) and day-APP.svg.
 # Deterministic (fixed seeds); the MILP's time limit makes plans that hit it depend on the
 # machine's speed.
-#   scripts/jigsawserve-results.sh [APP ...]     (default: traffic social ar)
+# Then two sensitivity runs of the traffic app: without stale drops, and with disruptive
+# reconfiguration (day-traffic-nostale.md, day-traffic-disruptive.md).
+#   scripts/jigsawserve-results.sh [APP ...]     (default: traffic social ar, then both)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # TESSERA=path/to/tessera skips the build and uses that binary.
@@ -14,11 +16,22 @@ OUT=out/jigsawserve
 DOC=docs/results/jigsawserve
 mkdir -p "$OUT" "$DOC"
 APPS=("$@")
-[ ${#APPS[@]} -eq 0 ] && APPS=(traffic social ar)
+SENSITIVITY=0
+[ ${#APPS[@]} -eq 0 ] && APPS=(traffic social ar) && SENSITIVITY=1
 for app in "${APPS[@]}"; do
   echo "==> $app" >&2
-  # CBC gets 3 s per solve: a day asks for a few dozen plans per space.
+  # CBC gets at most 3 s per solve (they take 0.05-1 s): a day asks for ~30 plans per space.
   $T replan "examples/replan/${app}_day.yaml" --time-limit 3 --out "$OUT/$app" >&2
   cp "$OUT/$app/comparison.md" "$DOC/day-$app.md"
   cp "$OUT/$app/day.svg" "$DOC/day-$app.svg"
 done
+if [ "$SENSITIVITY" = 1 ]; then
+  echo "==> traffic without stale drops" >&2
+  $T replan examples/replan/traffic_day.yaml --time-limit 3 --stale-ms 1e9 \
+    --out "$OUT/traffic-nostale" >&2
+  cp "$OUT/traffic-nostale/comparison.md" "$DOC/day-traffic-nostale.md"
+  echo "==> traffic, disruptive reconfiguration" >&2
+  $T replan examples/replan/traffic_day.yaml --time-limit 3 --disruptive --space A+S+T \
+    --out "$OUT/traffic-disruptive" >&2
+  cp "$OUT/traffic-disruptive/comparison.md" "$DOC/day-traffic-disruptive.md"
+fi

@@ -17,6 +17,7 @@ struct ReplanArgs {
   std::vector<std::string> spaces;
   double time_limit = 0.0;
   double stale_ms = -1.0;
+  bool disruptive = false;
   bool quiet = false;
 };
 
@@ -33,6 +34,7 @@ void run_replan(const ReplanArgs& args) {
     }
     spec.policies.stale_after = from_ms(args.stale_ms);
   }
+  if (args.disruptive) spec.controller.disruptive = true;
   spec.sim.progress = !args.quiet;
 
   // The day's arrivals per bin, read once up front: the first bin is planned for its own
@@ -93,6 +95,8 @@ void add_replan_command(CLI::App& app) {
   cmd->add_option("--time-limit", args->time_limit, "CBC time limit per solve, seconds");
   cmd->add_option("--stale-ms", args->stale_ms,
                   "Override the jigsaw dropping policy's staleness threshold, ms");
+  cmd->add_flag("--disruptive", args->disruptive,
+                "Replaced workers stop at the bin boundary (controller.disruptive: true)");
   cmd->add_flag("--quiet,-q", args->quiet, "No progress or log lines, only the table");
   cmd->callback([args] { run_replan(*args); });
 }
