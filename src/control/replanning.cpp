@@ -26,6 +26,7 @@ class CountingSource final : public ArrivalSource {
   }
   std::string describe() const override { return inner_.describe(); }
   uint64_t count(std::size_t bin) const { return bin < counts_.size() ? counts_[bin] : 0; }
+  const std::vector<uint64_t>& counts() const { return counts_; }
 
  private:
   ArrivalSource& inner_;
@@ -53,20 +54,18 @@ class Controller {
           "plan --max-demand`)");
     }
     current_ = p;
-    return plan::to_deployment(*p, input_);
-  }
-
-  double accuracy_max() const { return current_ ? current_->evaluation.accuracy_max : 0.0; }
-
-  void register_initial() {
-    // The engine numbered the initial workers in deployment order.
+    Deployment first = plan::to_deployment(*p, input_);
+    // The engine numbers the first deployment's workers from 0 in group order.
     WorkerId next = 0;
-    for (const WorkerGroup& g : plan::to_deployment(*current_, input_).groups) {
+    for (const WorkerGroup& g : first.groups) {
       std::vector<WorkerId> ids;
       for (int i = 0; i < g.count; ++i) ids.push_back(next++);
       live_.add(g, ids);
     }
+    return first;
   }
+
+  double accuracy_max() const { return current_ ? current_->evaluation.accuracy_max : 0.0; }
 
   // At the start of bin `bin`: observe the last bin, plan, reconfigure.
   void tick(Simulator& sim, double last_bin_rps, BinRecord& rec) {
@@ -74,8 +73,10 @@ class Controller {
     rec.predicted_rps = predictor_.predict();
     const plan::Plan* p = choose(rec.predicted_rps, rec);
     rec.has_plan = p != nullptr;
-    if (p == nullptr) p = current_;  // keep serving with what runs
-    fill_plan_facts(*p, rec);
+    if (p == nullptr) {  // keep serving with what runs
+      p = current_;
+      fill_plan_facts(*p, rec);
+    }
     if (p == current_) return;
     current_ = p;
     const Deployment target = plan::to_deployment(*p, input_);
@@ -131,14 +132,11 @@ class Controller {
 }  // namespace
 
 std::vector<uint64_t> count_per_bin(ArrivalSource& arrivals, Time bin) {
-  std::vector<uint64_t> counts;
+  CountingSource counted(arrivals, bin);
   Arrival a;
-  while (arrivals.next(a)) {
-    const auto b = static_cast<std::size_t>(std::floor(a.time / bin));
-    if (b >= counts.size()) counts.resize(b + 1, 0);
-    ++counts[b];
+  while (counted.next(a)) {
   }
-  return counts;
+  return counted.counts();
 }
 
 ReplanResult run_replanning(const plan::PlanInput& input, const plan::PlanOptions& options,
@@ -168,10 +166,9 @@ ReplanResult run_replanning(const plan::PlanInput& input, const plan::PlanOption
   so.window = c.bin;
   const PolicySet policy_set(policies);
   Simulator sim(input.app, first, input.profiles, policy_set, so);
-  controller.register_initial();
   CountingSource counted(arrivals, c.bin);
 
-  // One tick per bin boundary while arrivals continue; each schedules the next.
+  // At the start of each bin: observe, plan, reconfigure.
   std::function<void(int)> tick = [&](int bin) {
     const double last_rps =
         static_cast<double>(counted.count(static_cast<std::size_t>(bin - 1))) / c.bin;

@@ -22,6 +22,10 @@ struct Worker {
   // The deployment's bound on how long a batch may wait to fill (JigsawServe's Lhat(t), set
   // by the planner); < 0 leaves it to the batching policy.
   Time batch_timeout = -1.0;
+  // The batch wait bound that applies: the deployment's, else the policy's `fallback`.
+  Time batch_timeout_or(Time fallback) const {
+    return batch_timeout >= 0 ? batch_timeout : fallback;
+  }
   std::vector<int> variants;  // task variant indices this worker can run (one, or a supernet's)
   // Profiled latency: latency[i][b] for variants[i] at batch size b (index 0 unused).
   std::vector<std::vector<Time>> latency;

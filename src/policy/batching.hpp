@@ -56,9 +56,7 @@ class TimeoutBatching final : public BatchingPolicy {
   BatchPlan plan(const Worker& worker, Time now) const override;
   bool forms_while_busy() const override { return false; }
   // The wait bound that applies to `worker`.
-  Time timeout(const Worker& worker) const {
-    return worker.batch_timeout >= 0 ? worker.batch_timeout : timeout_;
-  }
+  Time timeout(const Worker& worker) const { return worker.batch_timeout_or(timeout_); }
 
  private:
   Time timeout_;

@@ -8,7 +8,10 @@
 namespace tessera {
 
 JigsawDropping::JigsawDropping(const App& app, Time stale_after, Time default_timeout)
-    : app_(app), stale_after_(stale_after), default_timeout_(default_timeout) {}
+    : app_(app),
+      stale_after_(stale_after),
+      default_timeout_(default_timeout),
+      order_(app.topological_order()) {}
 
 void JigsawDropping::refresh(const Engine& engine) {
   if (engine.deployment_version() == version_) return;
@@ -26,8 +29,7 @@ void JigsawDropping::refresh(const Engine& engine) {
   }
   // Children before parents: walk the topological order backwards.
   after_.assign(n, 0.0);
-  const std::vector<TaskId> order = app_.topological_order();
-  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+  for (auto it = order_.rbegin(); it != order_.rend(); ++it) {
     Time longest = 0.0;
     for (uint32_t e : app_.tasks[*it].out_edges) {
       const Edge& edge = app_.edges[e];
@@ -42,11 +44,6 @@ Time JigsawDropping::fastest_after(TaskId task, const Engine& engine) {
   return after_[task];
 }
 
-Time JigsawDropping::fastest_at(TaskId task, const Engine& engine) {
-  refresh(engine);
-  return fastest_[task];
-}
-
 DropReason JigsawDropping::on_enqueue(const Item& item, const DropContext& ctx) {
   refresh(*ctx.engine);
   const Time best_finish = ctx.now + fastest_[item.task] + after_[item.task];
@@ -55,8 +52,7 @@ DropReason JigsawDropping::on_enqueue(const Item& item, const DropContext& ctx) 
 
 DropReason JigsawDropping::on_batch(const Item& item, const DropContext& ctx) {
   refresh(*ctx.engine);
-  const Worker& worker = *ctx.worker;
-  const Time timeout = worker.batch_timeout >= 0 ? worker.batch_timeout : default_timeout_;
+  const Time timeout = ctx.worker->batch_timeout_or(default_timeout_);
   if (ctx.now - item.enqueued > timeout + stale_after_) return DropReason::kStale;
   const Time best_finish = ctx.batch_start + ctx.exec_time + after_[item.task];
   return best_finish > item.deadline ? DropReason::kPredictedLate : DropReason::kNone;

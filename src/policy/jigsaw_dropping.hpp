@@ -30,8 +30,6 @@ class JigsawDropping final : public DropPolicy {
   // The least time from the end of `task`'s execution to the end of the item's slowest
   // branch: hops plus the fastest deployed latency of every task after it.
   Time fastest_after(TaskId task, const Engine& engine);
-  // The fastest deployed batch-1 latency of `task` (0 when it has no live worker).
-  Time fastest_at(TaskId task, const Engine& engine);
 
  private:
   void refresh(const Engine& engine);
@@ -39,8 +37,9 @@ class JigsawDropping final : public DropPolicy {
   const App& app_;
   Time stale_after_;
   Time default_timeout_;
+  std::vector<TaskId> order_;  // topological
   uint64_t version_ = std::numeric_limits<uint64_t>::max();
-  std::vector<Time> fastest_;  // per task
+  std::vector<Time> fastest_;  // per task: the fastest deployed batch-1 latency
   std::vector<Time> after_;    // per task
 };
 
