@@ -58,6 +58,18 @@ struct Fixture {
   }
 };
 
+// One task "work" (app "slow") on one worker whose noop model takes `ms` per batch.
+Fixture slow_fixture(double ms, int max_batch) {
+  Fixture f;
+  f.app.name = "slow";
+  f.app.slo = 10.0;
+  f.app.tasks = {make_task("work")};
+  f.app.finalize();
+  f.models.models = {noop_spec("work", {4}, ms)};
+  f.add_worker(0, max_batch);
+  return f;
+}
+
 // detect -> classify, both noop on 4 values.
 Fixture chain_fixture() {
   Fixture f;
@@ -230,13 +242,7 @@ std::vector<int> burst(int port, const std::string& path, int n, const std::stri
 TEST(Serve, OverloadBurstIsBoundedAndEveryRequestAnswered) {
   // One slow worker (50 ms per batch of at most 2), at most 4 requests admitted and a
   // queue bound of 2: a burst of 40 gets 200s, queue_full drops (503) and refusals (429).
-  Fixture f;
-  f.app.name = "slow";
-  f.app.slo = 10.0;
-  f.app.tasks = {make_task("work")};
-  f.app.finalize();
-  f.models.models = {noop_spec("work", {4}, 50.0)};
-  f.add_worker(0, 2);
+  Fixture f = slow_fixture(50, 2);
   f.policies.max_queue = 1;
   f.options.max_inflight = 4;
   f.options.http_threads = 48;
@@ -272,13 +278,7 @@ TEST(Serve, OverloadBurstIsBoundedAndEveryRequestAnswered) {
 }
 
 TEST(Serve, RefusalsCarryRetryAfter) {
-  Fixture f;
-  f.app.name = "slow";
-  f.app.slo = 10.0;
-  f.app.tasks = {make_task("work")};
-  f.app.finalize();
-  f.models.models = {noop_spec("work", {4}, 200.0)};
-  f.add_worker(0, 1);
+  Fixture f = slow_fixture(200, 1);
   f.options.max_inflight = 1;
   f.options.model_endpoints = false;
   int port = 0;
@@ -300,13 +300,7 @@ TEST(Serve, RefusalsCarryRetryAfter) {
 TEST(Serve, ShutdownAnswersEveryRequestInFlight) {
   // 12 requests on one worker that takes 200 ms per batch of 2: they need 1.2 s, the
   // drain allows 0.3 s. Those that finish get 200, the rest 503; none is lost.
-  Fixture f;
-  f.app.name = "slow";
-  f.app.slo = 10.0;
-  f.app.tasks = {make_task("work")};
-  f.app.finalize();
-  f.models.models = {noop_spec("work", {4}, 200.0)};
-  f.add_worker(0, 2);
+  Fixture f = slow_fixture(200, 2);
   f.options.drain_timeout_s = 0.3;
   f.options.model_endpoints = false;
   int port = 0;
