@@ -36,6 +36,8 @@ void run_replan(const ReplanArgs& args) {
   }
   if (args.disruptive) spec.controller.disruptive = true;
   spec.sim.progress = !args.quiet;
+  // The controller and the plan cache log as they go; --quiet keeps only the table.
+  if (args.quiet) spdlog::set_level(spdlog::level::warn);
 
   // The day's arrivals per bin, read once up front: the first bin is planned for its own
   // demand, and the controller stops after the last bin.
