@@ -231,12 +231,19 @@ TEST_P(AccountingInvariant, EveryRequestEndsExactlyOnce) {
   SimOptions options;
   options.noise_cv = 0.2;
   options.worker_losses = {{1.0, 0}};
-  std::vector<Time> times;  // a steady stream with a 10x burst in the middle
-  for (int i = 0; i < 3000; ++i) times.push_back(i * 0.001 + (i > 1000 && i < 2000 ? 0 : 0));
+  // A steady stream (1 ms apart), a 10x burst (0.1 ms apart) in [1 s, 1.5 s), steady again,
+  // and a second burst at 3 s.
+  std::vector<Time> times;
+  for (int i = 0; i < 1000; ++i) times.push_back(i * 0.001);
+  for (int i = 0; i < 5000; ++i) times.push_back(1.0 + i * 0.0001);
+  for (int i = 0; i < 1000; ++i) times.push_back(1.5 + i * 0.001);
   for (int i = 0; i < 2000; ++i) times.push_back(3.0 + i * 0.0001);
   SimRun r = simulate(app, uniform_deployment(app, 2, 8), p, c, times, options);
-  EXPECT_EQ(r.m().submitted(), 5000u);
-  EXPECT_EQ(total(r.m()), 5000u);
+  EXPECT_EQ(r.m().submitted(), 9000u);
+  EXPECT_EQ(total(r.m()), 9000u);
+  // The bursts overflow the 200-item queues whatever the policy: the invariant is tested
+  // under real loss, not on an idle pipeline.
+  EXPECT_GT(r.m().count(Outcome::kDropped), 0u);
   EXPECT_EQ(r.sim->engine().requests_in_flight(), 0u);
   uint64_t by_stage = 0;
   for (const auto& t : r.m().tasks()) by_stage += t.dropped;

@@ -118,6 +118,8 @@ struct Result {
   double attainment;
   double accuracy;
   uint64_t total;
+  int live_workers;
+  std::vector<Time> last_batch_end;  // per worker
 };
 
 Result serve(const std::string& preset, double rate, double cv2, SimOptions options = {}) {
@@ -131,8 +133,11 @@ Result serve(const std::string& preset, double rate, double cv2, SimOptions opti
   const uint64_t total = m.count(Outcome::kOk) + m.count(Outcome::kLate) +
                          m.count(Outcome::kDropped) + m.count(Outcome::kFailed);
   EXPECT_EQ(total, m.submitted());
+  std::vector<Time> last_end;
+  for (const auto& w : sim.engine().workers()) last_end.push_back(w->last_batch_end);
   return {static_cast<double>(m.count(Outcome::kOk)) / static_cast<double>(m.submitted()),
-          m.accuracy_sum() / static_cast<double>(std::max<uint64_t>(1, m.accuracy_count())), total};
+          m.accuracy_sum() / static_cast<double>(std::max<uint64_t>(1, m.accuracy_count())), total,
+          static_cast<int>(sim.engine().workers_of(0).size()), last_end};
 }
 
 TEST(SuperServeRouter, SlackFitKeepsUpWhereMaxAccCannotAndBeatsInfaasAccuracy) {
@@ -150,6 +155,13 @@ TEST(SuperServeRouter, WorkerLossKeepsTheSharedQueue) {
   SimOptions options;
   options.worker_losses = {{5.0, 0}, {10.0, 1}};
   const Result r = serve("slackfit", 2000, 2, options);
+  // The losses happened: two workers left, and neither ran a batch after its loss (a batch
+  // running at the loss still finishes, within the largest batch's 40 ms).
+  EXPECT_EQ(r.live_workers, 2);
+  ASSERT_EQ(r.last_batch_end.size(), 4u);
+  EXPECT_LT(r.last_batch_end[0], 5.0 + 0.040);
+  EXPECT_LT(r.last_batch_end[1], 10.0 + 0.040);
+  EXPECT_GT(r.last_batch_end[2], 19.0);
   EXPECT_GT(r.attainment, 0.95);  // two workers still carry 2,000 req/s on small subnets
 }
 

@@ -86,20 +86,31 @@ class Controller {
     std::vector<std::pair<TaskId, Time>> timeouts;
     for (const WorkerGroup& g : target.groups) timeouts.emplace_back(g.task, g.batch_timeout);
 
-    Engine& engine = sim.engine();
+    // Disruptive: the old instances leave now (items for their tasks wait); the new ones
+    // start after the reconfiguration delay. Make-before-break: both at the delay. Each is
+    // one atomic edit of the running deployment.
     const Time ready = sim.now() + options_.reconfiguration_delay;
+    DeploymentEdit later;
+    later.start = step.start;
+    later.batch_timeouts = std::move(timeouts);
     if (options_.disruptive) {
-      engine.set_reconfiguring(true);
-      for (WorkerId id : step.stop) engine.kill_worker(id);
+      DeploymentEdit now;
+      now.reconfiguring = true;
+      now.stop = step.stop;
+      sim.engine().apply(now, input_.profiles);
+      later.reconfiguring = false;
+    } else {
+      later.stop = step.stop;
     }
-    sim.schedule(ready, [this, &sim, step = std::move(step), timeouts = std::move(timeouts)] {
-      Engine& e = sim.engine();
-      for (const WorkerGroup& g : step.start) live_.add(g, e.add_workers(g, input_.profiles));
-      if (!options_.disruptive) {
-        for (WorkerId id : step.stop) e.kill_worker(id);
+    sim.schedule(ready, [this, &sim, groups = step.start, edit = std::move(later)] {
+      std::vector<WorkerId> ids = sim.engine().apply(edit, input_.profiles);
+      std::size_t next = 0;
+      for (const WorkerGroup& g : groups) {
+        std::vector<WorkerId> mine(ids.begin() + static_cast<std::ptrdiff_t>(next),
+                                   ids.begin() + static_cast<std::ptrdiff_t>(next) + g.count);
+        next += static_cast<std::size_t>(g.count);
+        live_.add(g, mine);
       }
-      for (const auto& [task, timeout] : timeouts) e.set_batch_timeout(task, timeout);
-      if (options_.disruptive) e.set_reconfiguring(false);
     });
   }
 

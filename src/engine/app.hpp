@@ -48,6 +48,10 @@ struct Edge {
   EdgeMode mode = EdgeMode::kAll;
   std::vector<double> share_by_variant;  // for kShare: probability per parent variant
   Time delay = 0.0;                      // network hop from parent to child
+  // Bytes each item sends along this edge (the intermediate tensor per sample at a
+  // partition cut). With links in the deployment, a batch's items on this edge travel as
+  // one transfer of count x bytes over the sender's uplink and the receiver's downlink.
+  double bytes_per_item = 0.0;
 };
 
 // A validated application DAG. Requests enter every root task; a request is complete

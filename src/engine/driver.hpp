@@ -1,5 +1,10 @@
 #pragma once
 
+// The engine's contract with whoever runs it (EngineDriver: the simulator on virtual time,
+// the server on real time) and with whoever watches it (EngineObserver: metrics, the
+// server's answers). Both are called on the engine's thread, from inside engine calls.
+
+#include <span>
 #include <vector>
 
 #include "core/outcome.hpp"
@@ -17,11 +22,13 @@ class EngineDriver {
   virtual ~EngineDriver() = default;
   // Execute worker.running with worker.variants[worker.running_variant]; call
   // Engine::on_batch_done(worker.id) when it finishes, never from inside this call.
+  // worker.running_duration is the cost model's time for the step (the simulator takes it).
   virtual void start_batch(const Worker& worker) = 0;
   // Call Engine::on_timer(worker, generation) at time `at`.
   virtual void set_timer(WorkerId worker, uint64_t generation, Time at) = 0;
-  // Hand `items` back through Engine::deliver(items) at time `at` (a network hop).
-  virtual void deliver_later(std::vector<Item>&& items, Time at) = 0;
+  // Hand a copy of `items` back through Engine::deliver at time `at` (a network hop or a
+  // link transfer). The span is only valid during the call.
+  virtual void deliver_later(std::span<const Item> items, Time at) = 0;
 };
 
 // The record of one finished request, exactly one per submitted request.
@@ -34,6 +41,11 @@ struct RequestRecord {
   DropReason reason = DropReason::kNone;
   Time gpu_time = 0.0;    // device time spent on this request's items
   double accuracy = 0.0;  // mean over its leaf results (completed requests)
+  // Per-sub-request accounting (JigsawServe §4.5): final results delivered plus items lost
+  // (dropped, failed or cancelled), each lost item weighted by the results it would have
+  // yielded (Engine::subrequest_weight); violated = late results + lost weight.
+  double subrequests = 0.0;
+  double subrequests_violated = 0.0;
 };
 
 // Receives what happens, for metrics. Default implementations ignore everything.

@@ -1,28 +1,58 @@
 #include "engine/engine.hpp"
 
 #include <algorithm>
+#include <array>
 #include <stdexcept>
 
-#include "policy/work_queue.hpp"
+#include "engine/batch_scheduler.hpp"
 
 namespace tessera {
+namespace {
+
+// Expected final results one item at each task yields: 1 at a leaf; elsewhere the mean
+// fan-out (over the task's variants) times what its children yield, at least 1 (an item
+// that derives nothing is itself a final result).
+std::vector<double> expected_results(const App& app) {
+  std::vector<double> weight(app.tasks.size(), 1.0);
+  std::vector<TaskId> order = app.topological_order();
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const Task& task = app.tasks[*it];
+    if (task.is_leaf() || task.variants.empty()) continue;
+    double total = 0.0;
+    for (std::size_t v = 0; v < task.variants.size(); ++v) {
+      double per_child = 0.0;
+      for (uint32_t e : task.out_edges) {
+        const Edge& edge = app.edges[e];
+        const double share = edge.mode == EdgeMode::kAll ? 1.0 : edge.share_by_variant[v];
+        per_child += share * weight[edge.to];
+      }
+      total += task.variants[v].fanout_mean * per_child;
+    }
+    weight[*it] = std::max(1.0, total / static_cast<double>(task.variants.size()));
+  }
+  return weight;
+}
+
+}  // namespace
 
 Engine::Engine(const App& app, const Deployment& deployment, const ProfileTable& profiles,
-               const PolicySet& policies, const Clock& clock, EngineDriver& driver,
-               EngineObserver& observer, uint64_t seed)
+               EnginePolicies policies, const Clock& clock, EngineDriver& driver,
+               EngineObserver& observer, uint64_t seed, EngineOptions options)
     : app_(app),
       clock_(clock),
       driver_(driver),
       observer_(observer),
-      policies_(policies.instantiate(app, seed)),
-      batching_(*policies_.batching),
+      policies_(std::move(policies)),
       dropping_(*policies_.dropping),
-      variant_(*policies_.variant),
-      max_queue_(policies.config().max_queue),
+      max_queue_(policies_.max_queue),
+      cancel_siblings_(options.cancel_siblings_on_drop),
+      cost_model_(options.cost_model ? std::move(options.cost_model)
+                                     : std::make_shared<ProfileCostModel>()),
       task_workers_(app.tasks.size()),
       task_queues_(app.tasks.size()),
       parked_(app.tasks.size()),
       rng_(seed) {
+  add_links(deployment.links);
   for (const WorkerGroup& group : deployment.groups) add_workers(group, profiles);
   std::size_t max_out = 0;
   for (const Task& task : app.tasks) {
@@ -32,16 +62,34 @@ Engine::Engine(const App& app, const Deployment& deployment, const ProfileTable&
     fanout_.push_back(std::move(per_variant));
     max_out = std::max(max_out, task.out_edges.size());
   }
+  for (const Edge& e : app.edges) has_link_edges_ |= e.bytes_per_item > 0 && links_.size() > 0;
   scratch_out_.resize(max_out);
+  scratch_link_.resize(max_out);
+  scratch_share_counts_.resize(max_out);
+  subrequest_weight_ = expected_results(app);
   track_tasks_ = app.has_joins();
 }
 
 Engine::~Engine() = default;
 
+void Engine::add_links(const std::vector<LinkSpec>& links) {
+  for (const LinkSpec& l : links) links_.add(l);
+}
+
 std::vector<WorkerId> Engine::add_workers(const WorkerGroup& group, const ProfileTable& profiles) {
   if (group.task >= app_.tasks.size())
     throw std::invalid_argument("worker group task out of range");
   const Task& task = app_.tasks[group.task];
+  auto link_of = [&](const std::string& name) {
+    if (name.empty()) return kNoLink;
+    const LinkId id = links_.find(name);
+    if (id == kNoLink) {
+      throw std::invalid_argument("task '" + task.name + "': no link named '" + name + "'");
+    }
+    return id;
+  };
+  const LinkId uplink = link_of(group.uplink);
+  const LinkId downlink = link_of(group.downlink);
   std::vector<std::vector<Time>> latency;
   for (int v : group.variants) {
     const std::string& name = task.variants.at(static_cast<std::size_t>(v)).name;
@@ -65,6 +113,8 @@ std::vector<WorkerId> Engine::add_workers(const WorkerGroup& group, const Profil
     w->batch_timeout = group.batch_timeout;
     w->variants = group.variants;
     w->latency = latency;
+    w->uplink = uplink;
+    w->downlink = downlink;
     if (policies_.shared_queue) {
       auto& shared = task_queues_[group.task];
       if (!shared) shared = policies_.make_queue(group.task);
@@ -72,10 +122,17 @@ std::vector<WorkerId> Engine::add_workers(const WorkerGroup& group, const Profil
     } else {
       w->queue = policies_.make_queue(group.task);
     }
+    // Reserve the batch buffers once, so that steps never grow them.
+    w->running.reserve(static_cast<std::size_t>(group.max_batch));
+    w->forming.reserve(static_cast<std::size_t>(group.max_batch));
+    SchedulerHost& host = *this;
+    schedulers_.push_back(
+        std::make_unique<BatchInstanceScheduler>(*policies_.batching, *policies_.variant, host));
     task_workers_[group.task].push_back(w.get());
     ids.push_back(w->id);
     workers_.push_back(std::move(w));
   }
+  scratch_batch_.reserve(static_cast<std::size_t>(group.max_batch));
   ++deployment_version_;
   // Items held for this task during a reconfiguration go to the new workers.
   if (!ids.empty() && !parked_[group.task].empty()) {
@@ -90,11 +147,53 @@ std::vector<WorkerId> Engine::add_workers(const WorkerGroup& group, const Profil
   return ids;
 }
 
+std::vector<WorkerId> Engine::apply(const DeploymentEdit& edit, const ProfileTable& profiles) {
+  // Check everything first, so that a bad edit changes nothing.
+  for (WorkerId id : edit.stop) {
+    if (id >= workers_.size()) {
+      throw std::invalid_argument("reconfiguration stops instance " + std::to_string(id) +
+                                  ", but only " + std::to_string(workers_.size()) + " exist");
+    }
+  }
+  for (const WorkerGroup& g : edit.start) {
+    if (g.task >= app_.tasks.size()) throw std::invalid_argument("worker group task out of range");
+    const Task& task = app_.tasks[g.task];
+    for (int v : g.variants) {
+      if (v < 0 || static_cast<std::size_t>(v) >= task.variants.size() ||
+          !profiles.has(task.variants[static_cast<std::size_t>(v)].name, g.segment)) {
+        throw std::invalid_argument("reconfiguration starts task '" + task.name +
+                                    "' with a variant that has no profile on segment '" +
+                                    g.segment + "'");
+      }
+    }
+    for (const std::string* link : {&g.uplink, &g.downlink}) {
+      if (!link->empty() && links_.find(*link) == kNoLink) {
+        throw std::invalid_argument("reconfiguration names an unknown link '" + *link + "'");
+      }
+    }
+  }
+  for (const auto& [task, timeout] : edit.batch_timeouts) {
+    if (task >= app_.tasks.size()) throw std::invalid_argument("batch timeout task out of range");
+    (void)timeout;
+  }
+
+  if (edit.reconfiguring && *edit.reconfiguring) set_reconfiguring(true);
+  std::vector<WorkerId> started;
+  for (const WorkerGroup& g : edit.start) {
+    std::vector<WorkerId> ids = add_workers(g, profiles);
+    started.insert(started.end(), ids.begin(), ids.end());
+  }
+  for (WorkerId id : edit.stop) kill_worker(id);
+  for (const auto& [task, timeout] : edit.batch_timeouts) set_batch_timeout(task, timeout);
+  if (edit.reconfiguring && !*edit.reconfiguring) set_reconfiguring(false);
+  return started;
+}
+
 void Engine::set_batch_timeout(TaskId task, Time timeout) {
   for (Worker* w : task_workers_[task]) {
     if (w->batch_timeout == timeout) continue;
     w->batch_timeout = timeout;
-    if (!w->busy) try_start(*w);  // a shorter wait may already be over
+    scheduler(*w).on_settings_changed(*w);
   }
 }
 
@@ -150,10 +249,13 @@ uint64_t Engine::submit(const Arrival& arrival) {
   r.deadline = now + (arrival.slo_s > 0 ? arrival.slo_s : app_.slo);
   ++in_flight_;
 
-  std::vector<Item> entering;
-  entering.reserve(app_.roots.size());
+  std::vector<Item>& entering = scratch_entering_;
+  entering.clear();
   for (TaskId root : app_.roots) {
-    entering.push_back(Item{slot, root, 1.0, now, r.deadline, now});
+    Item item{slot, root, 1.0, now, r.deadline, now};
+    item.tokens_in = arrival.input_tokens;
+    item.tokens_out = arrival.output_tokens;
+    entering.push_back(item);
     ++r.live;
     if (track_tasks_) ++task_live_[std::size_t{slot} * app_.tasks.size() + root];
   }
@@ -165,7 +267,7 @@ uint64_t Engine::submit(const Arrival& arrival) {
 void Engine::emit(std::vector<Item>& items, Time delay) {
   if (items.empty()) return;
   if (delay > 0) {
-    driver_.deliver_later(std::move(items), clock_.now() + delay);
+    driver_.deliver_later(items, clock_.now() + delay);
     items.clear();
     return;
   }
@@ -175,40 +277,53 @@ void Engine::emit(std::vector<Item>& items, Time delay) {
 
 // Items that arrive together are all queued before any worker forms a batch, so that
 // queue-order policies choose among all of them.
-void Engine::deliver(const std::vector<Item>& items) {
-  std::vector<Worker*> touched;
-  touched.reserve(items.size() < 8 ? items.size() : 8);
+void Engine::deliver(std::span<const Item> items) {
+  // The workers whose queues grew, without allocating for the usual few.
+  std::array<Worker*, 16> few{};
+  std::size_t n_few = 0;
+  std::vector<Worker*> many;
   for (const Item& item : items) {
-    if (Worker* w = arrive(item)) {
-      if (std::find(touched.begin(), touched.end(), w) == touched.end()) touched.push_back(w);
+    Worker* w = arrive(item);
+    if (w == nullptr) continue;
+    if (std::find(few.begin(), few.begin() + static_cast<std::ptrdiff_t>(n_few), w) !=
+        few.begin() + static_cast<std::ptrdiff_t>(n_few))
+      continue;
+    if (n_few < few.size()) {
+      few[n_few++] = w;
+    } else if (std::find(many.begin(), many.end(), w) == many.end()) {
+      many.push_back(w);
     }
   }
-  for (Worker* w : touched) kick(*w);
+  for (std::size_t i = 0; i < n_few; ++i) kick(*few[i]);
+  for (Worker* w : many) kick(*w);
 }
 
 void Engine::kick(Worker& worker) {
-  if (worker.alive) {
-    if (!worker.busy) {
-      try_start(worker);
-    } else if (batching_.forms_while_busy()) {
-      fill_forming(worker);
-    }
-  }
+  scheduler(worker).on_queue_grew(worker);
   // A task-wide queue is served by every idle worker while it holds anything.
   if (policies_.shared_queue) {
     for (Worker* other : task_workers_[worker.task]) {
       if (worker.queue->empty()) break;
-      if (other != &worker && other->alive && !other->busy) try_start(*other);
+      if (other != &worker && other->alive && !other->busy) scheduler(*other).on_queue_grew(*other);
     }
   }
 }
 
 Worker* Engine::arrive(Item item) {
-  if (requests_[item.request].terminated) {
-    retire_item(item);
+  if (cancelled(requests_[item.request])) {
+    discard(item);
     return nullptr;
   }
   item.enqueued = clock_.now();
+  // A link transfer already chose the receiving instance; it is used while it serves.
+  if (item.target != kAnyWorker) {
+    const WorkerId target = item.target;
+    item.target = kAnyWorker;
+    if (target < workers_.size() && workers_[target]->alive) {
+      Worker& worker = *workers_[target];
+      return enqueue(worker, item) ? &worker : nullptr;
+    }
+  }
   const auto& candidates = task_workers_[item.task];
   const int pick = candidates.empty() ? -1 : dispatchers_[item.task]->pick(candidates, item);
   if (pick < 0 && reconfiguring_) {
@@ -239,12 +354,12 @@ bool Engine::enqueue(Worker& worker, const Item& item) {
   return true;
 }
 
-bool Engine::admit_to_batch(Worker& worker, const Item& item, Time batch_start, Time exec_time) {
-  if (requests_[item.request].terminated) {
-    retire_item(item);
+bool Engine::admit(Worker& worker, const Item& item, Time start, Time exec) {
+  if (cancelled(requests_[item.request])) {
+    discard(item);
     return false;
   }
-  DropContext ctx{clock_.now(), batch_start, exec_time, &worker, this};
+  DropContext ctx{clock_.now(), start, exec, &worker, this};
   const DropReason reason = dropping_.on_batch(item, ctx);
   if (reason != DropReason::kNone) {
     terminate(item, Outcome::kDropped, reason);
@@ -253,62 +368,29 @@ bool Engine::admit_to_batch(Worker& worker, const Item& item, Time batch_start, 
   return true;
 }
 
-void Engine::try_start(Worker& worker) {
+void Engine::start_step(Worker& worker) {
   const Time now = clock_.now();
-  while (!worker.busy && worker.alive && !worker.queue->empty()) {
-    const BatchPlan plan = batching_.plan(worker, now);
-    if (!plan.start) {
-      if (worker.timer_at != plan.wake_at) {
-        worker.timer_at = plan.wake_at;
-        driver_.set_timer(worker.id, ++worker.timer_generation, plan.wake_at);
-      }
-      return;
-    }
-    const BatchChoice choice = variant_.choose(worker, now);
-    const int target =
-        static_cast<int>(std::min<std::size_t>(worker.queue->size(), std::size_t(choice.max_size)));
-    const Time exec = worker.profiled_latency(choice.variant_slot, target);
-    while (worker.running.size() < static_cast<std::size_t>(choice.max_size) &&
-           !worker.queue->empty()) {
-      Item item = worker.queue->pop();
-      if (admit_to_batch(worker, item, now, exec)) worker.running.push_back(item);
-    }
-    if (!worker.running.empty()) start_running(worker, worker.running, choice.variant_slot);
+  StepContents step;
+  step.variant_slot = worker.running_variant;
+  step.batch = static_cast<int>(worker.running.size());
+  for (const Item& item : worker.running) {
+    step.tokens_in += item.tokens_in;
+    step.tokens_out += item.tokens_out;
   }
-}
-
-void Engine::start_running(Worker& worker, std::vector<Item>& batch, int variant_slot) {
-  const Time now = clock_.now();
-  if (&batch != &worker.running) worker.running.swap(batch);
-  worker.running_variant = variant_slot;
   worker.busy = true;
   worker.timer_at = -1.0;
   worker.running_start = now;
-  worker.running_expected_end =
-      now + worker.profiled_latency(variant_slot, static_cast<int>(worker.running.size()));
+  worker.running_duration = cost_model_->step_time(worker, step);
+  worker.running_expected_end = now + worker.running_duration;
   ++worker.batches;
-  dropping_.on_batch_start(worker, static_cast<int>(worker.running.size()), *this, now);
+  dropping_.on_batch_start(worker, step.batch, *this, now);
   observer_.on_batch_start(worker, now);
   driver_.start_batch(worker);
-  if (batching_.forms_while_busy()) fill_forming(worker);
 }
 
-void Engine::fill_forming(Worker& worker) {
-  if (worker.queue->empty()) return;
-  if (worker.forming.empty()) {
-    const BatchChoice choice = variant_.choose(worker, clock_.now());
-    worker.forming_variant = choice.variant_slot;
-    worker.forming_cap = choice.max_size;
-  }
-  const auto cap = static_cast<std::size_t>(worker.forming_cap);
-  const int target = static_cast<int>(std::min(cap, worker.forming.size() + worker.queue->size()));
-  const Time exec = worker.profiled_latency(worker.forming_variant, target);
-  while (worker.forming.size() < cap && !worker.queue->empty()) {
-    Item item = worker.queue->pop();
-    if (admit_to_batch(worker, item, worker.running_expected_end, exec)) {
-      worker.forming.push_back(item);
-    }
-  }
+void Engine::set_timer(Worker& worker, Time at) {
+  worker.timer_at = at;
+  driver_.set_timer(worker.id, ++worker.timer_generation, at);
 }
 
 void Engine::on_batch_done(WorkerId id) { on_batch_done(id, {}); }
@@ -330,28 +412,50 @@ void Engine::on_batch_done(WorkerId id, std::span<const int> fanout) {
   done.swap(worker.running);
   worker.busy = false;
   worker.last_batch_end = now;
-  if (worker.alive) {
-    if (!worker.forming.empty()) {
-      start_running(worker, worker.forming, worker.forming_variant);
-    } else {
-      try_start(worker);
-    }
-  }
+  scheduler(worker).on_step_done(worker);
   const Time share = done.empty() ? 0.0 : duration / static_cast<double>(done.size());
+  routing_from_ = &worker;
   for (std::size_t i = 0; i < done.size(); ++i) {
-    const Item& item = done[i];
-    requests_[item.request].gpu_time += share;
-    finish_item(item, variant, i < scratch_fanout_.size() ? scratch_fanout_[i] : -1);
+    finish_item(done[i], variant, i < scratch_fanout_.size() ? scratch_fanout_[i] : -1, share);
+  }
+  routing_from_ = nullptr;
+  // The batch's items for link edges travel together, one transfer per edge.
+  if (has_link_edges_) {
+    const Task& task = app_.tasks[worker.task];
+    for (std::size_t e = 0; e < task.out_edges.size(); ++e) {
+      if (!scratch_link_[e].empty()) {
+        send_over_link(worker, app_.edges[task.out_edges[e]], scratch_link_[e]);
+      }
+    }
   }
   done.clear();
   scratch_batch_.swap(done);
 }
 
+void Engine::send_over_link(const Worker& from, const Edge& edge, std::vector<Item>& items) {
+  // The receiving instance is chosen now, so that the transfer can occupy its downlink.
+  const auto& candidates = task_workers_[edge.to];
+  const int pick = candidates.empty() ? -1 : dispatchers_[edge.to]->pick(candidates, items[0]);
+  LinkId downlink = kNoLink;
+  if (pick >= 0) {
+    const Worker& to = *candidates[static_cast<std::size_t>(pick)];
+    downlink = to.downlink;
+    for (Item& item : items) item.target = to.id;
+  }
+  const double bytes = edge.bytes_per_item * static_cast<double>(items.size());
+  const Time arrival = links_.transfer({from.uplink, downlink}, bytes, clock_.now()) + edge.delay;
+  if (arrival > clock_.now()) {
+    driver_.deliver_later(items, arrival);
+  } else {
+    deliver(items);
+  }
+  items.clear();
+}
+
 void Engine::on_timer(WorkerId id, uint64_t generation) {
   Worker& worker = *workers_.at(id);
   if (generation != worker.timer_generation || worker.busy) return;
-  worker.timer_at = -1.0;
-  try_start(worker);
+  scheduler(worker).on_timer(worker);
 }
 
 void Engine::kill_worker(WorkerId id) {
@@ -369,18 +473,21 @@ void Engine::kill_worker(WorkerId id) {
   // A task-wide queue stays with the task's other workers (or, during a reconfiguration,
   // waits for new ones); a private one is re-dispatched.
   if (!policies_.shared_queue || (!others_alive && !reconfiguring_)) worker.queue->drain(orphans);
-  orphans.insert(orphans.end(), worker.forming.begin(), worker.forming.end());
-  worker.forming.clear();
+  scheduler(worker).release(worker, orphans);
   deliver(orphans);
 }
 
-void Engine::finish_item(const Item& item, int task_variant, int fanout) {
-  if (!requests_[item.request].terminated) {
-    const Task& task = app_.tasks[item.task];
-    const double accuracy =
-        item.accuracy * task.variants[static_cast<std::size_t>(task_variant)].accuracy;
-    route(item, task_variant, accuracy, fanout);
+void Engine::finish_item(const Item& item, int task_variant, int fanout, Time gpu_share) {
+  RequestState& r = requests_[item.request];
+  r.gpu_time += gpu_share;
+  if (cancelled(r)) {
+    discard(item);  // it ran, but its request's answer is already decided
+    return;
   }
+  const Task& task = app_.tasks[item.task];
+  const double accuracy =
+      item.accuracy * task.variants[static_cast<std::size_t>(task_variant)].accuracy;
+  route(item, task_variant, accuracy, fanout);
   retire_item(item);
 }
 
@@ -408,10 +515,12 @@ void Engine::route(const Item& item, int task_variant, double accuracy, int fano
       joined += static_cast<std::size_t>(count);
       return;
     }
-    for (int i = 0; i < count; ++i) {
-      scratch_out_[edge_slot].push_back(
-          Item{item.request, edge.to, accuracy, item.origin, item.deadline, 0.0});
-    }
+    const bool over_link = has_link_edges_ && edge.bytes_per_item > 0 && routing_from_ != nullptr;
+    auto& out = over_link ? scratch_link_[edge_slot] : scratch_out_[edge_slot];
+    Item child{item.request, edge.to, accuracy, item.origin, item.deadline, 0.0};
+    child.tokens_in = item.tokens_in;
+    child.tokens_out = item.tokens_out;
+    for (int i = 0; i < count; ++i) out.push_back(child);
     r.live += static_cast<uint32_t>(count);
     if (track_tasks_)
       task_live_[std::size_t{item.request} * tasks + edge.to] += static_cast<uint32_t>(count);
@@ -430,7 +539,8 @@ void Engine::route(const Item& item, int task_variant, double accuracy, int fano
   if (has_share && derived > 0) {
     std::uniform_real_distribution<double> unit(0.0, 1.0);
     // Count per share edge first so each edge's items are emitted together.
-    std::vector<int> counts(task.out_edges.size(), 0);
+    std::vector<int>& counts = scratch_share_counts_;
+    std::fill(counts.begin(), counts.end(), 0);
     for (int i = 0; i < derived; ++i) {
       double u = unit(rng_);
       for (std::size_t e = 0; e < task.out_edges.size(); ++e) {
@@ -443,12 +553,14 @@ void Engine::route(const Item& item, int task_variant, double accuracy, int fano
         }
       }
     }
-    for (std::size_t e = 0; e < counts.size(); ++e) give(e, counts[e]);
+    for (std::size_t e = 0; e < task.out_edges.size(); ++e) give(e, counts[e]);
   }
   if (created == 0 && joined == 0) {
     // A leaf, or an item that derived nothing (a frame with no objects): its result is final.
     r.accuracy_sum += accuracy;
     r.accuracy_count++;
+    r.sub_done += 1.0;
+    if (clock_.now() > r.deadline + 1e-12) r.sub_late += 1.0;
   }
   for (std::size_t e = 0; e < task.out_edges.size(); ++e) {
     emit(scratch_out_[e], app_.edges[task.out_edges[e]].delay);
@@ -474,13 +586,19 @@ bool Engine::release_join_if_ready(RequestSlot slot, TaskId join, std::vector<It
 
 void Engine::terminate(const Item& item, Outcome outcome, DropReason reason) {
   RequestState& r = requests_[item.request];
-  if (!r.terminated) {
-    r.terminated = true;
+  if (!r.stopped) {
+    r.stopped = true;
     r.outcome = outcome;
     r.stop_task = item.task;
     r.reason = reason;
     observer_.on_request_stopped(r.id, outcome, item.task, reason);
   }
+  r.sub_lost += subrequest_weight_[item.task];
+  retire_item(item);
+}
+
+void Engine::discard(const Item& item) {
+  requests_[item.request].sub_lost += subrequest_weight_[item.task];
   retire_item(item);
 }
 
@@ -494,7 +612,7 @@ void Engine::retire_item(const Item& item) {
   --task_live_[std::size_t{item.request} * app_.tasks.size() + item.task];
   std::vector<Item> released;
   Time delay = 0.0;
-  if (!r.terminated) {
+  if (!cancelled(r)) {
     for (std::size_t t = 0; t < app_.tasks.size(); ++t) {
       if (app_.tasks[t].is_join()) {
         release_join_if_ready(item.request, static_cast<TaskId>(t), released, delay);
@@ -517,7 +635,9 @@ void Engine::finish_request(RequestSlot slot) {
   rec.arrival = r.arrival;
   rec.finish = clock_.now();
   rec.gpu_time = r.gpu_time;
-  if (r.terminated) {
+  rec.subrequests = r.sub_done + r.sub_lost;
+  rec.subrequests_violated = r.sub_late + r.sub_lost;
+  if (r.stopped) {
     rec.outcome = r.outcome;
     rec.drop_task = r.stop_task;
     rec.reason = r.reason;

@@ -1,6 +1,10 @@
 #pragma once
 
+// Item: one unit of work at one task, the value the engine moves between queues, steps and
+// links. Items are small and copied; the request they belong to lives in the engine's ledger.
+
 #include <cstdint>
+#include <limits>
 
 #include "core/time.hpp"
 #include "engine/app.hpp"
@@ -9,6 +13,7 @@ namespace tessera {
 
 using RequestSlot = uint32_t;  // index of a live request inside the engine
 using WorkerId = uint32_t;
+inline constexpr WorkerId kAnyWorker = std::numeric_limits<WorkerId>::max();
 
 // One unit of work at one task: a request's frame at the detector, or one detected
 // object at a classifier. Items are small values moved between queues by copy.
@@ -19,6 +24,13 @@ struct Item {
   Time origin = 0.0;      // the request's arrival at the front end (t_s)
   Time deadline = 0.0;    // origin + SLO
   Time enqueued = 0.0;    // arrival at this task's worker queue (t_r)
+  // The request's sizes from the workload (an LLM request's prompt and output tokens; 0 when
+  // the workload has none), for cost models that depend on them.
+  uint32_t tokens_in = 0;
+  uint32_t tokens_out = 0;
+  // The instance a transfer over a link already chose for this item (the receiving end of
+  // the link); kAnyWorker lets the task's dispatcher choose on arrival.
+  WorkerId target = kAnyWorker;
 };
 
 }  // namespace tessera

@@ -1,11 +1,17 @@
 #pragma once
 
+// Worker: the state of one deployed instance (a model on a GPU, MIG slice, MPS share or a
+// pipeline partition's pool member): its profile, its queue, the step it runs and the batch
+// it forms. The engine owns every Worker; its InstanceScheduler decides what it runs next;
+// policies read it through DeploymentView. Not thread-safe: touched on the engine's thread.
+
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "core/time.hpp"
 #include "engine/item.hpp"
+#include "engine/links.hpp"
 
 namespace tessera {
 
@@ -39,12 +45,17 @@ struct Worker {
   int forming_variant = 0;
   int forming_cap = 0;  // size limit of the forming batch, chosen when it was opened
   Time running_start = 0.0;
+  Time running_duration = 0.0;  // the cost model's time for the running step
   Time running_expected_end = 0.0;
   Time last_batch_end = -1.0;  // when the previous batch finished; < 0 before the first
   bool busy = false;
   bool alive = true;
   uint64_t timer_generation = 0;
   Time timer_at = -1.0;  // when the pending timer fires; < 0 when none is pending
+  // The network links this instance sends on and receives on (its server's NIC), for edges
+  // that move bytes; kNoLink when the deployment names none.
+  LinkId uplink = kNoLink;
+  LinkId downlink = kNoLink;
 
   // Statistics for reports.
   uint64_t batches = 0;

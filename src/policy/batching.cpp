@@ -1,6 +1,6 @@
 #include "policy/batching.hpp"
 
-#include "policy/work_queue.hpp"
+#include "engine/policies.hpp"
 
 namespace tessera {
 

@@ -1,28 +1,9 @@
 #pragma once
 
-#include <limits>
-
 #include "core/time.hpp"
-#include "engine/worker.hpp"
+#include "engine/policies.hpp"
 
 namespace tessera {
-
-// What an idle worker with queued items should do now.
-struct BatchPlan {
-  bool start = false;                                    // start a batch now...
-  Time wake_at = std::numeric_limits<Time>::infinity();  // ...or look again at this time
-};
-
-// When an idle worker starts a batch, and whether the next batch is formed while the
-// current one runs.
-class BatchingPolicy {
- public:
-  virtual ~BatchingPolicy() = default;
-  virtual BatchPlan plan(const Worker& worker, Time now) const = 0;
-  // PARD §4.2's model: items join the forming batch while the previous batch runs, and
-  // the forming batch starts the moment the running one ends.
-  virtual bool forms_while_busy() const = 0;
-};
 
 // Start as soon as the worker is free with whatever is queued (up to the max batch), and
 // form the next batch while the current one runs.

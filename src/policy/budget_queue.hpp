@@ -4,7 +4,7 @@
 #include <limits>
 
 #include "core/min_max_heap.hpp"
-#include "policy/work_queue.hpp"
+#include "engine/policies.hpp"
 
 namespace tessera {
 

@@ -1,6 +1,6 @@
 #include "policy/dispatch.hpp"
 
-#include "policy/work_queue.hpp"
+#include "engine/policies.hpp"
 
 namespace tessera {
 

@@ -3,18 +3,9 @@
 #include <memory>
 #include <vector>
 
-#include "engine/worker.hpp"
+#include "engine/policies.hpp"
 
 namespace tessera {
-
-// Chooses which of a task's workers an arriving item goes to.
-class Dispatcher {
- public:
-  virtual ~Dispatcher() = default;
-  // `workers` holds the task's workers (dead ones included). Returns an index into it, or
-  // -1 if no live worker exists.
-  virtual int pick(const std::vector<Worker*>& workers, const Item& item) = 0;
-};
 
 // Cycles through the live workers.
 class RoundRobinDispatcher final : public Dispatcher {

@@ -3,7 +3,7 @@
 #include <deque>
 #include <limits>
 
-#include "policy/work_queue.hpp"
+#include "engine/policies.hpp"
 
 namespace tessera {
 

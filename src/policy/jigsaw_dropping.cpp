@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "engine/engine.hpp"
+#include "engine/deployment_view.hpp"
 
 namespace tessera {
 
@@ -13,14 +13,14 @@ JigsawDropping::JigsawDropping(const App& app, Time stale_after, Time default_ti
       default_timeout_(default_timeout),
       order_(app.topological_order()) {}
 
-void JigsawDropping::refresh(const Engine& engine) {
-  if (engine.deployment_version() == version_) return;
-  version_ = engine.deployment_version();
+void JigsawDropping::refresh(const DeploymentView& view) {
+  if (view.deployment_version() == version_) return;
+  version_ = view.deployment_version();
   const std::size_t n = app_.tasks.size();
   fastest_.assign(n, 0.0);
   for (std::size_t t = 0; t < n; ++t) {
     Time best = std::numeric_limits<Time>::infinity();
-    for (const Worker* w : engine.workers_of(static_cast<TaskId>(t))) {
+    for (const Worker* w : view.workers_of(static_cast<TaskId>(t))) {
       for (std::size_t v = 0; v < w->variants.size(); ++v) {
         best = std::min(best, w->profiled_latency(static_cast<int>(v), 1));
       }
@@ -39,19 +39,19 @@ void JigsawDropping::refresh(const Engine& engine) {
   }
 }
 
-Time JigsawDropping::fastest_after(TaskId task, const Engine& engine) {
-  refresh(engine);
+Time JigsawDropping::fastest_after(TaskId task, const DeploymentView& view) {
+  refresh(view);
   return after_[task];
 }
 
 DropReason JigsawDropping::on_enqueue(const Item& item, const DropContext& ctx) {
-  refresh(*ctx.engine);
+  refresh(*ctx.view);
   const Time best_finish = ctx.now + fastest_[item.task] + after_[item.task];
   return best_finish > item.deadline ? DropReason::kPredictedLate : DropReason::kNone;
 }
 
 DropReason JigsawDropping::on_batch(const Item& item, const DropContext& ctx) {
-  refresh(*ctx.engine);
+  refresh(*ctx.view);
   const Time timeout = ctx.worker->batch_timeout_or(default_timeout_);
   if (ctx.now - item.enqueued > timeout + stale_after_) return DropReason::kStale;
   const Time best_finish = ctx.batch_start + ctx.exec_time + after_[item.task];

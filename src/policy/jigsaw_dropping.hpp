@@ -29,10 +29,10 @@ class JigsawDropping final : public DropPolicy {
 
   // The least time from the end of `task`'s execution to the end of the item's slowest
   // branch: hops plus the fastest deployed latency of every task after it.
-  Time fastest_after(TaskId task, const Engine& engine);
+  Time fastest_after(TaskId task, const DeploymentView& view);
 
  private:
-  void refresh(const Engine& engine);
+  void refresh(const DeploymentView& view);
 
   const App& app_;
   Time stale_after_;

@@ -273,6 +273,7 @@ PolicySet::PolicySet(PolicyConfig config) : config_(std::move(config)) {}
 EnginePolicies PolicySet::instantiate(const App& app, uint64_t seed) const {
   const PolicyConfig& c = config_;
   EnginePolicies out;
+  out.max_queue = c.max_queue;
   if (c.batching == "timeout") {
     out.batching = std::make_unique<TimeoutBatching>(c.batch_timeout);
   } else if (c.batching == "jigsaw") {

@@ -8,13 +8,13 @@
 
 #include "core/time.hpp"
 #include "engine/app.hpp"
+#include "engine/policies.hpp"
 #include "policy/batching.hpp"
 #include "policy/dispatch.hpp"
 #include "policy/dropping.hpp"
 #include "policy/pard/pard_settings.hpp"
 #include "policy/slack_policies.hpp"
 #include "policy/variant_choice.hpp"
-#include "policy/work_queue.hpp"
 
 namespace tessera {
 
@@ -54,22 +54,11 @@ PolicyConfig preset_config(const std::string& spec);
 // Reads the `policies:` section of a run spec. Unknown names are spec errors.
 PolicyConfig parse_policy_config(const SpecNode& node);
 
-// The policy objects of one engine. Policies that share pipeline state (PARD's State
-// Planner drives both the Request Broker and the adaptive queues) are wired together here.
-struct EnginePolicies {
-  std::unique_ptr<BatchingPolicy> batching;
-  std::unique_ptr<DropPolicy> dropping;
-  std::unique_ptr<VariantPolicy> variant;
-  std::function<std::unique_ptr<WorkQueue>(TaskId)> make_queue;
-  bool shared_queue = false;  // one queue per task, served by its idle workers
-  std::function<std::unique_ptr<Dispatcher>(TaskId)> make_dispatcher;
-};
-
 class PolicySet {
  public:
   explicit PolicySet(PolicyConfig config);
   const PolicyConfig& config() const { return config_; }
-  // Fresh policy objects for one engine running `app`.
+  // Fresh policy objects for one engine running `app` (with the config's max_queue).
   EnginePolicies instantiate(const App& app, uint64_t seed) const;
 
  private:

@@ -4,7 +4,7 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "policy/work_queue.hpp"
+#include "engine/policies.hpp"
 
 namespace tessera {
 

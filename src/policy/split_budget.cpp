@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "engine/engine.hpp"
+#include "engine/deployment_view.hpp"
 
 namespace tessera {
 namespace {
@@ -40,12 +40,12 @@ std::vector<double> fractions(const App& app, const std::vector<double>& cost) {
 SplitBudgetDropping::SplitBudgetDropping(std::shared_ptr<StatePlanner> planner, bool worst_case)
     : PlannerFedDropping(std::move(planner)), worst_case_(worst_case) {}
 
-void SplitBudgetDropping::compute_static(const Engine& engine) {
-  const App& app = engine.app();
+void SplitBudgetDropping::compute_static(const DeploymentView& view) {
+  const App& app = view.app();
   std::vector<double> cost(app.tasks.size(), 0.0);
   for (std::size_t t = 0; t < cost.size(); ++t) {
     int n = 0;
-    for (const Worker* w : engine.workers_of(static_cast<TaskId>(t))) {
+    for (const Worker* w : view.workers_of(static_cast<TaskId>(t))) {
       cost[t] += w->profiled_latency(0, w->max_batch);
       ++n;
     }
@@ -54,13 +54,13 @@ void SplitBudgetDropping::compute_static(const Engine& engine) {
   static_fraction_ = fractions(app, cost);
 }
 
-double SplitBudgetDropping::budget_fraction(TaskId task, const Engine& engine) {
+double SplitBudgetDropping::budget_fraction(TaskId task, const DeploymentView& view) {
   if (!worst_case_) {
-    if (static_fraction_.empty()) compute_static(engine);
+    if (static_fraction_.empty()) compute_static(view);
     return static_fraction_[task];
   }
   if (wcl_sync_ != planner_->syncs()) {
-    const App& app = engine.app();
+    const App& app = view.app();
     std::vector<double> wcl(app.tasks.size());
     for (std::size_t t = 0; t < wcl.size(); ++t) {
       const auto id = static_cast<TaskId>(t);
@@ -73,7 +73,7 @@ double SplitBudgetDropping::budget_fraction(TaskId task, const Engine& engine) {
 }
 
 DropReason SplitBudgetDropping::decide(const Item& item, const DropContext& ctx) {
-  const Time budget = (item.deadline - item.origin) * budget_fraction(item.task, *ctx.engine);
+  const Time budget = (item.deadline - item.origin) * budget_fraction(item.task, *ctx.view);
   const Time spent_here = ctx.batch_start - item.enqueued + ctx.exec_time;
   return spent_here > budget ? DropReason::kStageBudget : DropReason::kNone;
 }

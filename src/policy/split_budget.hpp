@@ -21,11 +21,11 @@ class SplitBudgetDropping final : public PlannerFedDropping {
   SplitBudgetDropping(std::shared_ptr<StatePlanner> planner, bool worst_case);
 
   // The task's share of the SLO, as a fraction in (0, 1].
-  double budget_fraction(TaskId task, const Engine& engine);
+  double budget_fraction(TaskId task, const DeploymentView& view);
 
  private:
   DropReason decide(const Item& item, const DropContext& ctx) override;
-  void compute_static(const Engine& engine);
+  void compute_static(const DeploymentView& view);
 
   bool worst_case_;
   std::vector<double> static_fraction_;

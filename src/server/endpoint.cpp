@@ -45,8 +45,8 @@ Endpoint::Endpoint(std::string name, App app, const Deployment& deployment,
   for (std::size_t t = 0; t < app_.tasks.size(); ++t) {
     if (app_.tasks[t].is_leaf()) outputs_.emplace_back(app_.tasks[t].name, task_output[t]);
   }
-  engine_ =
-      std::make_unique<Engine>(app_, deployment, profiles, policies, clock_, *this, *this, seed);
+  engine_ = std::make_unique<Engine>(app_, deployment, profiles, policies.instantiate(app_, seed),
+                                     clock_, *this, *this, seed);
   for (std::size_t w = 0; w < engine_->workers().size(); ++w) {
     executors_.push_back(
         std::make_unique<Executor>([torch_threads] { configure_torch_threads(torch_threads); }));
@@ -152,8 +152,10 @@ void Endpoint::set_timer(WorkerId worker, uint64_t generation, Time at) {
   loop_.post_at(at, [this, worker, generation] { engine_->on_timer(worker, generation); });
 }
 
-void Endpoint::deliver_later(std::vector<Item>&& items, Time at) {
-  loop_.post_at(at, [this, batch = std::move(items)] { engine_->deliver(batch); });
+void Endpoint::deliver_later(std::span<const Item> items, Time at) {
+  loop_.post_at(at, [this, batch = std::vector<Item>(items.begin(), items.end())] {
+    engine_->deliver(batch);
+  });
 }
 
 std::vector<NamedOutput> Endpoint::stack_results(Pending& p) const {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/engine.hpp"
+#include "policy/policy_set.hpp"
 #include "server/answer.hpp"
 #include "server/event_loop.hpp"
 #include "server/executor.hpp"
@@ -60,7 +61,7 @@ class Endpoint final : public EngineDriver, public EngineObserver {
   // EngineDriver.
   void start_batch(const Worker& worker) override;
   void set_timer(WorkerId worker, uint64_t generation, Time at) override;
-  void deliver_later(std::vector<Item>&& items, Time at) override;
+  void deliver_later(std::span<const Item> items, Time at) override;
   // EngineObserver.
   void on_request_done(const RequestRecord& record) override;
   void on_request_stopped(uint64_t id, Outcome outcome, TaskId task, DropReason reason) override;

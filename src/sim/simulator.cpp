@@ -17,11 +17,16 @@ double wall_seconds() {
 
 Simulator::Simulator(const App& app, const Deployment& deployment, const ProfileTable& profiles,
                      const PolicySet& policies, SimOptions options)
+    : Simulator(app, deployment, profiles, policies.instantiate(app, options.seed), options,
+                EngineOptions{}) {}
+
+Simulator::Simulator(const App& app, const Deployment& deployment, const ProfileTable& profiles,
+                     EnginePolicies policies, SimOptions options, EngineOptions engine_options)
     : options_(std::move(options)),
       metrics_(app, options_.window),
       noise_(options_.noise_cv, options_.seed ^ 0x9e3779b97f4a7c15ULL) {
-  engine_ = std::make_unique<Engine>(app, deployment, profiles, policies, clock_, *this, metrics_,
-                                     options_.seed);
+  engine_ = std::make_unique<Engine>(app, deployment, profiles, std::move(policies), clock_, *this,
+                                     metrics_, options_.seed, std::move(engine_options));
   for (const auto& [at, worker] : options_.worker_losses) {
     if (worker >= engine_->workers().size()) {
       throw std::invalid_argument("worker loss names worker " + std::to_string(worker) +
@@ -33,25 +38,25 @@ Simulator::Simulator(const App& app, const Deployment& deployment, const Profile
 }
 
 void Simulator::start_batch(const Worker& worker) {
-  const Time profiled =
-      worker.profiled_latency(worker.running_variant, static_cast<int>(worker.running.size()));
-  events_queue_.push(clock_.now() + noise_.apply(profiled), EventKind::kBatchDone, worker.id);
+  events_queue_.push(clock_.now() + noise_.apply(worker.running_duration), EventKind::kBatchDone,
+                     worker.id);
 }
 
 void Simulator::set_timer(WorkerId worker, uint64_t generation, Time at) {
   events_queue_.push(at, EventKind::kTimer, worker, generation);
 }
 
-void Simulator::deliver_later(std::vector<Item>&& items, Time at) {
+void Simulator::deliver_later(std::span<const Item> items, Time at) {
+  // Delivery buffers are pooled and keep their capacity, so hops allocate nothing.
   uint32_t slot;
   if (!free_deliveries_.empty()) {
     slot = free_deliveries_.back();
     free_deliveries_.pop_back();
-    deliveries_[slot] = std::move(items);
   } else {
     slot = static_cast<uint32_t>(deliveries_.size());
-    deliveries_.push_back(std::move(items));
+    deliveries_.emplace_back();
   }
+  deliveries_[slot].assign(items.begin(), items.end());
   events_queue_.push(at, EventKind::kDelivery, slot);
 }
 
@@ -69,9 +74,13 @@ void Simulator::process(const Event& event) {
       engine_->on_timer(event.target, event.payload);
       break;
     case EventKind::kDelivery: {
-      std::vector<Item> items = std::move(deliveries_[event.target]);
+      // The slot is freed only after delivering, which may schedule further deliveries
+      // (and grow the pool); its buffer goes back to it, capacity kept.
+      delivering_.swap(deliveries_[event.target]);
+      engine_->deliver(delivering_);
+      delivering_.clear();
+      delivering_.swap(deliveries_[event.target]);
       free_deliveries_.push_back(event.target);
-      engine_->deliver(items);
       break;
     }
     case EventKind::kWorkerLoss:

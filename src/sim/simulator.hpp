@@ -7,6 +7,7 @@
 
 #include "core/time.hpp"
 #include "engine/engine.hpp"
+#include "policy/policy_set.hpp"
 #include "sim/event_queue.hpp"
 #include "sim/latency_noise.hpp"
 #include "sim/metrics.hpp"
@@ -29,6 +30,10 @@ class Simulator final : public EngineDriver {
  public:
   Simulator(const App& app, const Deployment& deployment, const ProfileTable& profiles,
             const PolicySet& policies, SimOptions options);
+  // The same with policy objects already built and engine-wide options (a cost model, the
+  // sub-request setting).
+  Simulator(const App& app, const Deployment& deployment, const ProfileTable& profiles,
+            EnginePolicies policies, SimOptions options, EngineOptions engine_options);
 
   // Runs until the arrival stream ends and every request has finished. Throws
   // std::logic_error if the accounting invariant is broken.
@@ -47,7 +52,7 @@ class Simulator final : public EngineDriver {
   // EngineDriver.
   void start_batch(const Worker& worker) override;
   void set_timer(WorkerId worker, uint64_t generation, Time at) override;
-  void deliver_later(std::vector<Item>&& items, Time at) override;
+  void deliver_later(std::span<const Item> items, Time at) override;
 
  private:
   void process(const Event& event);
@@ -59,6 +64,7 @@ class Simulator final : public EngineDriver {
   LatencyNoise noise_;
   EventQueue events_queue_;
   std::vector<std::vector<Item>> deliveries_;
+  std::vector<Item> delivering_;
   std::vector<uint32_t> free_deliveries_;
   std::vector<std::function<void()>> actions_;
   std::unique_ptr<Engine> engine_;

@@ -15,16 +15,16 @@ class PlannerFedDropping : public DropPolicy {
   explicit PlannerFedDropping(std::shared_ptr<StatePlanner> planner)
       : planner_(std::move(planner)) {}
 
-  void on_arrival(const Item& item, const Worker&, const Engine& engine, Time now) final {
-    planner_->maybe_sync(engine, now);
+  void on_arrival(const Item& item, const Worker&, const DeploymentView& view, Time now) final {
+    planner_->maybe_sync(view, now);
     planner_->on_arrival(item.task, now);
   }
-  void on_batch_start(const Worker& worker, int size, const Engine& engine, Time now) final {
-    planner_->maybe_sync(engine, now);
+  void on_batch_start(const Worker& worker, int size, const DeploymentView& view, Time now) final {
+    planner_->maybe_sync(view, now);
     planner_->on_batch_start(worker.task, size, now);
   }
   DropReason on_batch(const Item& item, const DropContext& ctx) final {
-    planner_->maybe_sync(*ctx.engine, ctx.now);
+    planner_->maybe_sync(*ctx.view, ctx.now);
     planner_->on_queue_delay(item.task, ctx.now - item.enqueued, ctx.now);
     return decide(item, ctx);
   }

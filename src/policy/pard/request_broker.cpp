@@ -1,6 +1,6 @@
 #include "policy/pard/request_broker.hpp"
 
-#include "engine/engine.hpp"
+#include "engine/deployment_view.hpp"
 
 namespace tessera {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "engine/engine.hpp"
+#include "engine/deployment_view.hpp"
 #include "policy/pard/batch_wait.hpp"
 
 namespace tessera {
@@ -69,8 +69,8 @@ void StatePlanner::prune(TaskState& t, Time now) const {
   }
 }
 
-void StatePlanner::maybe_sync(const Engine& engine, Time now) {
-  if (!synced_once_ || now >= next_sync_) sync(engine, now);
+void StatePlanner::maybe_sync(const DeploymentView& view, Time now) {
+  if (!synced_once_ || now >= next_sync_) sync(view, now);
 }
 
 PriorityMode StatePlanner::next_mode(PriorityMode current, double mu, double epsilon,
@@ -81,7 +81,7 @@ PriorityMode StatePlanner::next_mode(PriorityMode current, double mu, double eps
   return current;
 }
 
-void StatePlanner::sync(const Engine& engine, Time now) {
+void StatePlanner::sync(const DeploymentView& view, Time now) {
   const Time period = synced_once_ ? std::max(now - last_sync_, 1e-9) : settings_.sync_period;
   const auto history = static_cast<std::size_t>(
       std::max(1.0, std::round(settings_.rate_window / settings_.sync_period)));
@@ -100,7 +100,7 @@ void StatePlanner::sync(const Engine& engine, Time now) {
     }
     t.q = weights > 0 ? weighted / weights : 0.0;
 
-    const auto& workers = engine.workers_of(static_cast<TaskId>(i));
+    const auto& workers = view.workers_of(static_cast<TaskId>(i));
     double batch_sum = 0.0;
     for (const auto& b : t.batches) batch_sum += b.second;
     const int batch = t.batches.empty()

@@ -11,7 +11,7 @@
 
 namespace tessera {
 
-class Engine;
+class DeploymentView;
 
 // PARD's State Planner (§4.2, §4.3), one per engine, covering every task (module): it
 // watches each task's arrivals, queueing delays and batch sizes, and every sync period
@@ -30,8 +30,8 @@ class StatePlanner {
   void on_arrival(TaskId task, Time now);
   void on_queue_delay(TaskId task, Time delay, Time now);
   void on_batch_start(TaskId task, int size, Time now);
-  void maybe_sync(const Engine& engine, Time now);
-  void sync(const Engine& engine, Time now);  // recompute everything now
+  void maybe_sync(const DeploymentView& view, Time now);
+  void sync(const DeploymentView& view, Time now);  // recompute everything now
 
   // State as of the last sync.
   Time downstream_latency(TaskId task) const { return tasks_[task].lsub; }

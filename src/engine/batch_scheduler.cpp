@@ -1,0 +1,89 @@
+#include "engine/batch_scheduler.hpp"
+
+#include <algorithm>
+
+namespace tessera {
+
+void BatchInstanceScheduler::on_queue_grew(Worker& worker) {
+  if (!worker.alive) return;
+  if (!worker.busy) {
+    try_start(worker);
+  } else if (batching_.forms_while_busy()) {
+    fill_forming(worker);
+  }
+}
+
+void BatchInstanceScheduler::on_step_done(Worker& worker) {
+  if (!worker.alive) return;
+  if (!worker.forming.empty()) {
+    worker.running.swap(worker.forming);
+    worker.running_variant = worker.forming_variant;
+    start(worker);
+  } else {
+    try_start(worker);
+  }
+}
+
+void BatchInstanceScheduler::on_timer(Worker& worker) {
+  if (worker.busy) return;
+  worker.timer_at = -1.0;
+  try_start(worker);
+}
+
+void BatchInstanceScheduler::on_settings_changed(Worker& worker) {
+  if (!worker.busy) try_start(worker);  // a shorter wait may already be over
+}
+
+void BatchInstanceScheduler::release(Worker& worker, std::vector<Item>& out) {
+  out.insert(out.end(), worker.forming.begin(), worker.forming.end());
+  worker.forming.clear();
+}
+
+void BatchInstanceScheduler::try_start(Worker& worker) {
+  const Time now = host_.now();
+  while (!worker.busy && worker.alive && !worker.queue->empty()) {
+    const BatchPlan plan = batching_.plan(worker, now);
+    if (!plan.start) {
+      if (worker.timer_at != plan.wake_at) host_.set_timer(worker, plan.wake_at);
+      return;
+    }
+    const BatchChoice choice = variant_.choose(worker, now);
+    const int target =
+        static_cast<int>(std::min<std::size_t>(worker.queue->size(), std::size_t(choice.max_size)));
+    const Time exec = worker.profiled_latency(choice.variant_slot, target);
+    while (worker.running.size() < static_cast<std::size_t>(choice.max_size) &&
+           !worker.queue->empty()) {
+      Item item = worker.queue->pop();
+      if (host_.admit(worker, item, now, exec)) worker.running.push_back(item);
+    }
+    if (!worker.running.empty()) {
+      worker.running_variant = choice.variant_slot;
+      start(worker);
+    }
+  }
+}
+
+void BatchInstanceScheduler::start(Worker& worker) {
+  host_.start_step(worker);
+  if (batching_.forms_while_busy()) fill_forming(worker);
+}
+
+void BatchInstanceScheduler::fill_forming(Worker& worker) {
+  if (worker.queue->empty()) return;
+  if (worker.forming.empty()) {
+    const BatchChoice choice = variant_.choose(worker, host_.now());
+    worker.forming_variant = choice.variant_slot;
+    worker.forming_cap = choice.max_size;
+  }
+  const auto cap = static_cast<std::size_t>(worker.forming_cap);
+  const int target = static_cast<int>(std::min(cap, worker.forming.size() + worker.queue->size()));
+  const Time exec = worker.profiled_latency(worker.forming_variant, target);
+  while (worker.forming.size() < cap && !worker.queue->empty()) {
+    Item item = worker.queue->pop();
+    if (host_.admit(worker, item, worker.running_expected_end, exec)) {
+      worker.forming.push_back(item);
+    }
+  }
+}
+
+}  // namespace tessera

@@ -1,0 +1,60 @@
+#pragma once
+
+// CostModel: how long one step of an instance takes, given the instance (its variants,
+// hardware segment and profiled table) and the step's contents (batch size, the tokens of
+// its requests, the bytes it moves). The simulator asks it for the duration of every step
+// it runs; the live server measures real steps and uses it only for estimates.
+//
+// Implementations are immutable after construction and may be shared by several engines
+// and threads.
+
+#include <cstdint>
+#include <memory>
+
+#include "core/time.hpp"
+#include "engine/worker.hpp"
+
+namespace tessera {
+
+// What one step runs.
+struct StepContents {
+  int variant_slot = 0;     // index into Worker::variants
+  int batch = 1;            // items in the step
+  uint64_t tokens_in = 0;   // prompt tokens over the step's items
+  uint64_t tokens_out = 0;  // output tokens over the step's items
+};
+
+class CostModel {
+ public:
+  virtual ~CostModel() = default;
+  virtual Time step_time(const Worker& worker, const StepContents& step) const = 0;
+};
+
+// The profiled latency table of (variant, segment, batch size): Worker::profiled_latency.
+// Tokens are ignored. The default cost model.
+class ProfileCostModel final : public CostModel {
+ public:
+  Time step_time(const Worker& worker, const StepContents& step) const override {
+    return worker.profiled_latency(step.variant_slot, step.batch);
+  }
+};
+
+// The profiled batch latency plus a linear cost per token: prefill-like work per prompt
+// token and decode-like work per output token. A simple, documented model for requests
+// that carry sizes (docs/architecture.md#cost-models); LLM instances use richer ones.
+class TokenLinearCostModel final : public CostModel {
+ public:
+  TokenLinearCostModel(Time per_input_token, Time per_output_token)
+      : per_input_token_(per_input_token), per_output_token_(per_output_token) {}
+  Time step_time(const Worker& worker, const StepContents& step) const override {
+    return worker.profiled_latency(step.variant_slot, step.batch) +
+           per_input_token_ * static_cast<double>(step.tokens_in) +
+           per_output_token_ * static_cast<double>(step.tokens_out);
+  }
+
+ private:
+  Time per_input_token_;
+  Time per_output_token_;
+};
+
+}  // namespace tessera

@@ -1,0 +1,50 @@
+#pragma once
+
+// InstanceScheduler: the per-instance part of the data plane, in the role of Triton's
+// Scheduler or an LLM simulator's replica scheduler. One per deployed instance (Worker): it
+// owns the decision of what step the instance runs next (which queued items, at which
+// variant and size, now or after a wait) and is told when a step finishes. The engine's
+// ledger and router own everything else: requests, routing, accounting, links.
+//
+// SchedulerHost is what a scheduler may ask of the engine; it is implemented by the Engine.
+// A scheduler never calls the driver and never touches another instance.
+//
+// Thread safety: none; called on the engine's thread only.
+
+#include <vector>
+
+#include "core/time.hpp"
+#include "engine/item.hpp"
+#include "engine/worker.hpp"
+
+namespace tessera {
+
+class SchedulerHost {
+ public:
+  virtual ~SchedulerHost() = default;
+  virtual Time now() const = 0;
+  // Whether `item`, just taken from the queue, may join a step of `worker` expected to start
+  // at `start` and run for `exec`. If not, the host has already dropped or retired it.
+  virtual bool admit(Worker& worker, const Item& item, Time start, Time exec) = 0;
+  // Runs worker.running, with variant worker.running_variant, as the instance's next step.
+  virtual void start_step(Worker& worker) = 0;
+  // Calls the scheduler's on_timer at `at` (a pending timer at another time is replaced).
+  virtual void set_timer(Worker& worker, Time at) = 0;
+};
+
+class InstanceScheduler {
+ public:
+  virtual ~InstanceScheduler() = default;
+  // Items were queued for the instance (its own queue or its task's shared one).
+  virtual void on_queue_grew(Worker& worker) = 0;
+  // The running step finished and its items were taken; the instance is idle.
+  virtual void on_step_done(Worker& worker) = 0;
+  // A timer the scheduler asked for fired.
+  virtual void on_timer(Worker& worker) = 0;
+  // The instance's settings changed (a new batch timeout): look again.
+  virtual void on_settings_changed(Worker& worker) = 0;
+  // The instance leaves service: hand back the items it holds that have not started.
+  virtual void release(Worker& worker, std::vector<Item>& out) = 0;
+};
+
+}  // namespace tessera

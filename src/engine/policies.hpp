@@ -1,0 +1,129 @@
+#pragma once
+
+// The policy interfaces the engine calls, one per family, and the bundle of policy objects
+// one engine owns (EnginePolicies). The implementations live in src/policy/, which links
+// against the engine; the engine itself never includes a policy implementation, so the
+// dependency runs one way (policy -> engine).
+//
+// Policies see only their arguments and a read-only DeploymentView; they never read a clock
+// and never reach into the engine. Every object here belongs to exactly one engine and is
+// called from that engine's thread only.
+
+#include <cstddef>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "core/outcome.hpp"
+#include "core/time.hpp"
+#include "engine/deployment_view.hpp"
+#include "engine/item.hpp"
+#include "engine/worker.hpp"
+
+namespace tessera {
+
+// ---- queue order -------------------------------------------------------------------------
+
+// A worker's queue (or a task-wide queue its workers share). The order it hands items out
+// in is the queue-order policy.
+class WorkQueue {
+ public:
+  virtual ~WorkQueue() = default;
+  virtual void push(const Item& item) = 0;
+  virtual bool empty() const = 0;
+  virtual std::size_t size() const = 0;
+  // The item the next batch should take first, and its removal.
+  virtual const Item& front() const = 0;
+  virtual Item pop() = 0;
+  // Earliest enqueue time among queued items (timeout batching); +inf if empty.
+  virtual Time oldest_enqueue() const = 0;
+  // Removes everything (a worker was lost); order unspecified.
+  virtual void drain(std::vector<Item>& out) = 0;
+};
+
+// ---- dispatch ------------------------------------------------------------------------------
+
+// Chooses which of a task's workers an arriving item goes to.
+class Dispatcher {
+ public:
+  virtual ~Dispatcher() = default;
+  // `workers` holds the task's live workers. Returns an index into it, or -1 if none fits.
+  virtual int pick(const std::vector<Worker*>& workers, const Item& item) = 0;
+};
+
+// ---- batching ------------------------------------------------------------------------------
+
+// What an idle worker with queued items should do now.
+struct BatchPlan {
+  bool start = false;                                    // start a batch now...
+  Time wake_at = std::numeric_limits<Time>::infinity();  // ...or look again at this time
+};
+
+// When an idle worker starts a batch, and whether the next batch is formed while the
+// current one runs.
+class BatchingPolicy {
+ public:
+  virtual ~BatchingPolicy() = default;
+  virtual BatchPlan plan(const Worker& worker, Time now) const = 0;
+  // PARD §4.2's model: items join the forming batch while the previous batch runs, and
+  // the forming batch starts the moment the running one ends.
+  virtual bool forms_while_busy() const = 0;
+};
+
+// ---- variant choice ------------------------------------------------------------------------
+
+// Which of a worker's variants the next batch runs and how large it may be.
+struct BatchChoice {
+  int variant_slot = 0;  // index into Worker::variants
+  int max_size = 1;
+};
+
+// Variant choice per batch (SuperServe's SlackFit and friends plug in here).
+class VariantPolicy {
+ public:
+  virtual ~VariantPolicy() = default;
+  virtual BatchChoice choose(const Worker& worker, Time now) = 0;
+};
+
+// ---- dropping ------------------------------------------------------------------------------
+
+// What a dropping policy knows at t_b, the moment an item would join a batch.
+struct DropContext {
+  Time now = 0.0;
+  Time batch_start = 0.0;  // expected t_e: now for an idle worker, else the running batch's end
+  Time exec_time = 0.0;    // d_k of this worker at the batch size being formed
+  const Worker* worker = nullptr;
+  const DeploymentView* view = nullptr;  // for policies that read shared pipeline state
+};
+
+// Decides whether an item is dropped instead of joining a batch. Policies are called in
+// every worker of every task; they never read a clock, only the context.
+class DropPolicy {
+ public:
+  virtual ~DropPolicy() = default;
+  // Called when the item reaches a worker's queue; dropping here costs no queue space.
+  virtual DropReason on_enqueue(const Item&, const DropContext&) { return DropReason::kNone; }
+  // Observations for policies that keep pipeline state (PARD's State Planner).
+  virtual void on_arrival(const Item&, const Worker&, const DeploymentView&, Time /*now*/) {}
+  virtual void on_batch_start(const Worker&, int /*size*/, const DeploymentView&, Time /*now*/) {}
+  // Called when the item would join a batch.
+  virtual DropReason on_batch(const Item& item, const DropContext& ctx) = 0;
+};
+
+// ---- the bundle ----------------------------------------------------------------------------
+
+// The policy objects of one engine, built by PolicySet::instantiate (src/policy). Policies
+// that share pipeline state (PARD's State Planner drives both the Request Broker and the
+// adaptive queues) are wired together there.
+struct EnginePolicies {
+  std::unique_ptr<BatchingPolicy> batching;
+  std::unique_ptr<DropPolicy> dropping;
+  std::unique_ptr<VariantPolicy> variant;
+  std::function<std::unique_ptr<WorkQueue>(TaskId)> make_queue;
+  bool shared_queue = false;  // one queue per task, served by its idle workers
+  std::function<std::unique_ptr<Dispatcher>(TaskId)> make_dispatcher;
+  std::size_t max_queue = 0;  // per-worker queue bound; 0 = unbounded
+};
+
+}  // namespace tessera
