@@ -16,7 +16,7 @@
 #include "plan/planner.hpp"
 #include "plan/scaling.hpp"
 #include "spec/deployment_spec.hpp"
-#include "spec/spec_node.hpp"
+#include "core/spec_node.hpp"
 
 namespace tessera::plan {
 namespace {

@@ -17,7 +17,7 @@
 #include "profile/profile_sources.hpp"
 #include "profile/profile_table.hpp"
 #include "profile/profile_yaml.hpp"
-#include "spec/spec_node.hpp"
+#include "core/spec_node.hpp"
 
 namespace tessera {
 namespace {

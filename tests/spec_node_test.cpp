@@ -1,4 +1,4 @@
-#include "spec/spec_node.hpp"
+#include "core/spec_node.hpp"
 
 #include <gtest/gtest.h>
 

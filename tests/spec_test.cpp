@@ -17,7 +17,7 @@
 #include "spec/app_spec.hpp"
 #include "spec/deployment_spec.hpp"
 #include "spec/run_spec.hpp"
-#include "spec/spec_node.hpp"
+#include "core/spec_node.hpp"
 
 namespace tessera {
 namespace {

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "spec/spec_node.hpp"
+#include "core/spec_node.hpp"
 #include "workload/azure_functions.hpp"
 #include "workload/azure_llm.hpp"
 #include "workload/civil_time.hpp"

@@ -1,16 +1,16 @@
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/spdlog.h>
+// `tessera`: the light command. Plans, simulates, compares, re-plans and replays load
+// without libtorch; the commands that run models are handed to `tessera-torch`.
 
 #include <CLI/CLI.hpp>
-#include <iostream>
 
 #include "cli/commands.hpp"
-#include "core/error.hpp"
+#include "cli/run_main.hpp"
 
 int main(int argc, char** argv) {
-  spdlog::set_default_logger(spdlog::stderr_color_mt("tessera"));
-  spdlog::set_pattern("[%H:%M:%S] %v");
-
+  if (const int handed = tessera::cli::hand_over_model_commands(argc, argv); handed >= 0) {
+    return handed;
+  }
+  tessera::cli::setup_logging();
   CLI::App app{"tessera: SLO-aware ML inference serving: plan, simulate, serve"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "tessera 0.1.0");
@@ -19,20 +19,7 @@ int main(int argc, char** argv) {
   tessera::cli::add_compare_command(app);
   tessera::cli::add_plan_command(app);
   tessera::cli::add_replan_command(app);
-  tessera::cli::add_serve_command(app);
   tessera::cli::add_loadgen_command(app);
-  tessera::cli::add_profile_command(app);
-  tessera::cli::add_supernet_command(app);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  } catch (const tessera::SpecError& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return 1;
-  }
-  return 0;
+  tessera::cli::add_model_command_stubs(app);
+  return tessera::cli::run_main(app, argc, argv);
 }

@@ -8,7 +8,7 @@
 #include "plan/plan_spec.hpp"
 #include "policy/policy_set.hpp"
 #include "sim/simulator.hpp"
-#include "spec/spec_node.hpp"
+#include "core/spec_node.hpp"
 
 namespace tessera::control {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "spec/spec_node.hpp"
+#include "core/spec_node.hpp"
 
 namespace tessera {
 

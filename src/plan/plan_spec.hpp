@@ -5,7 +5,7 @@
 
 #include "plan/problem.hpp"
 #include "plan/scaling.hpp"
-#include "spec/spec_node.hpp"
+#include "core/spec_node.hpp"
 
 namespace tessera::plan {
 

@@ -4,13 +4,13 @@
 
 #include <stdexcept>
 
+#include "core/spec_node.hpp"
 #include "policy/budget_queue.hpp"
 #include "policy/fifo_queue.hpp"
 #include "policy/jigsaw_dropping.hpp"
 #include "policy/pard/request_broker.hpp"
 #include "policy/pard/state_planner.hpp"
 #include "policy/split_budget.hpp"
-#include "spec/spec_node.hpp"
 
 namespace tessera {
 namespace {
@@ -68,6 +68,7 @@ std::string PolicyConfig::describe() const {
     out += fmt::format("(floor={:g})", slack.accuracy_floor);
   if (variant == "clipper+") out += "(" + slack.fixed_variant + ")";
   if (max_queue > 0) out += " max_queue=" + std::to_string(max_queue);
+  if (!cancel_siblings) out += " cancel_siblings=off";
   return out;
 }
 
@@ -198,7 +199,7 @@ PolicyConfig preset_config(const std::string& spec) {
 
 PolicyConfig parse_policy_config(const SpecNode& node) {
   node.allow_only({"preset", "dispatch", "queue", "batching", "dropping", "stale_ms", "variant",
-                   "max_queue", "pard"});
+                   "max_queue", "pard", "cancel_siblings"});
   PolicyConfig config;
   if (auto n = node.get("preset")) {
     try {
@@ -265,6 +266,7 @@ PolicyConfig parse_policy_config(const SpecNode& node) {
     }
   }
   if (auto n = node.get("pard")) config.pard = parse_pard_settings(*n, config.pard);
+  if (auto n = node.get("cancel_siblings")) config.cancel_siblings = n->as_bool();
   return config;
 }
 

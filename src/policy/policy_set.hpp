@@ -34,7 +34,9 @@ struct PolicyConfig {
   std::string variant = "fixed";  // fixed | slackfit | maxbatch | maxacc | infaas | clipper+
   SlackSettings slack;            // settings of the slack-driven variant policies
   std::size_t max_queue = 0;      // per-worker queue bound; 0 = unbounded
-  PardSettings pard;              // State Planner and Request Broker settings
+  // A drop cancels the request's other items (EngineOptions::cancel_siblings_on_drop).
+  bool cancel_siblings = true;
+  PardSettings pard;  // State Planner and Request Broker settings
 
   // One line such as "preset=pard dispatch=round_robin queue=adaptive ...".
   std::string describe() const;

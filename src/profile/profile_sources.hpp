@@ -1,7 +1,7 @@
 #pragma once
 
 #include "profile/profile_table.hpp"
-#include "spec/spec_node.hpp"
+#include "core/spec_node.hpp"
 
 namespace tessera {
 

@@ -4,7 +4,7 @@
 #include <iosfwd>
 
 #include "profile/profile_table.hpp"
-#include "spec/spec_node.hpp"
+#include "core/spec_node.hpp"
 
 namespace tessera {
 

@@ -44,6 +44,8 @@ uint64_t MetricsCollector::finished() const {
 
 void MetricsCollector::on_request_done(const RequestRecord& r) {
   outcomes_[static_cast<std::size_t>(r.outcome)]++;
+  subrequests_ += r.subrequests;
+  subrequests_violated_ += r.subrequests_violated;
   last_finish_ = std::max(last_finish_, r.finish);
   WindowStats& w = window_at(r.finish);
   switch (r.outcome) {

@@ -60,6 +60,9 @@ class MetricsCollector final : public EngineObserver {
   Time gpu_seconds() const { return gpu_seconds_; }
   Time wasted_gpu_seconds() const { return wasted_gpu_seconds_; }
   double accuracy_sum() const { return accuracy_sum_; }
+  // Per-sub-request accounting (RequestRecord::subrequests): totals over finished requests.
+  double subrequests() const { return subrequests_; }
+  double subrequests_violated() const { return subrequests_violated_; }
   uint64_t accuracy_count() const { return accuracy_count_; }
   Time first_arrival() const { return first_arrival_; }
   Time last_arrival() const { return last_arrival_; }
@@ -81,6 +84,8 @@ class MetricsCollector final : public EngineObserver {
   Time wasted_gpu_seconds_ = 0.0;
   double accuracy_sum_ = 0.0;
   uint64_t accuracy_count_ = 0;
+  double subrequests_ = 0.0;
+  double subrequests_violated_ = 0.0;
   Time first_arrival_ = -1.0;
   Time last_arrival_ = 0.0;
   Time last_finish_ = 0.0;

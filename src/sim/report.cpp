@@ -44,6 +44,11 @@ nlohmann::json summarize(const MetricsCollector& m, const App& app) {
   s["drop_rate"] = tidy(ratio(static_cast<double>(m.count(Outcome::kDropped)), submitted));
   s["invalid_rate"] = tidy(ratio(m.wasted_gpu_seconds(), m.gpu_seconds()));
   s["mean_accuracy"] = tidy(ratio(m.accuracy_sum(), static_cast<double>(m.accuracy_count())));
+  // JigsawServe §4.5: violations per sub-request, a lost item weighted by the results it
+  // would have yielded; the per-request figures above count a request once.
+  s["subrequests"] = {{"total", tidy(m.subrequests())},
+                      {"violated", tidy(m.subrequests_violated())},
+                      {"violation_rate", tidy(ratio(m.subrequests_violated(), m.subrequests()))}};
   s["latency_ms"] = {{"p50", tidy(to_ms(m.latency().quantile(0.50)))},
                      {"p90", tidy(to_ms(m.latency().quantile(0.90)))},
                      {"p99", tidy(to_ms(m.latency().quantile(0.99)))},
@@ -100,6 +105,8 @@ std::string format_summary(const nlohmann::json& s) {
       fmt::format("{:>10.4f}  of {:.1f} GPU-s", s["invalid_rate"].get<double>(),
                   s["gpu_seconds"].get<double>()));
   row("mean accuracy", fmt::format("{:>10.4f}", s["mean_accuracy"].get<double>()));
+  row("sub-request violations",
+      fmt::format("{:>10.2f} %", 100.0 * s["subrequests"]["violation_rate"].get<double>()));
   const auto& l = s["latency_ms"];
   row("latency p50/p90/p99", fmt::format("{:>10.1f} / {:.1f} / {:.1f} ms", l["p50"].get<double>(),
                                          l["p90"].get<double>(), l["p99"].get<double>()));

@@ -11,18 +11,10 @@
 #include "sim/event_queue.hpp"
 #include "sim/latency_noise.hpp"
 #include "sim/metrics.hpp"
+#include "spec/sim_options.hpp"
 #include "workload/arrival.hpp"
 
 namespace tessera {
-
-struct SimOptions {
-  uint64_t seed = 1;
-  double noise_cv = 0.0;  // log-normal noise on batch latencies (0 = exact profiles)
-  Time window = 1.0;      // time-series window
-  bool progress = false;  // log progress to stderr on long runs
-  // Workers taken out of service at given times (worker-loss experiments).
-  std::vector<std::pair<Time, WorkerId>> worker_losses;
-};
 
 // Discrete-event simulation of the engine on virtual time: executors take the profiled
 // latency of (variant, segment, batch size), optionally with seeded noise.
@@ -30,8 +22,8 @@ class Simulator final : public EngineDriver {
  public:
   Simulator(const App& app, const Deployment& deployment, const ProfileTable& profiles,
             const PolicySet& policies, SimOptions options);
-  // The same with policy objects already built and engine-wide options (a cost model, the
-  // sub-request setting).
+  // The same with policy objects already built and engine-wide options; options.cost_model
+  // is used when engine_options names none.
   Simulator(const App& app, const Deployment& deployment, const ProfileTable& profiles,
             EnginePolicies policies, SimOptions options, EngineOptions engine_options);
 

@@ -57,7 +57,7 @@ App parse_app(const SpecNode& node) {
   std::set<std::pair<int, int>> seen_edges;
   if (auto edges = node.get("edges")) {
     for (const SpecNode& e : edges->items()) {
-      e.allow_only({"from", "to", "share", "delay_ms"});
+      e.allow_only({"from", "to", "share", "delay_ms", "bytes_per_item"});
       const int from = app.task_index(e.at("from").as_string());
       const int to = app.task_index(e.at("to").as_string());
       if (from < 0) e.at("from").fail("unknown task '" + e.at("from").as_string() + "'");
@@ -68,6 +68,7 @@ App parse_app(const SpecNode& node) {
       edge.from = static_cast<TaskId>(from);
       edge.to = static_cast<TaskId>(to);
       if (auto d = e.get("delay_ms")) edge.delay = from_ms(d->as_non_negative());
+      if (auto b = e.get("bytes_per_item")) edge.bytes_per_item = b->as_number_in(0.0, 1e12);
       const Task& parent = app.tasks[static_cast<std::size_t>(from)];
       if (auto s = e.get("share")) {
         edge.mode = EdgeMode::kShare;

@@ -1,7 +1,7 @@
 #pragma once
 
+#include "core/spec_node.hpp"
 #include "engine/app.hpp"
-#include "spec/spec_node.hpp"
 
 namespace tessera {
 

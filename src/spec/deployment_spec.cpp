@@ -19,12 +19,34 @@ Cluster parse_cluster(const SpecNode& node) {
 
 Deployment parse_deployment(const SpecNode& node, const App& app, const ProfileTable& profiles,
                             const Cluster* cluster) {
-  node.allow_only({"workers"});
+  node.allow_only({"workers", "links"});
   Deployment deployment;
+  if (auto links = node.get("links")) {
+    for (const SpecNode& l : links->items()) {
+      l.allow_only({"name", "bandwidth_gbps", "latency_ms"});
+      LinkSpec link;
+      link.name = l.at("name").as_string();
+      for (const LinkSpec& other : deployment.links) {
+        if (other.name == link.name) l.at("name").fail("duplicate link '" + link.name + "'");
+      }
+      // Gbit/s to bytes/s; 1 Mbit/s .. 100 Tbit/s.
+      link.bandwidth = l.at("bandwidth_gbps").as_number_in(1e-3, 1e5) * 1e9 / 8.0;
+      if (auto lat = l.get("latency_ms")) link.latency = from_ms(lat->as_number_in(0.0, 1e4));
+      deployment.links.push_back(std::move(link));
+    }
+  }
+  auto link_name = [&](const SpecNode& n) {
+    const std::string name = n.as_string();
+    for (const LinkSpec& l : deployment.links) {
+      if (l.name == name) return name;
+    }
+    n.fail("no link named '" + name + "' in the deployment's links");
+    return name;
+  };
   std::map<std::string, int> used;
   for (const SpecNode& w : node.at("workers").items()) {
-    w.allow_only(
-        {"task", "variant", "variants", "segment", "max_batch", "count", "batch_timeout_ms"});
+    w.allow_only({"task", "variant", "variants", "segment", "max_batch", "count",
+                  "batch_timeout_ms", "uplink", "downlink"});
     WorkerGroup group;
     const int task = app.task_index(w.at("task").as_string());
     if (task < 0) w.at("task").fail("unknown task '" + w.at("task").as_string() + "'");
@@ -38,6 +60,8 @@ Deployment parse_deployment(const SpecNode& node, const App& app, const ProfileT
     if (auto timeout = w.get("batch_timeout_ms")) {
       group.batch_timeout = from_ms(timeout->as_non_negative());
     }
+    if (auto up = w.get("uplink")) group.uplink = link_name(*up);
+    if (auto down = w.get("downlink")) group.downlink = link_name(*down);
 
     std::vector<SpecNode> names;
     if (w.has("variant") && w.has("variants")) w.fail("give either 'variant' or 'variants'");

@@ -3,10 +3,10 @@
 #include <map>
 #include <string>
 
+#include "core/spec_node.hpp"
 #include "engine/app.hpp"
 #include "engine/deployment.hpp"
 #include "profile/profile_table.hpp"
-#include "spec/spec_node.hpp"
 
 namespace tessera {
 

@@ -15,7 +15,7 @@ SpecNode section(const SpecNode& node) {
 
 SimOptions parse_sim_options(const SpecNode& node, const SpecNode& app_node, App& app,
                              int workers) {
-  node.allow_only({"seed", "noise_cv", "window_s", "hop_delay_ms", "worker_losses"});
+  node.allow_only({"seed", "noise_cv", "window_s", "hop_delay_ms", "worker_losses", "cost_model"});
   SimOptions options;
   if (auto s = node.get("seed")) {
     const auto seed = s->as_integer();
@@ -32,6 +32,20 @@ SimOptions parse_sim_options(const SpecNode& node, const SpecNode& app_node, App
     const std::vector<SpecNode> items = edges ? edges->items() : std::vector<SpecNode>{};
     for (std::size_t i = 0; i < app.edges.size() && i < items.size(); ++i) {
       if (!items[i].has("delay_ms")) app.edges[i].delay = delay;
+    }
+  }
+  if (auto cost = node.get("cost_model")) {
+    cost->allow_only({"kind", "per_input_token_ms", "per_output_token_ms"});
+    const std::string kind = cost->at("kind").as_choice({"profile", "token_linear"});
+    if (kind == "token_linear") {
+      const auto per = [&](const char* field) {
+        auto n = cost->get(field);
+        return n ? from_ms(n->as_number_in(0.0, 1e4)) : 0.0;
+      };
+      options.cost_model = std::make_shared<TokenLinearCostModel>(per("per_input_token_ms"),
+                                                                  per("per_output_token_ms"));
+    } else if (cost->has("per_input_token_ms") || cost->has("per_output_token_ms")) {
+      cost->fail("only the token_linear cost model takes per-token costs");
     }
   }
   if (auto losses = node.get("worker_losses")) {

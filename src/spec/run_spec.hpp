@@ -4,13 +4,13 @@
 #include <memory>
 #include <optional>
 
+#include "core/spec_node.hpp"
 #include "engine/app.hpp"
 #include "engine/deployment.hpp"
 #include "policy/policy_set.hpp"
 #include "profile/profile_table.hpp"
-#include "sim/simulator.hpp"
 #include "spec/deployment_spec.hpp"
-#include "spec/spec_node.hpp"
+#include "spec/sim_options.hpp"
 #include "workload/arrival.hpp"
 
 namespace tessera {

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "spec/spec_node.hpp"
+#include "core/spec_node.hpp"
 #include "workload/arrival.hpp"
 
 namespace tessera {

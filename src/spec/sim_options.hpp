@@ -1,0 +1,30 @@
+#pragma once
+
+// SimOptions: the `simulation:` section of a run spec (docs/specs.md#simulation): the seed,
+// latency noise, time-series window, scripted worker losses and the cost model. A plain
+// value; the simulator copies it. It lives with the specs so that loading a run spec needs
+// nothing from the simulator.
+
+#include <cstdint>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "core/time.hpp"
+#include "engine/cost_model.hpp"
+#include "engine/item.hpp"
+
+namespace tessera {
+
+struct SimOptions {
+  uint64_t seed = 1;
+  double noise_cv = 0.0;  // log-normal noise on batch latencies (0 = exact profiles)
+  Time window = 1.0;      // time-series window
+  bool progress = false;  // log progress to stderr on long runs
+  // Workers taken out of service at given times (worker-loss experiments).
+  std::vector<std::pair<Time, WorkerId>> worker_losses;
+  // The time of a step; the profiled tables when null.
+  std::shared_ptr<const CostModel> cost_model;
+};
+
+}  // namespace tessera
