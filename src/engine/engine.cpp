@@ -433,9 +433,25 @@ void Engine::on_batch_done(WorkerId id, std::span<const int> fanout) {
 }
 
 void Engine::send_over_link(const Worker& from, const Edge& edge, std::vector<Item>& items) {
-  // The receiving instance is chosen now, so that the transfer can occupy its downlink.
+  // The receiving instance is chosen now, so that the transfer can occupy its downlink. With
+  // a task-wide queue any instance serves the items, so the one whose downlink frees first
+  // receives them (the dispatcher's pick on ties); otherwise the dispatcher decides.
   const auto& candidates = task_workers_[edge.to];
-  const int pick = candidates.empty() ? -1 : dispatchers_[edge.to]->pick(candidates, items[0]);
+  int pick = candidates.empty() ? -1 : dispatchers_[edge.to]->pick(candidates, items[0]);
+  if (pick >= 0 && policies_.shared_queue) {
+    auto free_at = [&](int i) {
+      const LinkId down = candidates[static_cast<std::size_t>(i)]->downlink;
+      return down == kNoLink ? 0.0 : links_.free_at(down);
+    };
+    Time best = free_at(pick);
+    for (std::size_t i = 0; i < candidates.size() && best > clock_.now(); ++i) {
+      const Time t = free_at(static_cast<int>(i));
+      if (t < best) {
+        best = t;
+        pick = static_cast<int>(i);
+      }
+    }
+  }
   LinkId downlink = kNoLink;
   if (pick >= 0) {
     const Worker& to = *candidates[static_cast<std::size_t>(pick)];

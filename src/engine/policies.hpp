@@ -26,20 +26,38 @@ namespace tessera {
 // ---- queue order -------------------------------------------------------------------------
 
 // A worker's queue (or a task-wide queue its workers share). The order it hands items out
-// in is the queue-order policy.
+// in is the queue-order policy. The size is kept here, so that dispatchers scanning many
+// workers read it without a virtual call.
 class WorkQueue {
  public:
   virtual ~WorkQueue() = default;
-  virtual void push(const Item& item) = 0;
-  virtual bool empty() const = 0;
-  virtual std::size_t size() const = 0;
-  // The item the next batch should take first, and its removal.
+  void push(const Item& item) {
+    do_push(item);
+    ++size_;
+  }
+  bool empty() const { return size_ == 0; }
+  std::size_t size() const { return size_; }
+  // The item the next batch should take first, and its removal (the queue is not empty).
   virtual const Item& front() const = 0;
-  virtual Item pop() = 0;
+  Item pop() {
+    --size_;
+    return do_pop();
+  }
   // Earliest enqueue time among queued items (timeout batching); +inf if empty.
   virtual Time oldest_enqueue() const = 0;
   // Removes everything (a worker was lost); order unspecified.
-  virtual void drain(std::vector<Item>& out) = 0;
+  void drain(std::vector<Item>& out) {
+    do_drain(out);
+    size_ = 0;
+  }
+
+ protected:
+  virtual void do_push(const Item& item) = 0;
+  virtual Item do_pop() = 0;
+  virtual void do_drain(std::vector<Item>& out) = 0;
+
+ private:
+  std::size_t size_ = 0;
 };
 
 // ---- dispatch ------------------------------------------------------------------------------

@@ -22,14 +22,8 @@ class BudgetQueue final : public WorkQueue {
  public:
   explicit BudgetQueue(const PriorityMode* mode) : mode_(mode) {}
 
-  void push(const Item& item) override { heap_.push(Entry{item, next_seq_++}); }
-  bool empty() const override { return heap_.empty(); }
-  std::size_t size() const override { return heap_.size(); }
   const Item& front() const override {
     return *mode_ == PriorityMode::kLowBudgetFirst ? heap_.min().item : heap_.max().item;
-  }
-  Item pop() override {
-    return *mode_ == PriorityMode::kLowBudgetFirst ? heap_.pop_min().item : heap_.pop_max().item;
   }
   // O(n): only timeout batching asks, and it is rarely combined with budget order.
   Time oldest_enqueue() const override {
@@ -38,15 +32,19 @@ class BudgetQueue final : public WorkQueue {
       oldest = e.item.enqueued < oldest ? e.item.enqueued : oldest;
     return oldest;
   }
-  void drain(std::vector<Item>& out) override {
-    for (const Entry& e : heap_.elements()) out.push_back(e.item);
-    heap_.clear();
-  }
-
   static constexpr PriorityMode kAlwaysLbf = PriorityMode::kLowBudgetFirst;
   static constexpr PriorityMode kAlwaysHbf = PriorityMode::kHighBudgetFirst;
 
  private:
+  void do_push(const Item& item) override { heap_.push(Entry{item, next_seq_++}); }
+  Item do_pop() override {
+    return *mode_ == PriorityMode::kLowBudgetFirst ? heap_.pop_min().item : heap_.pop_max().item;
+  }
+  void do_drain(std::vector<Item>& out) override {
+    for (const Entry& e : heap_.elements()) out.push_back(e.item);
+    heap_.clear();
+  }
+
   struct Entry {
     Item item;
     uint64_t seq;

@@ -4,8 +4,6 @@
 
 namespace tessera {
 
-std::size_t Worker::load() const { return queue->size() + forming.size() + running.size(); }
-
 int RoundRobinDispatcher::pick(const std::vector<Worker*>& workers, const Item&) {
   const std::size_t n = workers.size();
   for (std::size_t tried = 0; tried < n; ++tried) {
@@ -17,16 +15,17 @@ int RoundRobinDispatcher::pick(const std::vector<Worker*>& workers, const Item&)
 
 int LeastLoadedDispatcher::pick(const std::vector<Worker*>& workers, const Item&) {
   const std::size_t n = workers.size();
+  if (n == 0) return -1;
   int best = -1;
   std::size_t best_load = 0;
-  const std::size_t start = next_++ % (n == 0 ? 1 : n);
-  for (std::size_t k = 0; k < n; ++k) {
-    std::size_t i = (start + k) % n;
+  std::size_t i = next_++ % n;
+  for (std::size_t k = 0; k < n; ++k, i = i + 1 == n ? 0 : i + 1) {
     if (!workers[i]->alive) continue;
-    std::size_t load = workers[i]->load();
+    const std::size_t load = workers[i]->load();
     if (best < 0 || load < best_load) {
       best = static_cast<int>(i);
       best_load = load;
+      if (load == 0) break;  // nothing can beat an empty worker; ties keep the first
     }
   }
   return best;

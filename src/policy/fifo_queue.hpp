@@ -1,34 +1,33 @@
 #pragma once
 
-#include <deque>
 #include <limits>
 
+#include "core/ring_buffer.hpp"
 #include "engine/policies.hpp"
 
 namespace tessera {
 
-// First come, first served by arrival at this worker.
+// First come, first served by arrival at this worker (or at the task, for a task-wide queue).
 class FifoQueue final : public WorkQueue {
  public:
-  void push(const Item& item) override { items_.push_back(item); }
-  bool empty() const override { return items_.empty(); }
-  std::size_t size() const override { return items_.size(); }
   const Item& front() const override { return items_.front(); }
-  Item pop() override {
+  Time oldest_enqueue() const override {
+    return items_.empty() ? std::numeric_limits<Time>::infinity() : items_.front().enqueued;
+  }
+
+ private:
+  void do_push(const Item& item) override { items_.push_back(item); }
+  Item do_pop() override {
     Item out = items_.front();
     items_.pop_front();
     return out;
   }
-  Time oldest_enqueue() const override {
-    return items_.empty() ? std::numeric_limits<Time>::infinity() : items_.front().enqueued;
-  }
-  void drain(std::vector<Item>& out) override {
-    out.insert(out.end(), items_.begin(), items_.end());
+  void do_drain(std::vector<Item>& out) override {
+    for (std::size_t i = 0; i < items_.size(); ++i) out.push_back(items_[i]);
     items_.clear();
   }
 
- private:
-  std::deque<Item> items_;
+  RingBuffer<Item> items_;  // allocates only while growing to its peak
 };
 
 }  // namespace tessera
