@@ -1,5 +1,6 @@
 #include "server/http_frontend.hpp"
 
+#include <malloc.h>
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
 
@@ -312,7 +313,10 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void release_body() {
-    if (reserved_ > 0) fe_->body_bytes.fetch_sub(reserved_);
+    if (reserved_ == 0) return;
+    const std::size_t left = fe_->body_bytes.fetch_sub(reserved_) - reserved_;
+    // After a large body, once none is held, give glibc's freed arena memory back.
+    if (reserved_ >= (1u << 20) && left == 0) malloc_trim(0);
     reserved_ = 0;
   }
 

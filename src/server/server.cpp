@@ -37,7 +37,8 @@ void warm_up(const ModelRegistry& models, const Deployment& deployment, const Ap
   for (const WorkerGroup& g : deployment.groups) {
     for (int v : g.variants) {
       Model& m = *models.at(app.tasks[g.task].variants[static_cast<std::size_t>(v)].name).model;
-      if (m.info().kind == "noop" || m.info().kind == "sleep") continue;
+      if (m.info().kind == "noop" || m.info().kind == "sleep" || m.info().kind == "faulty")
+        continue;
       FloatTensor zero{
           m.info().input_shape,
           std::vector<float>(static_cast<std::size_t>(shape_numel(m.info().input_shape)))};
