@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <span>
 #include <stdexcept>
 
@@ -91,6 +92,19 @@ void Endpoint::admit(std::shared_ptr<const FloatTensor> input, double slo_s, Don
   arrival.slo_s = slo_s;
   const uint64_t given = engine_->submit(arrival);
   if (given != id) throw std::logic_error("engine request ids out of step");
+  // A request no policy has finished by twice its SLO (at least its SLO + 1 s) is answered
+  // as expired, so that no client waits on a request starved in a queue (HBF order keeps
+  // serving fresher ones under sustained overload). The engine may still drop or finish
+  // it later; only its answer is given now.
+  const Time slo = slo_s > 0 ? slo_s : app_.slo;
+  loop_.post_at(arrival.time + slo + std::max(slo, 1.0), [this, id] {
+    auto it = pending_.find(id);
+    if (it == pending_.end() || it->second.answered) return;
+    Answer a;
+    a.kind = AnswerKind::kDropped;
+    a.reason = DropReason::kExpired;
+    answer(it->second, std::move(a));
+  });
 }
 
 const LoadedModel& Endpoint::model_of(const Worker& worker) const {

@@ -74,6 +74,11 @@ HttpResponse answer_to_response(const Endpoint& ep, const InferRequest& req, con
       return reply(200, infer_response(ep.name(), req, a));
     case AnswerKind::kDropped: {
       const std::string reason(drop_reason_name(a.reason));
+      if (a.stage.empty()) {  // the endpoint's own deadline (Endpoint::admit)
+        return retry_later(
+            503, error_body("request dropped: " + reason + " (no answer within twice its SLO)",
+                            {{"outcome", "dropped"}, {"reason", reason}}));
+      }
       return retry_later(
           503, error_body("request dropped at stage '" + a.stage + "': " + reason,
                           {{"outcome", "dropped"}, {"stage", a.stage}, {"reason", reason}}));
