@@ -182,8 +182,10 @@ TEST(ServeFaults, SigtermUnderLoadExitsWithinTheBound) {
   EXPECT_LT(took, 1.0 + 5.0);  // --drain-timeout + the watchdog's slack
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
   EXPECT_GT(answered, 0);
-  // A request can only go unanswered if it was sent as the server closed its connection.
-  EXPECT_LE(unanswered, 16);
+  // A request goes unanswered only if the server had not read it when it stopped
+  // listening (a connection still in the kernel's backlog, or one whose bytes had not
+  // arrived): at most the one each client had in flight at that instant, or two in a race.
+  EXPECT_LE(unanswered, 2 * 16);
 }
 
 TEST(ServeFaults, SigtermWithAStuckModelExitsWithinTheBound) {
