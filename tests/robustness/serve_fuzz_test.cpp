@@ -104,6 +104,32 @@ TEST(ServeFuzz, PipelinedRequestsEachGetTheirAnswerInOrder) {
   server->shutdown();
 }
 
+TEST(ServeFuzz, ExpectContinueAndHttp10AreServed) {
+  OneTask f;
+  int port = 0;
+  auto server = f.start(port);
+  {
+    // curl sends large bodies only after "100 Continue".
+    RawConn c(port);
+    const std::string body = infer_body(0.5f, "e");
+    ASSERT_TRUE(
+        c.send("POST /v2/models/app/infer HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+               "Content-Length: " +
+               std::to_string(body.size()) + "\r\n\r\n"));
+    ASSERT_TRUE(c.send(body));
+    const Reply r = c.read();  // skips the 100
+    EXPECT_EQ(r.status, 200) << r.body;
+  }
+  {
+    // HTTP/1.0 without keep-alive: one answer, then the server closes.
+    RawConn c(port);
+    ASSERT_TRUE(c.send("GET /v2/health/live HTTP/1.0\r\n\r\n"));
+    EXPECT_EQ(c.read().status, 200);
+    EXPECT_TRUE(c.closed_by_peer());
+  }
+  server->shutdown();
+}
+
 TEST(ServeFuzz, OversizedBodiesAreRefusedBeforeTheyAreReadAndMemoryComesBack) {
   // Eight clients announce 16 MiB bodies at once; the limit is 1 MiB: each gets 413 at
   // once, having sent only its header.
