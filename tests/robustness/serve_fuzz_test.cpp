@@ -378,10 +378,15 @@ TEST(ServeFuzz, TenThousandHostileRequestsNeitherCrashNorLoseAnAnswer) {
           RawConn fresh(port);
           fresh.send(c.bytes);
           fresh.shutdown_write();
-          const Reply r = fresh.read();
-          if (r.status >= 400) http_errors++;
-          if (r.status == 0) framing_closed++;
-          if (r.status != 0 && r.status < 400 && r.status != 200) failures++;
+          // Random bytes may hold a whole request before the junk: each request read is
+          // answered once, then the unparseable rest closes the connection.
+          int answers = 0;
+          for (Reply r = fresh.read(); r.status != 0 && answers < 64; r = fresh.read()) {
+            ++answers;
+            if (r.status >= 400) http_errors++;
+            if (r.status < 400 && r.status != 200) failures++;
+          }
+          if (answers == 0) framing_closed++;
           if (!fresh.closed_by_peer()) {
             ADD_FAILURE() << "connection not closed after a framing case";
             failures++;
