@@ -1,7 +1,8 @@
 // The serving path's own cost (docs/benchmarks.md#serving): tessera serve with a no-op
 // model next to a minimal cpp-httplib echo server, measured in the same run on the same
-// machine with the same client. Both use TCP_NODELAY and the same thread-pool size; the
-// echo server answers the request body unchanged, so its cost is HTTP alone.
+// machine with the same client. Both use TCP_NODELAY; the echo server (72 threads, one
+// per connection) answers the request body unchanged, so its cost is HTTP alone; tessera
+// serves on its default asynchronous front end (Boost.Beast, one I/O thread per core).
 //
 //   serve_bench [--seconds S] [--connections a,b,...]
 //
@@ -140,7 +141,6 @@ int main(int argc, char** argv) {
   ServeOptions options;
   options.port = 0;
   options.max_inflight = 64;
-  options.http_threads = threads;
   options.model_endpoints = false;
   Server server(app, deployment, profiles, PolicyConfig{}, 1, models, options);
   const int serve_port = server.start();

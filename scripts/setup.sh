@@ -9,7 +9,7 @@ PACKAGES=(
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   coinor-libcbc-dev
-  libtorch-dev libcpp-httplib-dev
+  libtorch-dev libcpp-httplib-dev libboost-dev
 )
 
 missing=()

@@ -54,7 +54,7 @@ TEST(ModelsConfig, ErrorsNameTheField) {
   EXPECT_EQ(error_of("models: [{variant: a, zoo: resnet19}]"),
             "models.yaml: models[0].zoo: unknown architecture 'resnet19' (known: resnet18, "
             "resnet34, resnet50, resnet101, resnet152, wide_resnet50_2, resnext50_32x4d, "
-            "mobilenet_v2, small_cnn, noop, sleep)");
+            "mobilenet_v2, small_cnn, noop, sleep, faulty)");
   EXPECT_NE(error_of("models: [{variant: a, torchscript: m.pt}]").find("needs its 'input'"),
             std::string::npos);
   EXPECT_NE(error_of("models: [{variant: a, zoo: noop, inputs: [3]}]").find("unknown field"),

@@ -1,7 +1,11 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
+#include <unistd.h>
+
+#include <ctime>
 #include <memory>
+#include <thread>
 
 #include "cli/commands.hpp"
 #include "exec/model_spec.hpp"
@@ -10,6 +14,9 @@
 
 namespace tessera::cli {
 namespace {
+
+// Seconds beyond --drain-timeout that shutdown may take before the watchdog exits.
+constexpr double kShutdownSlackS = 5.0;
 
 struct ServeArgs {
   std::string run_file;
@@ -41,8 +48,24 @@ void run_serve(const ServeArgs& args) {
   }
   int sig = 0;
   sigwait(&signals, &sig);
-  spdlog::info("{}: shutting down (in-flight requests get up to {} s)",
-               sig == SIGINT ? "SIGINT" : "SIGTERM", args.options.drain_timeout_s);
+  // Shutdown is bounded by design (drain, then at most ~3 s to close connections and
+  // leave stuck model calls); the watchdog makes it a guarantee, and a second signal
+  // exits at once (docs/reliability.md#shutdown).
+  const double bound = args.options.drain_timeout_s + kShutdownSlackS;
+  spdlog::info("{}: shutting down (in-flight requests get up to {} s; exit within {} s)",
+               sig == SIGINT ? "SIGINT" : "SIGTERM", args.options.drain_timeout_s, bound);
+  std::thread([bound, signals]() mutable {
+    struct timespec wait {};
+    wait.tv_sec = static_cast<time_t>(bound);
+    wait.tv_nsec = static_cast<long>((bound - static_cast<double>(wait.tv_sec)) * 1e9);
+    if (sigtimedwait(&signals, nullptr, &wait) > 0) {
+      spdlog::error("second signal: exiting now");
+    } else {
+      spdlog::error("shutdown took more than {} s: exiting now", bound);
+    }
+    spdlog::default_logger()->flush();
+    _exit(1);
+  }).detach();
   server.shutdown();
 }
 
@@ -65,19 +88,40 @@ void add_serve_command(CLI::App& app) {
                   "Requests admitted at once; more get 429 with Retry-After")
       ->capture_default_str()
       ->check(CLI::Range(1, 100000));
-  cmd->add_option("--threads", o.http_threads, "HTTP threads (0: max-inflight + 8)")
+  cmd->add_option("--threads", o.http_threads, "HTTP I/O threads (0: the cores, 2 to 8)")
       ->capture_default_str()
-      ->check(CLI::Range(0, 100000));
-  cmd->add_option("--max-body", o.max_body_bytes, "Largest request body in bytes (413 above)")
-      ->capture_default_str();
+      ->check(CLI::Range(0, 256));
+  cmd->add_option("--max-connections", o.max_connections,
+                  "Open connections at most; a new one beyond closes the oldest idle one, or "
+                  "gets 503 if none is idle")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000000));
+  cmd->add_option("--max-body", o.max_body_bytes,
+                  "Largest request body in bytes (413, before the body is read)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 30));
+  cmd->add_option("--body-budget", o.body_budget_bytes,
+                  "Bytes of request bodies in memory at once, over all connections (503 above)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 30));
+  cmd->add_option("--read-timeout", o.read_timeout_s,
+                  "Seconds a whole request (header and body) may take to arrive; also the "
+                  "time a client has to take its answer")
+      ->capture_default_str()
+      ->check(CLI::Range(0.1, 3600.0));
   cmd->add_option("--drain-timeout", o.drain_timeout_s,
                   "Seconds in-flight requests may take to finish at shutdown")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0.0, 3600.0));
   cmd->add_option("--keep-alive", o.keep_alive_timeout_s,
-                  "Seconds an idle keep-alive connection stays open (also bounds shutdown)")
+                  "Seconds an idle keep-alive connection stays open")
       ->capture_default_str()
-      ->check(CLI::Range(1.0, 3600.0));
+      ->check(CLI::Range(0.1, 3600.0));
+  cmd->add_option("--model-timeout", o.model_timeout_s,
+                  "Seconds a model call may take; a longer one is abandoned, its requests "
+                  "answered 500 and its worker thread replaced (0: never)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 86400.0));
   cmd->add_flag("!--no-warmup", o.warmup, "Skip running each model once per batch size at start");
   cmd->add_flag("!--no-model-endpoints", o.model_endpoints,
                 "Serve only the application, not each deployed model on its own");

@@ -65,7 +65,9 @@ ModelSpec parse_model(const SpecNode& node, const std::vector<int64_t>& default_
   if (auto f = node.get("fanout")) spec.fanout = parse_fanout(*f);
   for (const char* key : {"latency_ms", "per_item_ms"}) {
     if (auto n = node.get(key)) {
-      if (spec.arch != "sleep") n->fail("only the zoo's 'sleep' model takes it");
+      if (spec.arch != "sleep" && spec.arch != "faulty") {
+        n->fail("only the zoo's 'sleep' and 'faulty' models take it");
+      }
       (std::string(key) == "latency_ms" ? spec.latency_ms : spec.per_item_ms) =
           n->as_number_in(0.0, 60000.0);
     }

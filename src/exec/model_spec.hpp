@@ -54,7 +54,9 @@ ModelsConfig load_models_config(const std::filesystem::path& file);
 
 // Zoo architectures (model_zoo.cpp): resnet18 ... resnet152, wide_resnet50_2,
 // resnext50_32x4d, mobilenet_v2, small_cnn; and two that return their input: noop, and
-// sleep (waits latency_ms + per_item_ms x batch per batch: a device of known speed).
+// sleep (waits latency_ms + per_item_ms x batch per batch: a device of known speed); and
+// faulty (the fault tests' model: returns its input, throws on a batch holding an item
+// whose first value is negative, and waits latency_ms on one whose first value is >= 1000).
 const std::vector<std::string>& zoo_architectures();
 bool is_zoo_architecture(const std::string& name);
 

@@ -222,7 +222,7 @@ class ZooModel final : public TorchModel {
 const std::vector<std::string>& zoo_architectures() {
   static const std::vector<std::string> names{
       "resnet18",        "resnet34",     "resnet50",  "resnet101", "resnet152", "wide_resnet50_2",
-      "resnext50_32x4d", "mobilenet_v2", "small_cnn", "noop",      "sleep"};
+      "resnext50_32x4d", "mobilenet_v2", "small_cnn", "noop",      "sleep",     "faulty"};
   return names;
 }
 

@@ -12,7 +12,10 @@ namespace tessera {
 // own numbers, so tests can choose a DAG's fan-out exactly. `sleep` is the same model
 // that also waits latency_ms + per_item_ms x batch per batch without using the CPU: a
 // device of known speed, for overload and shutdown tests and for checking the server
-// against the simulator without CPU contention.
+// against the simulator without CPU contention. `faulty` returns its input too, but
+// throws on a batch holding an item whose first value is negative (a bad input) and waits
+// latency_ms on a batch holding one whose first value is >= 1000 (a stuck call): the
+// fault tests' model (docs/reliability.md).
 std::unique_ptr<Model> make_noop_model(const ModelSpec& spec);
 
 }  // namespace tessera

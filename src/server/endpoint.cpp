@@ -2,6 +2,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <span>
 #include <stdexcept>
 
 #include "exec/model_factory.hpp"
@@ -11,7 +15,8 @@ namespace tessera {
 Endpoint::Endpoint(std::string name, App app, const Deployment& deployment,
                    const ProfileTable& profiles, const PolicySet& policies,
                    const ModelRegistry& models, const SteadyClock& clock, EventLoop& loop,
-                   ServerMetrics& metrics, uint64_t seed, int torch_threads, bool inline_noop)
+                   ServerMetrics& metrics, uint64_t seed, int torch_threads, bool inline_noop,
+                   double model_timeout_s)
     : name_(std::move(name)),
       app_(std::move(app)),
       models_(models),
@@ -19,7 +24,8 @@ Endpoint::Endpoint(std::string name, App app, const Deployment& deployment,
       loop_(loop),
       server_metrics_(metrics),
       metrics_(metrics.add_endpoint(name_, app_)),
-      inline_noop_(inline_noop) {
+      inline_noop_(inline_noop),
+      model_timeout_s_(model_timeout_s) {
   // Every stage runs on the request's input (docs/serve.md#payloads), so every deployed
   // model must take the same input shape.
   std::vector<std::vector<int64_t>> task_output(app_.tasks.size());
@@ -48,15 +54,22 @@ Endpoint::Endpoint(std::string name, App app, const Deployment& deployment,
   engine_ = std::make_unique<Engine>(app_, deployment, profiles, policies.instantiate(app_, seed),
                                      clock_, *this, *this, seed);
   for (std::size_t w = 0; w < engine_->workers().size(); ++w) {
-    executors_.push_back(
-        std::make_unique<Executor>([torch_threads] { configure_torch_threads(torch_threads); }));
+    executors_.push_back(std::make_unique<Executor>(
+        [torch_threads] { configure_torch_threads(torch_threads); }, model_timeout_s));
   }
 }
 
 Endpoint::~Endpoint() { stop_executors(); }
 
-void Endpoint::stop_executors() {
-  for (auto& e : executors_) e->stop();
+void Endpoint::stop_executors(std::chrono::steady_clock::time_point deadline) {
+  for (auto& e : executors_) e->request_stop();
+  for (auto& e : executors_) e->stop(deadline);
+}
+
+int Endpoint::workers_replaced() const {
+  int n = 0;
+  for (const auto& e : executors_) n += e->replaced();
+  return n;
 }
 
 void Endpoint::submit(std::shared_ptr<const FloatTensor> input, double slo_s, Done done) {
@@ -79,6 +92,19 @@ void Endpoint::admit(std::shared_ptr<const FloatTensor> input, double slo_s, Don
   arrival.slo_s = slo_s;
   const uint64_t given = engine_->submit(arrival);
   if (given != id) throw std::logic_error("engine request ids out of step");
+  // A request no policy has finished by twice its SLO (at least its SLO + 1 s) is answered
+  // as expired, so that no client waits on a request starved in a queue (HBF order keeps
+  // serving fresher ones under sustained overload). The engine may still drop or finish
+  // it later; only its answer is given now.
+  const Time slo = slo_s > 0 ? slo_s : app_.slo;
+  loop_.post_at(arrival.time + slo + std::max(slo, 1.0), [this, id] {
+    auto it = pending_.find(id);
+    if (it == pending_.end() || it->second.answered) return;
+    Answer a;
+    a.kind = AnswerKind::kDropped;
+    a.reason = DropReason::kExpired;
+    answer(it->second, std::move(a));
+  });
 }
 
 const LoadedModel& Endpoint::model_of(const Worker& worker) const {
@@ -95,25 +121,59 @@ void Endpoint::start_batch(const Worker& worker) {
   }
   const bool want_fanout = lm.spec.fanout.has_value() && !app_.tasks[worker.task].is_leaf();
   const WorkerId id = worker.id;
+  // Whoever takes `claimed` first delivers the batch's result: the job when the model
+  // returns, or the executor's supervisor when the call overran model_timeout_s (the job,
+  // left running on an abandoned thread, then touches nothing but its own captures).
+  auto claimed = std::make_shared<std::atomic<bool>>(false);
   auto job = [this, id, model = lm.model, rule = lm.spec.fanout, want_fanout,
-              in = std::move(inputs)] {
+              in = std::move(inputs), claimed] {
     BatchResult result;
-    try {
+    const auto run_items = [&](std::span<const std::shared_ptr<const FloatTensor>> items) {
       std::vector<const FloatTensor*> ptrs;
-      ptrs.reserve(in.size());
-      for (const auto& t : in) ptrs.push_back(t.get());
-      result.outputs = model->run(ptrs);
-      if (result.outputs.size() != in.size()) throw std::runtime_error("wrong number of outputs");
-      if (want_fanout) {
-        for (const FloatTensor& out : result.outputs) {
-          result.fanout.push_back(apply_fanout_rule(*rule, out.data));
-        }
-      }
+      ptrs.reserve(items.size());
+      for (const auto& t : items) ptrs.push_back(t.get());
+      std::vector<FloatTensor> out = model->run(ptrs);
+      if (out.size() != items.size()) throw std::runtime_error("wrong number of outputs");
+      return out;
+    };
+    try {
+      result.outputs = run_items(in);
     } catch (const std::exception& e) {
       result.outputs.clear();
-      result.fanout.assign(in.size(), 0);
-      result.error = e.what();
+      if (in.size() == 1) {
+        result.error = e.what();
+      } else {
+        // One bad input should fail only its own request: retry the items one by one.
+        result.item_errors.assign(in.size(), std::string());
+        for (std::size_t i = 0; i < in.size(); ++i) {
+          try {
+            result.outputs.push_back(std::move(run_items({&in[i], 1})[0]));
+          } catch (const std::exception& item_error) {
+            result.outputs.emplace_back();
+            result.item_errors[i] = item_error.what();
+          }
+        }
+      }
     }
+    if (result.error.empty() && want_fanout) {
+      for (std::size_t i = 0; i < result.outputs.size(); ++i) {
+        const bool failed = !result.item_errors.empty() && !result.item_errors[i].empty();
+        result.fanout.push_back(failed ? 0 : apply_fanout_rule(*rule, result.outputs[i].data));
+      }
+    }
+    if (!result.error.empty()) result.fanout.assign(in.size(), 0);
+    if (claimed->exchange(true)) return;  // abandoned: the supervisor answered
+    loop_.post([this, id, r = std::move(result)]() mutable { executed(id, std::move(r)); });
+  };
+  const std::size_t items = worker.running.size();
+  auto on_abandon = [this, id, items, claimed, timeout = model_timeout_s_,
+                     variant = lm.spec.variant] {
+    if (claimed->exchange(true)) return;
+    BatchResult result;
+    result.fanout.assign(items, 0);
+    result.error = "the call took more than " + fmt::format("{:g}", timeout) +
+                   " s (--model-timeout); its worker thread was abandoned and replaced";
+    spdlog::error("endpoint '{}': model '{}': {}", name_, variant, result.error);
     loop_.post([this, id, r = std::move(result)]() mutable { executed(id, std::move(r)); });
   };
   // The no-op model costs nothing: running it here saves two thread hand-offs. Its
@@ -121,7 +181,7 @@ void Endpoint::start_batch(const Worker& worker) {
   if (inline_noop_ && lm.model->info().kind == "noop") {
     job();
   } else {
-    executors_[id]->post(std::move(job));
+    executors_[id]->post(std::move(job), std::move(on_abandon));
   }
 }
 
@@ -133,11 +193,14 @@ void Endpoint::executed(WorkerId id, BatchResult result) {
     auto it = pending_.find(engine_->request_id(worker.running[i].request));
     if (it == pending_.end() || it->second.answered) continue;
     Pending& p = it->second;
-    if (!result.error.empty()) {
+    const std::string& error = result.error.empty() && i < result.item_errors.size()
+                                   ? result.item_errors[i]
+                                   : result.error;
+    if (!error.empty()) {
       Answer a;
       a.kind = AnswerKind::kError;
       a.stage = app_.tasks[task].name;
-      a.message = "model '" + model_of(worker).spec.variant + "' failed: " + result.error;
+      a.message = "model '" + model_of(worker).spec.variant + "' failed: " + error;
       answer(p, std::move(a));
       continue;
     }
@@ -145,6 +208,9 @@ void Endpoint::executed(WorkerId id, BatchResult result) {
     if (final_result) p.results.emplace_back(task, std::move(result.outputs[i]));
   }
   if (!result.error.empty()) spdlog::error("endpoint '{}': {}", name_, result.error);
+  for (const std::string& e : result.item_errors) {
+    if (!e.empty()) spdlog::error("endpoint '{}': one item failed: {}", name_, e);
+  }
   engine_->on_batch_done(id, result.fanout);
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -33,7 +34,7 @@ class Endpoint final : public EngineDriver, public EngineObserver {
   Endpoint(std::string name, App app, const Deployment& deployment, const ProfileTable& profiles,
            const PolicySet& policies, const ModelRegistry& models, const SteadyClock& clock,
            EventLoop& loop, ServerMetrics& metrics, uint64_t seed, int torch_threads,
-           bool inline_noop);
+           bool inline_noop, double model_timeout_s = 0.0);
   ~Endpoint() override;
 
   const std::string& name() const { return name_; }
@@ -55,8 +56,12 @@ class Endpoint final : public EngineDriver, public EngineObserver {
   std::size_t waiting() const { return waiting_; }
   std::vector<std::size_t> queue_lengths() const;
 
-  // Stops the executors (after the loop has stopped).
-  void stop_executors();
+  // Stops the executors (after the loop has stopped): joins each thread whose model call
+  // ends before `deadline`, leaves the others.
+  void stop_executors(std::chrono::steady_clock::time_point deadline =
+                          std::chrono::steady_clock::time_point::max());
+  // Any thread: worker threads abandoned after a model call overran model_timeout_s.
+  int workers_replaced() const;
 
   // EngineDriver.
   void start_batch(const Worker& worker) override;
@@ -77,9 +82,10 @@ class Endpoint final : public EngineDriver, public EngineObserver {
     bool answered = false;
   };
   struct BatchResult {
-    std::vector<FloatTensor> outputs;
-    std::vector<int> fanout;
-    std::string error;
+    std::vector<FloatTensor> outputs;      // one per item (empty for a failed item)
+    std::vector<int> fanout;               // one per item, when the model has a rule
+    std::vector<std::string> item_errors;  // one per item when some failed ("" = ok)
+    std::string error;                     // the whole batch failed
   };
 
   void admit(std::shared_ptr<const FloatTensor> input, double slo_s, Done done);
@@ -96,6 +102,7 @@ class Endpoint final : public EngineDriver, public EngineObserver {
   ServerMetrics& server_metrics_;
   EndpointMetrics& metrics_;
   bool inline_noop_;  // run the no-op model on the loop thread (ServeOptions::inline_noop)
+  double model_timeout_s_;
   std::vector<int64_t> input_shape_;
   std::vector<std::pair<std::string, std::vector<int64_t>>> outputs_;
   std::unordered_map<uint64_t, Pending> pending_;

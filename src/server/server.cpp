@@ -2,12 +2,14 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <set>
 #include <stdexcept>
+#include <thread>
 
 #include "exec/model_factory.hpp"
-#include "server/listen_backlog.hpp"
+#include "server/protocol.hpp"
 #include "server/server_impl.hpp"
 #include "spec/run_spec.hpp"
 
@@ -35,7 +37,8 @@ void warm_up(const ModelRegistry& models, const Deployment& deployment, const Ap
   for (const WorkerGroup& g : deployment.groups) {
     for (int v : g.variants) {
       Model& m = *models.at(app.tasks[g.task].variants[static_cast<std::size_t>(v)].name).model;
-      if (m.info().kind == "noop" || m.info().kind == "sleep") continue;
+      if (m.info().kind == "noop" || m.info().kind == "sleep" || m.info().kind == "faulty")
+        continue;
       FloatTensor zero{
           m.info().input_shape,
           std::vector<float>(static_cast<std::size_t>(shape_numel(m.info().input_shape)))};
@@ -97,7 +100,7 @@ Server::Server(const App& app, const Deployment& deployment, const ProfileTable&
   };
   add(std::make_unique<Endpoint>(app.name, app, deployment, profiles, *s.policies, s.models,
                                  s.clock, s.loop, s.metrics, seed, models.torch_threads,
-                                 s.options.inline_noop));
+                                 s.options.inline_noop, s.options.model_timeout_s));
   if (s.options.model_endpoints) {
     for (const Hosted& h : hosted) {
       const Variant& v = app.tasks[h.task].variants[static_cast<std::size_t>(h.variant)];
@@ -106,10 +109,10 @@ Server::Server(const App& app, const Deployment& deployment, const ProfileTable&
       one.groups.push_back(WorkerGroup{0, {0}, h.group->segment, h.group->max_batch, 1});
       add(std::make_unique<Endpoint>(v.name, single_model_app(v.name, v, app.slo), one, profiles,
                                      *s.policies, s.models, s.clock, s.loop, s.metrics, seed,
-                                     models.torch_threads, s.options.inline_noop));
+                                     models.torch_threads, s.options.inline_noop,
+                                     s.options.model_timeout_s));
     }
   }
-  s.install_routes();
 }
 
 Server::~Server() { shutdown(); }
@@ -138,33 +141,29 @@ bool Server::wait_until_in_flight(int n, double timeout_s) const {
 int Server::start() {
   Impl& s = *impl_;
   if (s.started) return s.port;
-  const int threads =
-      s.options.http_threads > 0 ? s.options.http_threads : s.options.max_inflight + 8;
-  s.http.new_task_queue = [threads] {
-    return new httplib::ThreadPool(static_cast<std::size_t>(threads));
-  };
-  s.http.set_tcp_nodelay(true);
-  s.http.set_payload_max_length(s.options.max_body_bytes);
-  s.http.set_keep_alive_max_count(100000);
-  s.http.set_keep_alive_timeout(
-      std::max<time_t>(1, static_cast<time_t>(s.options.keep_alive_timeout_s)));
-  if (s.options.port == 0) {
-    s.port = s.http.bind_to_any_port(s.options.host);
-  } else {
-    s.port = s.http.bind_to_port(s.options.host, s.options.port) ? s.options.port : -1;
-  }
-  if (s.port <= 0) {
-    throw std::runtime_error("cannot listen on " + s.options.host + ":" +
-                             std::to_string(s.options.port));
-  }
-  if (!raise_listen_backlog(s.port, 1024)) {
-    spdlog::warn("could not raise the listen backlog of port {}", s.port);
-  }
+  HttpLimits limits;
+  limits.threads = s.options.http_threads > 0
+                       ? s.options.http_threads
+                       : std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 2, 8);
+  limits.max_connections = std::max<std::size_t>(1, s.options.max_connections);
+  limits.header_limit = s.options.max_header_bytes;
+  limits.body_limit = s.options.max_body_bytes;
+  limits.body_budget = std::max(s.options.body_budget_bytes, s.options.max_body_bytes);
+  limits.read_timeout_s = s.options.read_timeout_s;
+  limits.idle_timeout_s = s.options.keep_alive_timeout_s;
+  limits.write_timeout_s = s.options.read_timeout_s;
+  s.http = std::make_unique<HttpFrontEnd>(
+      limits, [&s](HttpRequest&& req, Responder respond) { s.handle(std::move(req), respond); },
+      [&s](int status) { s.metrics.http_error(status); },
+      [](const std::string& message) { return error_body(message); });
   s.loop.start();
-  s.http_thread = std::thread([&s] { s.http.listen_after_bind(); });
+  s.port = s.http->start(s.options.host, s.options.port);
   s.started = true;
-  spdlog::info("serving {} endpoint(s) on http://{}:{} ({} HTTP threads, max {} in flight)",
-               s.endpoints.size(), s.options.host, s.port, threads, s.options.max_inflight);
+  spdlog::info(
+      "serving {} endpoint(s) on http://{}:{} ({} HTTP threads, max {} in flight, {} "
+      "connections)",
+      s.endpoints.size(), s.options.host, s.port, limits.threads, s.options.max_inflight,
+      limits.max_connections);
   return s.port;
 }
 
@@ -174,24 +173,24 @@ void Server::shutdown() {
   s.stopped = true;
   s.draining = true;
   if (s.started) {
-    const auto waited = [&](double seconds) {
-      std::unique_lock lock(s.drain_mutex);
-      return s.drained.wait_for(lock, std::chrono::duration<double>(seconds),
-                                [&] { return s.in_flight.load() == 0; });
-    };
-    if (!waited(s.options.drain_timeout_s)) {
+    std::unique_lock lock(s.drain_mutex);
+    if (!s.drained.wait_for(lock, std::chrono::duration<double>(s.options.drain_timeout_s),
+                            [&] { return s.in_flight.load() == 0; })) {
       spdlog::warn("shutdown: {} request(s) still in flight after {} s; refusing them",
                    s.in_flight.load(), s.options.drain_timeout_s);
     }
+    lock.unlock();
     s.loop.run_sync([&s] {
       for (auto& ep : s.endpoints) ep->refuse_all("the server is shutting down");
     });
-    waited(s.options.request_timeout_s);
-    s.http.stop();
-    if (s.http_thread.joinable()) s.http_thread.join();
   }
+  // Requests posted to the loop but not yet admitted are dropped with it; their
+  // Responders answer 503 as they go, and the front end sends those answers.
   s.loop.stop();
-  for (auto& ep : s.endpoints) ep->stop_executors();
+  if (s.http) s.http->stop(std::min(2.0, s.options.keep_alive_timeout_s));
+  // A model call still running (stuck) is left behind after at most a second.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  for (auto& ep : s.endpoints) ep->stop_executors(deadline);
   if (s.started) spdlog::info("server stopped");
 }
 

@@ -15,18 +15,23 @@ namespace tessera {
 
 struct RunSpec;
 
+// The bounds behind each field are documented in docs/reliability.md.
 struct ServeOptions {
   std::string host = "127.0.0.1";
-  int port = 8000;                         // 0: any free port (start() returns it)
-  int max_inflight = 128;                  // admitted requests at once; more get 429
-  int http_threads = 0;                    // 0: max_inflight + 8
-  std::size_t max_body_bytes = 16u << 20;  // larger bodies get 413
-  double drain_timeout_s = 10.0;           // shutdown: how long in-flight requests may finish
-  double request_timeout_s = 120.0;        // safety net: 504 if no answer came (a bug)
-  double keep_alive_timeout_s = 5.0;       // idle keep-alive connections close after this
-  bool warmup = true;                      // run each model at each batch size before serving
-  bool model_endpoints = true;             // also serve each deployed model on its own
-  bool inline_noop = true;                 // run the no-op model on the event loop thread
+  int port = 8000;                             // 0: any free port (start() returns it)
+  int max_inflight = 128;                      // admitted requests at once; more get 429
+  int http_threads = 0;                        // HTTP I/O threads; 0: cores, in [2, 8]
+  std::size_t max_connections = 512;           // open connections; beyond: shed an idle one or 503
+  std::size_t max_body_bytes = 16u << 20;      // larger bodies get 413 (before being read)
+  std::size_t body_budget_bytes = 256u << 20;  // bodies in memory at once; beyond: 503
+  std::size_t max_header_bytes = 16u << 10;    // larger headers get 431
+  double read_timeout_s = 10.0;                // a whole request must arrive within this
+  double keep_alive_timeout_s = 5.0;           // idle keep-alive connections close after this
+  double drain_timeout_s = 10.0;               // shutdown: how long in-flight requests may finish
+  double model_timeout_s = 30.0;               // a model call longer than this is abandoned
+  bool warmup = true;                          // run each model at each batch size before serving
+  bool model_endpoints = true;                 // also serve each deployed model on its own
+  bool inline_noop = true;                     // run the no-op model on the event loop thread
 };
 
 // The application of one run spec (and each of its deployed models), served over HTTP

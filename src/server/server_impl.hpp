@@ -3,8 +3,6 @@
 // Internal to the server: the state behind Server, shared by server.cpp (lifecycle) and
 // http_routes.cpp (request handling).
 
-#include <httplib.h>
-
 #include <atomic>
 #include <condition_variable>
 #include <map>
@@ -14,6 +12,7 @@
 
 #include "server/endpoint.hpp"
 #include "server/event_loop.hpp"
+#include "server/http_frontend.hpp"
 #include "server/model_registry.hpp"
 #include "server/server.hpp"
 #include "server/server_metrics.hpp"
@@ -31,8 +30,7 @@ struct Server::Impl {
   std::vector<std::unique_ptr<Endpoint>> endpoints;
   std::map<std::string, Endpoint*> by_name;
 
-  httplib::Server http;
-  std::thread http_thread;
+  std::unique_ptr<HttpFrontEnd> http;
   int port = 0;
   bool started = false;
   bool stopped = false;
@@ -48,7 +46,8 @@ struct Server::Impl {
     auto it = by_name.find(name);
     return it == by_name.end() ? nullptr : it->second;
   }
-  void install_routes();  // http_routes.cpp
+  // http_routes.cpp: answers one request (on an HTTP I/O thread).
+  void handle(HttpRequest&& request, Responder respond);
 };
 
 }  // namespace tessera

@@ -1,0 +1,555 @@
+#include "server/http_frontend.hpp"
+
+#include <malloc.h>
+#include <spdlog/spdlog.h>
+#include <sys/resource.h>
+
+#include <atomic>
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <thread>
+
+namespace tessera {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+using beast::error_code;
+
+namespace {
+
+std::chrono::steady_clock::duration after(double seconds) {
+  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(seconds));
+}
+
+class Session;
+
+}  // namespace
+
+struct HttpFrontEnd::Impl {
+  HttpLimits limits;
+  Handler handler;
+  Refused refused;
+  ErrorBody error_body;
+
+  std::atomic<bool> stopping{false};
+  std::atomic<std::size_t> body_bytes{0};
+  std::atomic<uint64_t> accepted{0}, shed_idle{0}, refused_full{0}, timed_out{0}, requests{0};
+
+  mutable std::mutex mutex;  // guards sessions, idle, next_id
+  std::condition_variable all_closed;
+  std::map<uint64_t, std::weak_ptr<Session>> sessions;
+  std::set<uint64_t> idle;  // ids of sessions waiting for a request's first byte, oldest first
+  uint64_t next_id = 0;
+
+  std::unique_ptr<asio::io_context> ioc;
+  std::unique_ptr<tcp::acceptor> acceptor;
+  std::vector<std::thread> threads;
+  bool started = false;
+  bool stopped = false;
+
+  bool reserve(std::size_t n) {
+    std::size_t now = body_bytes.load();
+    do {
+      if (now + n > limits.body_budget) return false;
+    } while (!body_bytes.compare_exchange_weak(now, now + n));
+    return true;
+  }
+  void refuse(int status) {
+    if (refused) refused(status);
+  }
+};
+
+namespace {
+
+// One connection: reads a request, hands it to the handler, writes its answer, and only
+// then reads the next one (pipelined requests wait in the buffer). Runs on its strand.
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(tcp::socket&& socket, std::shared_ptr<HttpFrontEnd::Impl> fe, uint64_t id)
+      : stream_(std::move(socket)), fe_(std::move(fe)), id_(id) {}
+  ~Session() {
+    release_body();
+    std::lock_guard lock(fe_->mutex);
+    fe_->sessions.erase(id_);
+    fe_->idle.erase(id_);
+    if (fe_->sessions.empty()) fe_->all_closed.notify_all();
+  }
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  void start() {
+    asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->next_request(); });
+  }
+  // Any thread: closes the connection if it is still waiting for a request.
+  void close_if_idle() {
+    asio::post(stream_.get_executor(), [self = shared_from_this()] {
+      if (self->idle_) self->close_now();
+    });
+  }
+  void close_any() {
+    asio::post(stream_.get_executor(), [self = shared_from_this()] { self->close_now(); });
+  }
+  // Any thread: writes the answer of the request being handled.
+  void send(HttpResponse&& r) {
+    asio::post(stream_.get_executor(), [self = shared_from_this(), r = std::move(r)]() mutable {
+      self->write(std::move(r), false);
+    });
+  }
+  void send_later(std::function<HttpResponse()> make) {
+    asio::post(stream_.get_executor(), [self = shared_from_this(), m = std::move(make)] {
+      HttpResponse r;
+      try {
+        r = m();
+      } catch (const std::exception& e) {
+        r = HttpResponse{500, self->fe_->error_body(std::string("internal error: ") + e.what())};
+      }
+      self->write(std::move(r), false);
+    });
+  }
+  HttpResponse fallback() const {
+    HttpResponse r{503, fe_->error_body("the server is shutting down")};
+    r.headers.emplace_back("Retry-After", "1");
+    return r;
+  }
+
+ private:
+  const HttpLimits& limits() const { return fe_->limits; }
+
+  void set_idle(bool idle) {
+    if (idle == idle_) return;
+    idle_ = idle;
+    std::lock_guard lock(fe_->mutex);
+    if (idle) {
+      fe_->idle.insert(id_);
+    } else {
+      fe_->idle.erase(id_);
+    }
+  }
+
+  void next_request() {
+    if (fe_->stopping.load()) return close_now();
+    if (buffer_.size() > 0) return read_header();  // a pipelined request is already here
+    set_idle(true);
+    stream_.expires_after(after(limits().idle_timeout_s));
+    stream_.async_read_some(buffer_.prepare(4096),
+                            [self = shared_from_this()](error_code ec, std::size_t n) {
+                              self->set_idle(false);
+                              if (ec) {
+                                if (ec == beast::error::timeout) self->fe_->timed_out++;
+                                return self->close_now();
+                              }
+                              self->buffer_.commit(n);
+                              self->read_header();
+                            });
+  }
+
+  void read_header() {
+    parser_.emplace();
+    parser_->header_limit(static_cast<std::uint32_t>(limits().header_limit));
+    parser_->body_limit(limits().body_limit);
+    // One deadline for the whole request, header and body.
+    stream_.expires_after(after(limits().read_timeout_s));
+    http::async_read_header(
+        stream_, buffer_, *parser_,
+        [self = shared_from_this()](error_code ec, std::size_t) { self->on_header(ec); });
+  }
+
+  void on_header(error_code ec) {
+    if (ec) return read_failed(ec);
+    auto& req = parser_->get();
+    version_ = req.version();
+    keep_alive_ = req.keep_alive();
+    std::size_t want = 0;
+    if (auto n = parser_->content_length()) {
+      want = static_cast<std::size_t>(*n);
+    } else if (parser_->chunked()) {
+      want = limits().body_limit;
+    }
+    if (want > 0) {
+      if (!fe_->reserve(want)) {
+        return refuse(503, "server busy: request bodies already hold " +
+                               std::to_string(fe_->body_bytes.load()) + " of " +
+                               std::to_string(limits().body_budget) + " bytes; retry later");
+      }
+      reserved_ = want;
+    }
+    if (!parser_->is_done() && beast::iequals(req[http::field::expect], "100-continue")) {
+      auto cont =
+          std::make_shared<http::response<http::empty_body>>(http::status::continue_, version_);
+      http::async_write(stream_, *cont,
+                        [self = shared_from_this(), cont](error_code e, std::size_t) {
+                          if (e) return self->close_now();
+                          self->read_body();
+                        });
+      return;
+    }
+    read_body();
+  }
+
+  void read_body() {
+    if (parser_->is_done()) return on_request();
+    http::async_read(stream_, buffer_, *parser_,
+                     [self = shared_from_this()](error_code ec, std::size_t) {
+                       if (ec) return self->read_failed(ec);
+                       self->on_request();
+                     });
+  }
+
+  void read_failed(error_code ec) {
+    if (ec == beast::error::timeout) {
+      fe_->timed_out++;
+      return close_now();
+    }
+    if (ec == http::error::end_of_stream || ec == asio::error::operation_aborted ||
+        ec == asio::error::connection_reset || ec == asio::error::eof ||
+        ec == asio::error::broken_pipe) {
+      return close_now();
+    }
+    if (ec == http::error::body_limit) {
+      return refuse(413,
+                    "request body larger than " + std::to_string(limits().body_limit) + " bytes");
+    }
+    if (ec == http::error::header_limit) {
+      return refuse(
+          431, "request header larger than " + std::to_string(limits().header_limit) + " bytes");
+    }
+    if (ec == http::error::partial_message) {
+      return refuse(400, "truncated HTTP request: the client closed before sending all of it");
+    }
+    return refuse(400, "malformed HTTP request: " + ec.message());
+  }
+
+  void on_request() {
+    fe_->requests++;
+    auto& req = parser_->get();
+    HttpRequest r;
+    r.method = std::string(req.method_string());
+    const std::string target(req.target());
+    r.path = percent_decode(target.substr(0, target.find('?')));
+    r.content_type = std::string(req[http::field::content_type]);
+    r.body = std::move(req.body());
+    parser_.reset();
+    auto state = std::make_shared<Responder::State>(shared_from_this());
+    Responder respond(state);
+    state.reset();
+    try {
+      fe_->handler(std::move(r), respond);
+    } catch (const std::exception& e) {
+      respond(HttpResponse{500, fe_->error_body(std::string("internal error: ") + e.what())});
+    }
+  }
+
+  // A refusal of the front end's own: answered, then the connection closes (its framing
+  // can no longer be trusted).
+  void refuse(int status, const std::string& message) {
+    fe_->refuse(status);
+    write(HttpResponse{status, fe_->error_body(message)}, true);
+  }
+
+  void write(HttpResponse&& r, bool force_close) {
+    if (writing_ || closed_) return;
+    writing_ = true;
+    auto res = std::make_shared<http::response<http::string_body>>();
+    res->version(version_);
+    res->result(static_cast<unsigned>(r.status));
+    res->set(http::field::server, "tessera");
+    res->set(http::field::content_type, r.content_type);
+    for (const auto& [k, v] : r.headers) res->set(k, v);
+    const bool close = force_close || !keep_alive_ || fe_->stopping.load();
+    res->keep_alive(!close);
+    res->body() = std::move(r.body);
+    res->prepare_payload();
+    stream_.expires_after(after(limits().write_timeout_s));
+    http::async_write(stream_, *res,
+                      [self = shared_from_this(), res, close](error_code ec, std::size_t) {
+                        self->writing_ = false;
+                        self->release_body();
+                        if (ec) {
+                          if (ec == beast::error::timeout) self->fe_->timed_out++;
+                          return self->close_now();
+                        }
+                        if (close) return self->linger_close();
+                        self->next_request();
+                      });
+  }
+
+  // Half-closes, then reads and discards what the client still sends (at most 1 MiB for
+  // at most 1 s), so that unread request bytes do not turn the close into a reset that
+  // would destroy the answer before the client reads it.
+  void linger_close() {
+    error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    stream_.expires_after(std::chrono::seconds(1));
+    scratch_.resize(8192);
+    drain();
+  }
+  void drain() {
+    stream_.async_read_some(asio::buffer(scratch_),
+                            [self = shared_from_this()](error_code ec, std::size_t n) {
+                              self->drained_ += n;
+                              if (ec || self->drained_ > (1u << 20)) return self->close_now();
+                              self->drain();
+                            });
+  }
+
+  void close_now() {
+    if (closed_) return;
+    closed_ = true;
+    set_idle(false);
+    error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+    stream_.close();
+  }
+
+  void release_body() {
+    if (reserved_ == 0) return;
+    const std::size_t left = fe_->body_bytes.fetch_sub(reserved_) - reserved_;
+    // After a large body, once none is held, give glibc's freed arena memory back.
+    if (reserved_ >= (1u << 20) && left == 0) malloc_trim(0);
+    reserved_ = 0;
+  }
+
+  beast::tcp_stream stream_;
+  std::shared_ptr<HttpFrontEnd::Impl> fe_;
+  uint64_t id_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  unsigned version_ = 11;
+  bool keep_alive_ = true;
+  bool idle_ = false;
+  bool writing_ = false;
+  bool closed_ = false;
+  std::size_t reserved_ = 0;
+  std::vector<char> scratch_;
+  std::size_t drained_ = 0;
+};
+
+void do_accept(const std::shared_ptr<HttpFrontEnd::Impl>& fe);
+
+void admit(const std::shared_ptr<HttpFrontEnd::Impl>& fe, tcp::socket socket) {
+  error_code ec;
+  socket.set_option(tcp::no_delay(true), ec);
+  std::shared_ptr<Session> victim;
+  bool full = false;
+  uint64_t id = 0;
+  {
+    std::lock_guard lock(fe->mutex);
+    if (fe->sessions.size() >= fe->limits.max_connections) {
+      if (fe->idle.empty()) {
+        full = true;
+      } else {
+        auto it = fe->idle.begin();
+        if (auto s = fe->sessions.find(*it); s != fe->sessions.end()) victim = s->second.lock();
+        fe->idle.erase(it);
+      }
+    }
+    if (!full) id = fe->next_id++;
+  }
+  if (full) {
+    // No thread may wait here: one non-blocking write into the new socket's empty buffer.
+    fe->refused_full++;
+    fe->refuse(503);
+    const std::string body =
+        fe->error_body("too many connections (" + std::to_string(fe->limits.max_connections) +
+                       " open); retry later");
+    const std::string text =
+        "HTTP/1.1 503 Service Unavailable\r\nServer: tessera\r\n"
+        "Content-Type: application/json\r\nRetry-After: 1\r\n"
+        "Connection: close\r\nContent-Length: " +
+        std::to_string(body.size()) + "\r\n\r\n" + body;
+    socket.non_blocking(true, ec);
+    socket.send(asio::buffer(text), 0, ec);
+    socket.shutdown(tcp::socket::shutdown_both, ec);
+    socket.close(ec);
+    return;
+  }
+  if (victim) {
+    fe->shed_idle++;
+    victim->close_if_idle();
+  }
+  auto session = std::make_shared<Session>(std::move(socket), fe, id);
+  {
+    std::lock_guard lock(fe->mutex);
+    fe->sessions[id] = session;
+  }
+  fe->accepted++;
+  session->start();
+}
+
+void do_accept(const std::shared_ptr<HttpFrontEnd::Impl>& fe) {
+  fe->acceptor->async_accept(asio::make_strand(*fe->ioc), [fe](error_code ec, tcp::socket socket) {
+    if (fe->stopping.load() || ec == asio::error::operation_aborted) return;
+    if (ec) {
+      // Out of file descriptors or similar: try again shortly rather than spin.
+      spdlog::warn("accept failed: {}", ec.message());
+      auto timer = std::make_shared<asio::steady_timer>(*fe->ioc, std::chrono::milliseconds(50));
+      timer->async_wait([fe, timer](error_code) {
+        if (!fe->stopping.load()) do_accept(fe);
+      });
+      return;
+    }
+    admit(fe, std::move(socket));
+    do_accept(fe);
+  });
+}
+
+}  // namespace
+
+struct Responder::State {
+  explicit State(std::shared_ptr<Session> s) : session(std::move(s)) {}
+  ~State() {
+    if (!answered.exchange(true)) session->send(session->fallback());
+  }
+  State(const State&) = delete;
+  State& operator=(const State&) = delete;
+  std::shared_ptr<Session> session;
+  std::atomic<bool> answered{false};
+};
+
+void Responder::operator()(HttpResponse&& response) const {
+  if (state_->answered.exchange(true)) return;
+  state_->session->send(std::move(response));
+}
+
+void Responder::later(std::function<HttpResponse()> make) const {
+  if (state_->answered.exchange(true)) return;
+  state_->session->send_later(std::move(make));
+}
+
+HttpFrontEnd::HttpFrontEnd(HttpLimits limits, Handler handler, Refused refused,
+                           ErrorBody error_body)
+    : impl_(std::make_shared<Impl>()) {
+  impl_->limits = limits;
+  impl_->handler = std::move(handler);
+  impl_->refused = std::move(refused);
+  impl_->error_body = std::move(error_body);
+}
+
+HttpFrontEnd::~HttpFrontEnd() { stop(0.0); }
+
+int HttpFrontEnd::start(const std::string& host, int port) {
+  Impl& fe = *impl_;
+  if (fe.started) return fe.acceptor->local_endpoint().port();
+  // Each connection is a file descriptor: allow as many as the hard limit permits.
+  rlimit nofile{};
+  if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+    nofile.rlim_cur = nofile.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &nofile);
+  }
+  fe.ioc = std::make_unique<asio::io_context>(std::max(1, fe.limits.threads));
+  try {
+    const auto address = asio::ip::make_address(host);
+    const tcp::endpoint where(address, static_cast<unsigned short>(port));
+    fe.acceptor = std::make_unique<tcp::acceptor>(asio::make_strand(*fe.ioc));
+    fe.acceptor->open(where.protocol());
+    fe.acceptor->set_option(asio::socket_base::reuse_address(true));
+    fe.acceptor->bind(where);
+    fe.acceptor->listen(1024);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("cannot listen on " + host + ":" + std::to_string(port) + ": " +
+                             e.what());
+  }
+  do_accept(impl_);
+  for (int i = 0; i < std::max(1, fe.limits.threads); ++i) {
+    fe.threads.emplace_back([&fe] {
+      while (true) {
+        try {
+          fe.ioc->run();
+          return;
+        } catch (const std::exception& e) {
+          spdlog::error("HTTP I/O thread: {}", e.what());
+        }
+      }
+    });
+  }
+  fe.started = true;
+  return fe.acceptor->local_endpoint().port();
+}
+
+void HttpFrontEnd::stop(double grace_s) {
+  Impl& fe = *impl_;
+  if (fe.stopped) return;
+  fe.stopped = true;
+  fe.stopping = true;
+  if (!fe.started) return;
+  asio::post(fe.acceptor->get_executor(), [&fe] {
+    error_code ec;
+    fe.acceptor->close(ec);
+  });
+  const auto each = [&fe](auto&& f) {
+    std::vector<std::shared_ptr<Session>> live;
+    {
+      std::lock_guard lock(fe.mutex);
+      for (auto& [id, weak] : fe.sessions) {
+        if (auto s = weak.lock()) live.push_back(std::move(s));
+      }
+    }
+    for (auto& s : live) f(*s);
+  };
+  each([](Session& s) { s.close_if_idle(); });
+  const auto wait_closed = [&fe](double seconds) {
+    std::unique_lock lock(fe.mutex);
+    return fe.all_closed.wait_for(lock, std::chrono::duration<double>(seconds),
+                                  [&fe] { return fe.sessions.empty(); });
+  };
+  if (!wait_closed(grace_s)) {
+    each([](Session& s) { s.close_any(); });
+    wait_closed(0.5);
+  }
+  fe.ioc->stop();
+  for (auto& t : fe.threads) t.join();
+  fe.threads.clear();
+  fe.acceptor.reset();
+  fe.ioc.reset();  // destroys the handlers still queued, and the sessions they hold
+}
+
+HttpStats HttpFrontEnd::stats() const {
+  const Impl& fe = *impl_;
+  HttpStats s;
+  s.accepted = fe.accepted.load();
+  s.shed_idle = fe.shed_idle.load();
+  s.refused_full = fe.refused_full.load();
+  s.timed_out = fe.timed_out.load();
+  s.requests = fe.requests.load();
+  s.body_bytes = fe.body_bytes.load();
+  std::lock_guard lock(fe.mutex);
+  s.open = fe.sessions.size();
+  return s;
+}
+
+std::string percent_decode(const std::string& s) {
+  const auto hex = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size()) {
+      const int hi = hex(s[i + 1]);
+      const int lo = hex(s[i + 2]);
+      if (hi >= 0 && lo >= 0) {
+        out += static_cast<char>(hi * 16 + lo);
+        i += 2;
+        continue;
+      }
+    }
+    out += s[i];
+  }
+  return out;
+}
+
+}  // namespace tessera
