@@ -21,7 +21,8 @@ int LeastLoadedDispatcher::pick(const std::vector<Worker*>& workers, const Item&
   std::size_t i = next_++ % n;
   for (std::size_t k = 0; k < n; ++k, i = i + 1 == n ? 0 : i + 1) {
     if (!workers[i]->alive) continue;
-    const std::size_t load = workers[i]->load();
+    const Worker& w = *workers[i];
+    const std::size_t load = w.queue->size() + w.forming.size() + w.running.size();  // load()
     if (best < 0 || load < best_load) {
       best = static_cast<int>(i);
       best_load = load;
