@@ -199,7 +199,7 @@ TEST_F(GenericCsv, ErrorsNameFileLineAndColumn) {
   EXPECT_NE(e.problem().find("header"), std::string::npos);
 
   e = spec_error([&] { read_generic_csv(dir_ / "missing.csv"); });
-  EXPECT_NE(e.problem().find("cannot open"), std::string::npos);
+  EXPECT_NE(e.problem().find("file not found"), std::string::npos);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -1,7 +1,9 @@
 #pragma once
 
+#include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace tessera {
 
@@ -31,5 +33,26 @@ class SpecError : public std::runtime_error {
   std::string field_;
   std::string problem_;
 };
+
+// Text from an input file made safe to quote in a message: at most `max_bytes` bytes of
+// it (then "...(N bytes)"), with control bytes, backslashes and bytes >= 0x80
+// written as \xNN, so a message is short, printable ASCII and valid UTF-8 whatever the
+// input held.
+inline std::string printable(std::string_view text, std::size_t max_bytes = 60) {
+  std::string out;
+  const std::size_t n = text.size() < max_bytes ? text.size() : max_bytes;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 || c >= 0x7f || c == '\\') {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\x%02x", static_cast<unsigned>(c));
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (n < text.size()) out += "...(" + std::to_string(text.size()) + " bytes)";
+  return out;
+}
 
 }  // namespace tessera

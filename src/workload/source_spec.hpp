@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "spec/spec_node.hpp"
+#include "workload/stream_size.hpp"
 #include "workload/arrival.hpp"
 
 namespace tessera {
@@ -12,6 +13,7 @@ namespace tessera {
 struct BuiltSource {
   std::unique_ptr<ArrivalSource> source;
   bool finite = false;
+  StreamSize size;  // estimated from the spec (and a trace's contents), never by reading
 };
 
 // Builds the source described by a `workload.source` map (docs/workloads.md): `kind` is
