@@ -1,5 +1,7 @@
 #include "control/replan_spec.hpp"
 
+#include "core/input_file.hpp"
+
 namespace tessera::control {
 namespace {
 
@@ -53,6 +55,7 @@ ReplanSpec parse_replan_spec(const SpecNode& node) {
 }
 
 ReplanSpec load_replan_spec(const std::filesystem::path& file) {
+  LoadBudget budget;
   ReplanSpec spec = parse_replan_spec(SpecNode::load_file(file));
   spec.file = file;
   return spec;

@@ -32,6 +32,7 @@ bool CsvFile::next_row() {
   while (std::getline(in_, buffer_)) {
     ++line_;
     bytes_read_ += buffer_.size() + 1;
+    charge_read_bytes(file_, buffer_.size() + 1);
     if (bytes_read_ > max_bytes_ + 1) {
       throw SpecError(file_, "line " + std::to_string(line_),
                       "file too large (at most " + bytes_text(max_bytes_) + ")");

@@ -7,8 +7,50 @@
 #include <fstream>
 
 #include "core/error.hpp"
+#include "core/input_limits.hpp"
 
 namespace tessera {
+namespace {
+
+struct BudgetState {
+  bool active = false;
+  std::uint64_t bytes = 0;
+  std::uint64_t rows = 0;
+};
+
+thread_local BudgetState budget;
+
+}  // namespace
+
+LoadBudget::LoadBudget() {
+  if (!budget.active) {
+    budget = BudgetState{true, 0, 0};
+    owner_ = true;
+  }
+}
+
+LoadBudget::~LoadBudget() {
+  if (owner_) budget = BudgetState{};
+}
+
+void charge_read_bytes(const std::string& file, std::uint64_t bytes) {
+  if (!budget.active) return;
+  budget.bytes += bytes;
+  if (budget.bytes > limits::kMaxLoadBytes) {
+    throw SpecError(file, "",
+                    "the spec reads more than " + bytes_text(limits::kMaxLoadBytes) +
+                        " of files in all (counting each file each time it is named)");
+  }
+}
+
+void charge_trace_row(const std::string& file, std::size_t line) {
+  if (!budget.active) return;
+  if (++budget.rows > limits::kMaxLoadTraceRows) {
+    throw SpecError(file, "line " + std::to_string(line),
+                    "the spec's traces hold more than " +
+                        std::to_string(limits::kMaxLoadTraceRows) + " rows in all");
+  }
+}
 
 std::string bytes_text(std::uint64_t bytes) {
   if (bytes >= (1ull << 30) && bytes % (1ull << 30) == 0) {
@@ -49,6 +91,7 @@ std::string read_input_file(const std::filesystem::path& path, std::uint64_t max
   while (in) {
     in.read(buffer, sizeof(buffer));
     text.append(buffer, static_cast<std::size_t>(in.gcount()));
+    charge_read_bytes(path.string(), static_cast<std::uint64_t>(in.gcount()));
     if (text.size() > max_bytes) {
       throw SpecError(path.string(), "", "file too large (at most " + bytes_text(max_bytes) + ")");
     }

@@ -15,6 +15,10 @@ inline constexpr std::uint64_t kMaxSpecFileBytes = 16ull << 20;   // one YAML fi
 inline constexpr std::uint64_t kMaxTraceFileBytes = 1ull << 30;   // one trace CSV: 1 GiB
 inline constexpr std::uint64_t kMaxTableFileBytes = 64ull << 20;  // one profile CSV: 64 MiB
 inline constexpr std::size_t kMaxCsvFields = 100'000;             // fields in one CSV row
+// One top-level load (a run, plan or re-plan spec and every file it names, each time it
+// names it) reads at most this many bytes and holds at most this many trace rows.
+inline constexpr std::uint64_t kMaxLoadBytes = 2ull << 30;        // 2 GiB
+inline constexpr std::uint64_t kMaxLoadTraceRows = 100'000'000;
 
 // YAML documents.
 inline constexpr int kMaxYamlDepth = 64;                  // nested maps and lists

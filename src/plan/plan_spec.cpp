@@ -4,6 +4,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/input_file.hpp"
 #include "profile/profile_sources.hpp"
 #include "spec/app_spec.hpp"
 
@@ -182,6 +183,7 @@ PlanSpec parse_plan_spec(const SpecNode& node) {
 }
 
 PlanSpec load_plan_spec(const std::filesystem::path& file) {
+  LoadBudget budget;
   return parse_plan_spec(SpecNode::load_file(file));
 }
 

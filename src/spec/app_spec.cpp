@@ -46,8 +46,13 @@ Task parse_task(const SpecNode& node) {
 }  // namespace
 
 double expected_items_per_request(const App& app) {
-  std::vector<double> at(app.tasks.size(), 0.0);
   double total = 0;
+  for (const double items : expected_items_by_task(app)) total += items;
+  return total;
+}
+
+std::vector<double> expected_items_by_task(const App& app) {
+  std::vector<double> at(app.tasks.size(), 0.0);
   for (TaskId t : app.topological_order()) {
     const Task& task = app.tasks[t];
     if (task.in_edges.empty()) {
@@ -55,7 +60,6 @@ double expected_items_per_request(const App& app) {
     } else if (task.in_edges.size() > 1) {
       at[t] = std::min(at[t], 1.0);
     }
-    total += at[t];
     for (uint32_t ei : task.out_edges) {
       const Edge& e = app.edges[ei];
       double most = 0;
@@ -66,7 +70,7 @@ double expected_items_per_request(const App& app) {
       at[e.to] += at[t] * most;
     }
   }
-  return total;
+  return at;
 }
 
 App parse_app(const SpecNode& node) {

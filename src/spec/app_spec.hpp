@@ -1,5 +1,7 @@
 #pragma once
 
+#include <vector>
+
 #include "engine/app.hpp"
 #include "spec/spec_node.hpp"
 
@@ -15,5 +17,6 @@ App parse_app(const SpecNode& node);
 // root, then each task's mean fan-out (at its most prolific variant) times the edge's
 // share down each out-edge; a join gets at most one item per request.
 double expected_items_per_request(const App& app);
+std::vector<double> expected_items_by_task(const App& app);  // by task index
 
 }  // namespace tessera

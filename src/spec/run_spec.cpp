@@ -1,8 +1,11 @@
 #include "spec/run_spec.hpp"
 
+#include <algorithm>
 #include <sstream>
 #include <string>
+#include <vector>
 
+#include "core/input_file.hpp"
 #include "profile/profile_sources.hpp"
 #include "spec/app_spec.hpp"
 #include "workload/workload_spec.hpp"
@@ -66,6 +69,29 @@ void check_fixed_variant(const SpecNode& policies, const PolicyConfig& config, c
              "', which is not a variant of any task of the application");
 }
 
+// The time each task's workers need for `requests` requests, summed over the tasks: the
+// expected items at the task times the slowest per-item latency of its worker groups
+// (at batch 1 or at max_batch), divided among its workers.
+double busy_seconds(const RunSpec& run, double requests) {
+  const std::vector<double> items = expected_items_by_task(run.app);
+  double total = 0;
+  for (std::size_t t = 0; t < run.app.tasks.size(); ++t) {
+    double per_item = 0;
+    int workers = 0;
+    for (const WorkerGroup& g : run.deployment.groups) {
+      if (g.task != t) continue;
+      workers += g.count;
+      for (const int v : g.variants) {
+        const std::string& name = run.app.tasks[t].variants[static_cast<std::size_t>(v)].name;
+        per_item = std::max({per_item, run.profiles.latency(name, g.segment, 1),
+                             run.profiles.latency(name, g.segment, g.max_batch) / g.max_batch});
+      }
+    }
+    if (workers > 0) total += requests * items[t] * per_item / workers;
+  }
+  return total;
+}
+
 std::string approx(double v) {
   std::ostringstream out;
   out.precision(3);
@@ -103,9 +129,12 @@ std::unique_ptr<ArrivalSource> make_run_arrivals(const RunSpec& run) {
     run.workload.fail(
         "this workload never ends: give its source or the workload a duration_s or a limit");
   }
-  // The time series holds one window per window_s of the run: about the arrivals' span
-  // plus one SLO for the last requests to finish.
-  const double windows = (workload.size.span_s + run.app.slo) / run.sim.window;
+  // The time series holds one window per window_s of the run: the arrivals' span, one SLO
+  // for the last requests, and the time the workers need for all of the work (if nothing
+  // is dropped an overloaded run lasts that long).
+  const double windows =
+      (workload.size.span_s + run.app.slo + busy_seconds(run, workload.size.count)) /
+      run.sim.window;
   if (!(windows <= limits::kMaxWindows)) {
     run.workload.fail("the run would need about " + approx(windows) + " time-series windows of " +
                       approx(run.sim.window) + " s (at most " + approx(limits::kMaxWindows) +
@@ -135,6 +164,7 @@ std::unique_ptr<ArrivalSource> make_run_arrivals(const RunSpec& run) {
 }
 
 RunSpec load_run_spec(const std::filesystem::path& file) {
+  LoadBudget budget;
   return parse_run_spec(SpecNode::load_file(file));
 }
 

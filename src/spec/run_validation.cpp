@@ -2,11 +2,13 @@
 
 #include <sstream>
 
+#include "core/input_file.hpp"
 #include "spec/run_spec.hpp"
 
 namespace tessera {
 
 std::string validate_run_file(const std::filesystem::path& file) {
+  LoadBudget budget;  // one budget for the spec and the arrival stream built from it
   RunSpec run = load_run_spec(file);
   auto arrivals = make_run_arrivals(run);
   const int workers = run.deployment.total_workers();

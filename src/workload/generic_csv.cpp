@@ -5,6 +5,7 @@
 
 #include "core/csv_file.hpp"
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 #include "core/input_limits.hpp"
 
 namespace tessera {
@@ -87,6 +88,7 @@ std::vector<Arrival> read_generic_csv(const std::filesystem::path& path) {
     if (static_cast<double>(out.size()) >= limits::kMaxArrivals) {
       csv.fail("more than 1e8 arrivals in one trace");
     }
+    charge_trace_row(csv.file(), csv.line());
     out.push_back(a);
   }
   return out;

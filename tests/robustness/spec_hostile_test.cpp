@@ -13,6 +13,7 @@
 #include "../spec_error.hpp"
 #include "core/csv_file.hpp"
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 #include "policy/policy_set.hpp"
 #include "spec/run_validation.hpp"
 #include "spec/spec_node.hpp"
@@ -162,6 +163,24 @@ TEST(HostileSpec, DelaysAndWindowsAreBounded) {
   expect_refused(run, "workload", "time-series windows");
 }
 
+TEST(HostileSpec, TheTimeToDrainTheWorkIsBounded) {
+  // A model that takes a day per item: 100 requests keep the run going for 200 days.
+  const fs::path slow = write_file(
+      "slow.yaml",
+      "profiles:\n  - {variant: det_small, segment: gpu, latency_ms: {1: 86400000}}\n"
+      "  - {variant: cls, segment: gpu, latency_ms: {1: 1}}\n");
+  RunText run;
+  run.extra = "";
+  const std::string text = run.text();
+  std::string changed = text;
+  changed.replace(changed.find(kProfiles), kProfiles.size(), slow.string());
+  changed.replace(changed.find("duration_s: 60"), 14, "limit: 100");
+  const fs::path file = write_file("run.yaml", changed);
+  const SpecError e = spec_error([&] { validate_run_file(file); });
+  EXPECT_EQ(e.field(), "workload") << e.what();
+  EXPECT_NE(e.problem().find("time-series windows"), std::string::npos) << e.what();
+}
+
 TEST(HostileSpec, FanOutIsBounded) {
   RunText run;
   run.app =
@@ -302,6 +321,18 @@ TEST(HostileSpec, OversizedFilesAreRefused) {
     f.next_row();
   });
   EXPECT_NE(e.problem().find("fields in one row"), std::string::npos) << e.what();
+}
+
+TEST(HostileSpec, OneLoadReadsABoundedTotal) {
+  charge_read_bytes("x.csv", 3ull << 30);  // no budget open: not counted
+  LoadBudget outer;
+  {
+    LoadBudget inner;  // joins the outer budget
+    charge_read_bytes("a.csv", 1ull << 30);
+  }
+  const SpecError e = spec_error([] { charge_read_bytes("b.csv", (1ull << 30) + 1); });
+  EXPECT_EQ(e.file(), "b.csv");
+  EXPECT_NE(e.problem().find("more than 2 GiB"), std::string::npos) << e.what();
 }
 
 // ---------------------------------------------------------------------------------------
