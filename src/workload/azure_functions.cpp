@@ -20,16 +20,16 @@ std::size_t read_header(CsvFile& csv) {
   const auto& names = csv.fields();
   for (std::size_t i = 0; i < kKeyColumns; ++i) {
     if (i >= names.size() || names[i] != kKeyNames[i]) {
-      csv.fail("column " + std::to_string(i + 1), std::string("expected '") + kKeyNames[i] +
-                                                      "' (header HashOwner,HashApp,HashFunction,"
-                                                      "Trigger,1,2,...,1440)");
+      csv.fail(std::to_string(i + 1), std::string("expected '") + kKeyNames[i] +
+                                          "' (header HashOwner,HashApp,HashFunction,"
+                                          "Trigger,1,2,...,1440)");
     }
   }
   if (names.size() == kKeyColumns) csv.fail("the header names no minute columns (1,2,...)");
   for (std::size_t i = kKeyColumns; i < names.size(); ++i) {
     const std::string expected = std::to_string(i - kKeyColumns + 1);
     if (names[i] != expected) {
-      csv.fail("column " + std::to_string(i + 1),
+      csv.fail(std::to_string(i + 1),
                "expected minute '" + expected + "', found '" + printable(names[i]) + "'");
     }
   }
@@ -64,8 +64,9 @@ FunctionCounts read_functions_counts(const std::filesystem::path& path,
                  "expected a non-negative integer count, found '" + printable(text) + "'");
       }
       if (*count > max_count || out.per_minute[m] + *count * repeats > max_count) {
-        csv.fail(std::to_string(m + 1), "the minute's count (summed over the selected rows) "
-                                        "exceeds 1e8 arrivals");
+        csv.fail(std::to_string(m + 1),
+                 "the minute's count (summed over the selected rows) "
+                 "exceeds 1e8 arrivals");
       }
       out.per_minute[m] += *count * repeats;
     }

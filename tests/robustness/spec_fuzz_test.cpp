@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -502,6 +503,16 @@ TEST_F(SpecFuzz, MutatedExamplesLoadOrFailWithASpecErrorInBoundedTimeAndMemory) 
       ++rejected;
       if (e.file().empty() || e.problem().empty()) {
         findings.push_back(description + " -> SpecError without a file or problem: " + e.what());
+      }
+      // Messages quote input text only through printable(): short, printable ASCII.
+      const std::string message = e.what();
+      if (verbose) std::cerr << "  -> " << message.substr(0, 300) << "\n";
+      const bool printable_ascii = std::all_of(message.begin(), message.end(), [](char c) {
+        return static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x7f;
+      });
+      if (!printable_ascii || message.size() > 2000) {
+        findings.push_back(description + " -> SpecError message not short printable ASCII: " +
+                           printable(message, 300));
       }
     } catch (const std::exception& e) {
       findings.push_back(description + " -> " + typeid(e).name() + ": " + printable(e.what(), 300));
