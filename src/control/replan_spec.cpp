@@ -48,7 +48,8 @@ ReplanSpec parse_replan_spec(const SpecNode& node) {
   if (auto p = node.get("policies")) spec.policies = parse_policy_config(*p);
   if (auto s = node.get("simulation")) {
     s->allow_only({"seed", "noise_cv"});
-    if (auto n = s->get("seed")) spec.sim.seed = static_cast<uint64_t>(n->as_integer_in(0, INT64_MAX));
+    if (auto n = s->get("seed"))
+      spec.sim.seed = static_cast<uint64_t>(n->as_integer_in(0, INT64_MAX));
     if (auto n = s->get("noise_cv")) spec.sim.noise_cv = n->as_number_in(0.0, 10.0);
   }
   return spec;

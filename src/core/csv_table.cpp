@@ -53,7 +53,8 @@ std::size_t CsvTable::column(std::string_view name) const {
 
 std::string CsvTable::where(int line, std::size_t col) const {
   std::string out = "line " + std::to_string(line) + ", column ";
-  if (col < header_.size() && !header_[col].empty()) return out + "'" + printable(header_[col]) + "'";
+  if (col < header_.size() && !header_[col].empty())
+    return out + "'" + printable(header_[col]) + "'";
   return out + std::to_string(col + 1);
 }
 

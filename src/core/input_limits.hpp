@@ -17,11 +17,11 @@ inline constexpr std::uint64_t kMaxTableFileBytes = 64ull << 20;  // one profile
 inline constexpr std::size_t kMaxCsvFields = 100'000;             // fields in one CSV row
 // One top-level load (a run, plan or re-plan spec and every file it names, each time it
 // names it) reads at most this many bytes and holds at most this many trace rows.
-inline constexpr std::uint64_t kMaxLoadBytes = 2ull << 30;        // 2 GiB
+inline constexpr std::uint64_t kMaxLoadBytes = 2ull << 30;  // 2 GiB
 inline constexpr std::uint64_t kMaxLoadTraceRows = 100'000'000;
 
 // YAML documents.
-inline constexpr int kMaxYamlDepth = 64;                  // nested maps and lists
+inline constexpr int kMaxYamlDepth = 64;                   // nested maps and lists
 inline constexpr std::uint64_t kMaxYamlNodes = 1'000'000;  // nodes, aliases expanded
 
 // Times.
@@ -30,17 +30,17 @@ inline constexpr double kMaxSpanS = 1e7;        // any one time span in seconds:
 inline constexpr double kMinPeriodS = 1e-3;     // the shortest periodic tick (windows, syncs)
 
 // Work.
-inline constexpr std::size_t kMaxTasks = 1024;             // tasks in one application
-inline constexpr double kMaxRateRps = 1e9;                 // any one rate
-inline constexpr double kMaxArrivals = 1e8;                // expected requests in a workload
-inline constexpr double kMaxWindows = 1e6;                 // time-series windows of a run
-inline constexpr double kMaxFanoutMean = 1000.0;           // one variant's mean fan-out
-inline constexpr double kMaxItemsPerRequest = 1e6;         // expected items of one request
-inline constexpr double kMaxItems = 1e9;                   // expected items of a whole run
-inline constexpr double kMaxPlannerDraws = 1e11;           // PARD State Planner draws in a run
+inline constexpr std::size_t kMaxTasks = 1024;      // tasks in one application
+inline constexpr double kMaxRateRps = 1e9;          // any one rate
+inline constexpr double kMaxArrivals = 1e8;         // expected requests in a workload
+inline constexpr double kMaxWindows = 1e6;          // time-series windows of a run
+inline constexpr double kMaxFanoutMean = 1000.0;    // one variant's mean fan-out
+inline constexpr double kMaxItemsPerRequest = 1e6;  // expected items of one request
+inline constexpr double kMaxItems = 1e9;            // expected items of a whole run
+inline constexpr double kMaxPlannerDraws = 1e11;    // PARD State Planner draws in a run
 inline constexpr std::int64_t kMaxWorkersPerGroup = 10'000;
-inline constexpr std::int64_t kMaxWorkers = 100'000;       // in one deployment
-inline constexpr std::int64_t kMaxBatch = 4096;            // a worker's max_batch
+inline constexpr std::int64_t kMaxWorkers = 100'000;         // in one deployment
+inline constexpr std::int64_t kMaxBatch = 4096;              // a worker's max_batch
 inline constexpr std::int64_t kMaxProfileBatch = 1'000'000;  // a batch size in a profile
 inline constexpr std::int64_t kMaxSegmentCount = 1'000'000;  // one cluster segment's count
 

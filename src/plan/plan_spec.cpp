@@ -79,7 +79,8 @@ void parse_scaling(const SpecNode& node, PlanSpec& spec) {
   if (auto cal = node.get("mps_calibration")) {
     cal->allow_only({"ppipe", "max_batch"});
     const auto dir = cal->at("ppipe").as_dir_path();
-    const int max_batch = static_cast<int>(cal->integer_in_or("max_batch", 0, limits::kMaxBatch, 0));
+    const int max_batch =
+        static_cast<int>(cal->integer_in_or("max_batch", 0, limits::kMaxBatch, 0));
     const auto fit = fit_mps_exponent(dir, max_batch);
     s.mps_exponent = std::clamp(fit.exponent, 0.0, 1.0);
     std::ostringstream text;

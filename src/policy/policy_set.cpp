@@ -54,7 +54,8 @@ PardSettings parse_pard_settings(const SpecNode& node, PardSettings s) {
   }
   // The planner keeps rate_window_s / sync_period_s periods of history.
   if (s.rate_window / s.sync_period > 1e6) {
-    node.fail("rate_window_s / sync_period_s must be at most 1000000 (the periods of history kept)");
+    node.fail(
+        "rate_window_s / sync_period_s must be at most 1000000 (the periods of history kept)");
   }
   return s;
 }
@@ -67,8 +68,8 @@ double preset_number(const std::string& spec, const std::string& param, double l
   auto [ptr, ec] = std::from_chars(param.data(), end, value);
   if (param.empty() || ec != std::errc() || ptr != end || !std::isfinite(value) || value < lo ||
       value > hi) {
-    throw std::invalid_argument(fmt::format("bad parameter in preset '{}' ({}: a number in [{}, {}])",
-                                            printable(spec), form, lo, hi));
+    throw std::invalid_argument(fmt::format(
+        "bad parameter in preset '{}' ({}: a number in [{}, {}])", printable(spec), form, lo, hi));
   }
   return value;
 }
@@ -194,7 +195,8 @@ PolicyConfig preset_config(const std::string& spec) {
     c.batching = "jigsaw";
     c.dropping = "jigsaw";
     if (colon != std::string::npos) {
-      c.stale_after = from_ms(preset_number(spec, param, 0.0, limits::kMaxMs, "jigsawserve:STALE_MS"));
+      c.stale_after =
+          from_ms(preset_number(spec, param, 0.0, limits::kMaxMs, "jigsawserve:STALE_MS"));
     }
   } else if (name == "slackfit" || name == "maxbatch" || name == "maxacc" || name == "infaas" ||
              name == "clipper+") {

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <map>
-#include <sstream>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -32,7 +32,8 @@ Task parse_task(const SpecNode& node) {
       v.allow_only({"name", "accuracy", "fanout"});
       variant.name = v.at("name").as_string();
       if (auto a = v.get("accuracy")) variant.accuracy = a->as_number_in(0.0, 1.0);
-      if (auto f = v.get("fanout")) variant.fanout_mean = f->as_non_negative(limits::kMaxFanoutMean);
+      if (auto f = v.get("fanout"))
+        variant.fanout_mean = f->as_non_negative(limits::kMaxFanoutMean);
     }
     if (!seen.insert(variant.name).second) {
       v.fail("duplicate variant '" + printable(variant.name) + "'");

@@ -49,8 +49,8 @@ Deployment parse_deployment(const SpecNode& node, const App& app, const ProfileT
     for (const SpecNode& n : names) {
       const int vi = t.variant_index(n.as_string());
       if (vi < 0) {
-        n.fail("'" + printable(n.as_string()) + "' is not a variant of task '" +
-               printable(t.name) + "'");
+        n.fail("'" + printable(n.as_string()) + "' is not a variant of task '" + printable(t.name) +
+               "'");
       }
       if (!profiles.has(n.as_string(), group.segment)) {
         n.fail("no latency profile for variant '" + printable(n.as_string()) + "' on segment '" +

@@ -62,7 +62,7 @@ void check_fixed_variant(const SpecNode& policies, const PolicyConfig& config, c
   for (const Task& task : app.tasks) {
     if (task.variant_index(config.slack.fixed_variant) >= 0) return;
   }
-  const SpecNode where = policies.has("variant") ? policies.at("variant")
+  const SpecNode where = policies.has("variant")  ? policies.at("variant")
                          : policies.has("preset") ? policies.at("preset")
                                                   : policies;
   where.fail("clipper+ serves variant '" + printable(config.slack.fixed_variant) +
@@ -148,8 +148,7 @@ std::unique_ptr<ArrivalSource> make_run_arrivals(const RunSpec& run) {
                          static_cast<double>(run.app.tasks.size()) * p.pard.samples;
     if (!(draws <= limits::kMaxPlannerDraws)) {
       run.workload.fail("PARD's State Planner would make about " + approx(draws) +
-                        " draws over this workload (at most " +
-                        approx(limits::kMaxPlannerDraws) +
+                        " draws over this workload (at most " + approx(limits::kMaxPlannerDraws) +
                         "): raise policies.pard.sync_period_s, lower its samples or shorten "
                         "the workload");
     }

@@ -60,9 +60,8 @@ class DocumentCheck {
         const int line = kv.first.Mark().line + 1;
         auto [it, fresh] = seen.emplace(key, line);
         if (!fresh) {
-          fail(join_path(path, key),
-               "duplicate key (first at line " + std::to_string(it->second) + ", again at line " +
-                   std::to_string(line) + ")");
+          fail(join_path(path, key), "duplicate key (first at line " + std::to_string(it->second) +
+                                         ", again at line " + std::to_string(line) + ")");
         }
         walk(kv.second, join_path(path, key), depth + 1);
       }
@@ -212,9 +211,10 @@ int64_t SpecNode::as_integer() const {
 int64_t SpecNode::as_integer_in(int64_t lo, int64_t hi) const {
   const int64_t v = as_integer();
   if (v < lo) {
-    fail((lo == 0 ? std::string("must not be negative") : "must be at least " + std::to_string(lo)) +
-         ", found " + std::to_string(v) + " (an integer in [" + std::to_string(lo) + ", " +
-         std::to_string(hi) + "])");
+    fail(
+        (lo == 0 ? std::string("must not be negative") : "must be at least " + std::to_string(lo)) +
+        ", found " + std::to_string(v) + " (an integer in [" + std::to_string(lo) + ", " +
+        std::to_string(hi) + "])");
   }
   if (v > hi) {
     fail("must be at most " + std::to_string(hi) + ", found " + std::to_string(v) +

@@ -65,9 +65,9 @@ class SpecNode {
   int64_t as_integer() const;
   int64_t as_integer_in(int64_t lo, int64_t hi) const;  // inclusive bounds
   bool as_bool() const;
-  double as_number_in(double lo, double hi) const;  // inclusive bounds
-  double as_positive(double hi = kNoBound) const;      // in (0, hi]
-  double as_non_negative(double hi = kNoBound) const;  // in [0, hi]
+  double as_number_in(double lo, double hi) const;                  // inclusive bounds
+  double as_positive(double hi = kNoBound) const;                   // in (0, hi]
+  double as_non_negative(double hi = kNoBound) const;               // in [0, hi]
   double as_ms() const { return as_non_negative(limits::kMaxMs); }  // [0, one day] in ms
 
   // Shorthands for optional map fields with defaults.

@@ -28,8 +28,7 @@ uint32_t as_tokens(const SpecNode& node) {
 
 // `limit` fields: an integer in [1, limits::kMaxArrivals].
 uint64_t as_limit(const SpecNode& node) {
-  return static_cast<uint64_t>(
-      node.as_integer_in(1, static_cast<int64_t>(limits::kMaxArrivals)));
+  return static_cast<uint64_t>(node.as_integer_in(1, static_cast<int64_t>(limits::kMaxArrivals)));
 }
 
 // The optional fields every kind shares: duration_s and limit end the stream, slo_ms
@@ -86,9 +85,8 @@ BuiltSource build_functions_trace(const SpecNode& node, const std::filesystem::p
   const auto rows_node = node.get("rows");
   const auto rows = parse_rows(rows_node);
   const double seconds_per_minute =
-      node.get("seconds_per_minute")
-          ? node.at("seconds_per_minute").as_positive(limits::kMaxSpanS)
-          : 60.0;
+      node.get("seconds_per_minute") ? node.at("seconds_per_minute").as_positive(limits::kMaxSpanS)
+                                     : 60.0;
   const WithinMinute within =
       node.get("within_minute") && node.at("within_minute").as_choice({"uniform", "even"}) == "even"
           ? WithinMinute::kEven
@@ -118,9 +116,9 @@ BuiltSource build_functions_trace(const SpecNode& node, const std::filesystem::p
     busiest = std::max(busiest, static_cast<double>(c));
   }
   BuiltSource built;
-  built.size = StreamSize::known(
-      total, static_cast<double>(counts.per_minute.size()) * seconds_per_minute,
-      busiest / seconds_per_minute);
+  built.size =
+      StreamSize::known(total, static_cast<double>(counts.per_minute.size()) * seconds_per_minute,
+                        busiest / seconds_per_minute);
   built.source = std::make_unique<MinuteCountsSource>(std::move(counts.per_minute),
                                                       seconds_per_minute, within, seed, label);
   built.finite = true;
@@ -221,7 +219,8 @@ BuiltSource build_source(const SpecNode& node, uint64_t seed) {
                      "output_tokens", "slo_ms"});
     const double rate = node.at("rate_rps").as_positive(limits::kMaxRateRps);
     const double cv2 = node.at("cv2").as_positive(1e4);
-    if (cv2 < 1e-6) node.at("cv2").fail("must be at least 1e-06, found " + node.at("cv2").as_string());
+    if (cv2 < 1e-6)
+      node.at("cv2").fail("must be at least 1e-06, found " + node.at("cv2").as_string());
     built.source = std::make_unique<GammaSource>(rate, cv2, seed);
     built.size = StreamSize::steady(rate);
   } else if (kind == "deterministic") {

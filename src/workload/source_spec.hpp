@@ -4,8 +4,8 @@
 #include <memory>
 
 #include "spec/spec_node.hpp"
-#include "workload/stream_size.hpp"
 #include "workload/arrival.hpp"
+#include "workload/stream_size.hpp"
 
 namespace tessera {
 

@@ -17,7 +17,7 @@ namespace tessera {
 struct StreamSize {
   static constexpr double kInf = std::numeric_limits<double>::infinity();
 
-  double count = kInf;  // expected arrivals
+  double count = kInf;   // expected arrivals
   double span_s = kInf;  // expected time of the last arrival
   double rate = kInf;    // mean arrivals per second (an upper estimate)
   // Expected time by which `n` arrivals have come.

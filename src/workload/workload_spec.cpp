@@ -37,8 +37,8 @@ void check_size(const SpecNode& node, const StreamSize& size, double skipped,
               " allowed: shorten duration_s, lower the rate or set a limit");
   }
   if (!(size.span_s <= limits::kMaxSpanS)) {
-    node.fail(what + "'s arrivals would span about " + approx(size.span_s) +
-              " s, more than the " + approx(limits::kMaxSpanS) + " s allowed");
+    node.fail(what + "'s arrivals would span about " + approx(size.span_s) + " s, more than the " +
+              approx(limits::kMaxSpanS) + " s allowed");
   }
 }
 
@@ -81,8 +81,8 @@ Workload build_workload(const SpecNode& workload, uint64_t seed) {
   double factor = 1.0;
   if (time_scale) factor = time_scale->as_number_in(1e-9, 1e9);
   if (target_rate) {
-    factor = scale_for_target_rate(source_node, *target_rate, built.finite, built.size,
-                                   source_seed);
+    factor =
+        scale_for_target_rate(source_node, *target_rate, built.finite, built.size, source_seed);
     if (!(factor >= 1e-9 && factor <= 1e9)) {
       target_rate->fail("would scale the source's times by " + approx(factor) +
                         " (at most 1e9 and at least 1e-9)");
@@ -108,8 +108,7 @@ Workload build_workload(const SpecNode& workload, uint64_t seed) {
   if (auto v = workload.get("duration_s")) duration = v->as_positive(limits::kMaxSpanS);
   std::optional<uint64_t> limit;
   if (auto v = workload.get("limit")) {
-    limit = static_cast<uint64_t>(
-        v->as_integer_in(1, static_cast<int64_t>(limits::kMaxArrivals)));
+    limit = static_cast<uint64_t>(v->as_integer_in(1, static_cast<int64_t>(limits::kMaxArrivals)));
   }
   if (duration || limit) built.finite = true;
   // Arrivals before start_s are generated and skipped: they are work too.

@@ -90,8 +90,8 @@ struct Target {
 };
 
 bool is_name_char(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-         c == '_' || c == '.' || c == '/' || c == '-' || c == '+';
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '.' || c == '/' || c == '-' || c == '+';
 }
 
 // Files a YAML text names: tokens ending in .yaml or .csv that exist next to it.
@@ -165,42 +165,107 @@ void load_target(const Target& t) {
 // Mutations.
 
 const std::vector<std::string>& hostile_scalars() {
-  static const std::vector<std::string> values = {
-      "-1", "0", "1", "2", "-0", "0.0", "1.5", "1e3", "65536", "4097", "1e7", "1e8",
-      "100000001", "2147483647", "2147483648", "-2147483649", "4294967296", "4294967297",
-      "9223372036854775807", "9223372036854775808", "-9223372036854775809",
-      "18446744073709551616", "1e12", "1e300", "1e308", "1e309", "-1e308", "1e-9", "1e-300",
-      "4.9e-324", "-1e-9", "nan", ".nan", "NaN", "inf", ".inf", "-.inf", "Infinity", "0x10",
-      "1_000", "true", "\"\"", "''", "~", "null", std::string(400, '9'), "\"\\xff\"",
-      "\"\\0\"", "\"a\\u0000b\"", "yolov5s", "gpu-ampere", "clipper+:nope", "slackfit:-5",
-      "jigsawserve:-100", "infaas:nan", "pard", "jigsawserve", "slackfit:1e9", "*undefined",
-      "&anchor", "!!binary AAAA", "!custom x", "? complex", "|", ">", "- ", "{", "[", "}", "]",
-      ": ", "#", "%YAML 1.2", "---", "...", "@", "`"};
+  static const std::vector<std::string> values = {"-1",
+                                                  "0",
+                                                  "1",
+                                                  "2",
+                                                  "-0",
+                                                  "0.0",
+                                                  "1.5",
+                                                  "1e3",
+                                                  "65536",
+                                                  "4097",
+                                                  "1e7",
+                                                  "1e8",
+                                                  "100000001",
+                                                  "2147483647",
+                                                  "2147483648",
+                                                  "-2147483649",
+                                                  "4294967296",
+                                                  "4294967297",
+                                                  "9223372036854775807",
+                                                  "9223372036854775808",
+                                                  "-9223372036854775809",
+                                                  "18446744073709551616",
+                                                  "1e12",
+                                                  "1e300",
+                                                  "1e308",
+                                                  "1e309",
+                                                  "-1e308",
+                                                  "1e-9",
+                                                  "1e-300",
+                                                  "4.9e-324",
+                                                  "-1e-9",
+                                                  "nan",
+                                                  ".nan",
+                                                  "NaN",
+                                                  "inf",
+                                                  ".inf",
+                                                  "-.inf",
+                                                  "Infinity",
+                                                  "0x10",
+                                                  "1_000",
+                                                  "true",
+                                                  "\"\"",
+                                                  "''",
+                                                  "~",
+                                                  "null",
+                                                  std::string(400, '9'),
+                                                  "\"\\xff\"",
+                                                  "\"\\0\"",
+                                                  "\"a\\u0000b\"",
+                                                  "yolov5s",
+                                                  "gpu-ampere",
+                                                  "clipper+:nope",
+                                                  "slackfit:-5",
+                                                  "jigsawserve:-100",
+                                                  "infaas:nan",
+                                                  "pard",
+                                                  "jigsawserve",
+                                                  "slackfit:1e9",
+                                                  "*undefined",
+                                                  "&anchor",
+                                                  "!!binary AAAA",
+                                                  "!custom x",
+                                                  "? complex",
+                                                  "|",
+                                                  ">",
+                                                  "- ",
+                                                  "{",
+                                                  "[",
+                                                  "}",
+                                                  "]",
+                                                  ": ",
+                                                  "#",
+                                                  "%YAML 1.2",
+                                                  "---",
+                                                  "...",
+                                                  "@",
+                                                  "`"};
   return values;
 }
 
 const std::vector<std::string>& hostile_paths(const fs::path& root) {
-  static const std::vector<std::string> values = {
-      "/dev/zero",
-      "/dev/urandom",
-      "/dev/null",
-      "/dev/stdin",
-      "/proc/self/mem",
-      "/proc/self/status",
-      "/proc/self/fd/0",
-      "/proc/self/environ",
-      "/",
-      ".",
-      "..",
-      "\"\"",
-      (root / "hostile" / "fifo.yaml").string(),
-      (root / "hostile" / "zero.csv").string(),
-      (root / "hostile" / "folder.yaml").string(),
-      (root / "hostile" / "loop.yaml").string(),
-      (root / "hostile" / "missing.csv").string(),
-      std::string(300, 'a') + ".yaml",
-      std::string(5000, 'b') + ".csv",
-      "\"\\0.yaml\""};
+  static const std::vector<std::string> values = {"/dev/zero",
+                                                  "/dev/urandom",
+                                                  "/dev/null",
+                                                  "/dev/stdin",
+                                                  "/proc/self/mem",
+                                                  "/proc/self/status",
+                                                  "/proc/self/fd/0",
+                                                  "/proc/self/environ",
+                                                  "/",
+                                                  ".",
+                                                  "..",
+                                                  "\"\"",
+                                                  (root / "hostile" / "fifo.yaml").string(),
+                                                  (root / "hostile" / "zero.csv").string(),
+                                                  (root / "hostile" / "folder.yaml").string(),
+                                                  (root / "hostile" / "loop.yaml").string(),
+                                                  (root / "hostile" / "missing.csv").string(),
+                                                  std::string(300, 'a') + ".yaml",
+                                                  std::string(5000, 'b') + ".csv",
+                                                  "\"\\0.yaml\""};
   return values;
 }
 
@@ -307,8 +372,8 @@ std::string mutate_once(std::string& text, bool csv, const fs::path& root, std::
       text.resize(below(text.size() + 1, rng));
       return "truncate";
     case 6: {
-      static const std::vector<std::string> bytes = {"\xff", "\xc3\x28", "\xed\xa0\x80",
-                                                     std::string(1, '\0'), "\r", "\t", "\x1b"};
+      static const std::vector<std::string> bytes = {
+          "\xff", "\xc3\x28", "\xed\xa0\x80", std::string(1, '\0'), "\r", "\t", "\x1b"};
       text.insert(below(text.size() + 1, rng), pick(bytes, rng));
       return "invalid bytes";
     }
@@ -328,8 +393,8 @@ std::string mutate_once(std::string& text, bool csv, const fs::path& root, std::
       replace_token(std::string(1'000'000, 'x'));
       return "huge string";
     case 9: {
-      static const std::vector<std::string> shapes = {"[1, 2]", "{a: 1}", "[]", "{}", "[[]]",
-                                                      "{kind: poisson}", "[{}]"};
+      static const std::vector<std::string> shapes = {"[1, 2]", "{a: 1}",          "[]",  "{}",
+                                                      "[[]]",   "{kind: poisson}", "[{}]"};
       replace_token(pick(shapes, rng));
       return "wrong shape";
     }
@@ -405,9 +470,8 @@ class Watchdog {
           std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
       if (elapsed > input_limit_s_ || rss > rss_limit_) {
         std::fprintf(stderr, "spec fuzzer: %s on input: %s (after %.1f s, RSS %llu MiB)\n",
-                     elapsed > input_limit_s_ ? "TIME LIMIT" : "MEMORY LIMIT",
-                     description_.c_str(), elapsed,
-                     static_cast<unsigned long long>(rss >> 20));
+                     elapsed > input_limit_s_ ? "TIME LIMIT" : "MEMORY LIMIT", description_.c_str(),
+                     elapsed, static_cast<unsigned long long>(rss >> 20));
         std::fflush(stderr);
         std::abort();
       }
@@ -451,7 +515,8 @@ class SpecFuzz : public ::testing::Test {
 TEST_F(SpecFuzz, MutatedExamplesLoadOrFailWithASpecErrorInBoundedTimeAndMemory) {
   const uint64_t iterations = env_number("TESSERA_FUZZ_ITERATIONS", kSanitized ? 2000 : 10000);
   const uint64_t seed = env_number("TESSERA_FUZZ_SEED", 1);
-  const double input_limit = static_cast<double>(env_number("TESSERA_FUZZ_INPUT_S", kSanitized ? 60 : 10));
+  const double input_limit =
+      static_cast<double>(env_number("TESSERA_FUZZ_INPUT_S", kSanitized ? 60 : 10));
   const uint64_t rss_limit = env_number("TESSERA_FUZZ_RSS_MIB", kSanitized ? 6144 : 2048) << 20;
   const bool verbose = env_number("TESSERA_FUZZ_VERBOSE", 0) != 0;
 
@@ -480,9 +545,9 @@ TEST_F(SpecFuzz, MutatedExamplesLoadOrFailWithASpecErrorInBoundedTimeAndMemory) 
   for (uint64_t i = 0; i < iterations; ++i) {
     std::mt19937_64 rng(seed + i);
     const Target& target = pick(targets, rng);
-    const fs::path& file =
-        below(2, rng) == 0 || target.files.size() == 1 ? target.files.front()
-                                                       : target.files[1 + below(target.files.size() - 1, rng)];
+    const fs::path& file = below(2, rng) == 0 || target.files.size() == 1
+                               ? target.files.front()
+                               : target.files[1 + below(target.files.size() - 1, rng)];
     const std::string original = read_text(file);
     std::string text = original;
     const bool csv = file.extension() == ".csv";

@@ -165,10 +165,10 @@ TEST(HostileSpec, DelaysAndWindowsAreBounded) {
 
 TEST(HostileSpec, TheTimeToDrainTheWorkIsBounded) {
   // A model that takes a day per item: 100 requests keep the run going for 200 days.
-  const fs::path slow = write_file(
-      "slow.yaml",
-      "profiles:\n  - {variant: det_small, segment: gpu, latency_ms: {1: 86400000}}\n"
-      "  - {variant: cls, segment: gpu, latency_ms: {1: 1}}\n");
+  const fs::path slow =
+      write_file("slow.yaml",
+                 "profiles:\n  - {variant: det_small, segment: gpu, latency_ms: {1: 86400000}}\n"
+                 "  - {variant: cls, segment: gpu, latency_ms: {1: 1}}\n");
   RunText run;
   run.extra = "";
   const std::string text = run.text();
@@ -230,8 +230,7 @@ TEST(HostileSpec, WorkloadSizeIsBounded) {
   run.workload = "workload: {source: {kind: poisson, rate_rps: 20}, rate_scale: 1e300}\n";
   expect_refused(run, "workload.rate_scale", "at most 1e+06");
 
-  run.workload =
-      "workload: {source: {kind: gamma, rate_rps: 20, cv2: 1e300, duration_s: 60}}\n";
+  run.workload = "workload: {source: {kind: gamma, rate_rps: 20, cv2: 1e300, duration_s: 60}}\n";
   expect_refused(run, "workload.source.cv2", "at most 10000");
 }
 
@@ -239,18 +238,18 @@ TEST(HostileSpec, AzureFunctionsCountsAreBounded) {
   std::string header = "HashOwner,HashApp,HashFunction,Trigger,1,2\n";
   const fs::path trace = write_file("functions.csv", header + "a,b,c,http,1000000000000,1\n");
   RunText run;
-  run.workload = "workload: {source: {kind: trace, format: azure-functions, path: " +
-                 trace.string() + "}}\n";
+  run.workload =
+      "workload: {source: {kind: trace, format: azure-functions, path: " + trace.string() + "}}\n";
   const fs::path file = write_file("run.yaml", run.text());
   const SpecError e = spec_error([&] { validate_run_file(file); });
   EXPECT_EQ(e.file(), trace.string());
   EXPECT_EQ(e.field(), "line 2, column 1") << e.what();
 
   // Counts that each fit but sum past the bound.
-  const fs::path wide = write_file(
-      "functions2.csv", header + "a,b,c,http,90000000,1\na,b,c,http,90000000,1\n");
-  run.workload = "workload: {source: {kind: trace, format: azure-functions, path: " +
-                 wide.string() + "}}\n";
+  const fs::path wide =
+      write_file("functions2.csv", header + "a,b,c,http,90000000,1\na,b,c,http,90000000,1\n");
+  run.workload =
+      "workload: {source: {kind: trace, format: azure-functions, path: " + wide.string() + "}}\n";
   const fs::path file2 = write_file("run.yaml", run.text());
   const SpecError e2 = spec_error([&] { validate_run_file(file2); });
   EXPECT_EQ(e2.file(), wide.string()) << e2.what();
@@ -365,8 +364,7 @@ TEST(HostileSpec, DuplicateKeysAreErrors) {
   SpecError e = spec_error([] { SpecNode::load_string("a: 1\nb: 2\na: 3\n", "x.yaml"); });
   EXPECT_EQ(e.file(), "x.yaml");
   EXPECT_EQ(e.field(), "a");
-  EXPECT_NE(e.problem().find("duplicate key (first at line 1, again at line 3)"),
-            std::string::npos)
+  EXPECT_NE(e.problem().find("duplicate key (first at line 1, again at line 3)"), std::string::npos)
       << e.what();
   e = spec_error(
       [] { SpecNode::load_string("w:\n  - {task: a, count: 1, count: 2}\n", "x.yaml"); });
