@@ -33,6 +33,7 @@ inline constexpr double kMinPeriodS = 1e-3;     // the shortest periodic tick (w
 inline constexpr std::size_t kMaxTasks = 1024;      // tasks in one application
 inline constexpr double kMaxRateRps = 1e9;          // any one rate
 inline constexpr double kMaxArrivals = 1e8;         // expected requests in a workload
+inline constexpr std::size_t kMaxStreams = 1000;    // sources in one workload's sums
 inline constexpr double kMaxWindows = 1e6;          // time-series windows of a run
 inline constexpr double kMaxFanoutMean = 1000.0;    // one variant's mean fan-out
 inline constexpr double kMaxItemsPerRequest = 1e6;  // expected items of one request

@@ -190,13 +190,21 @@ BuiltSource build_sum(const SpecNode& node, uint64_t seed) {
   std::vector<std::unique_ptr<ArrivalSource>> streams;
   bool finite = true;
   std::optional<StreamSize> size;
+  std::size_t leaves = 0;
   for (std::size_t i = 0; i < items.size(); ++i) {
     BuiltSource stream = build_source(items[i], derive_seed(seed, i + 1));
     finite = finite && stream.finite;
     size = size ? size->plus(stream.size) : stream.size;
+    leaves += stream.leaves;
+    if (leaves > limits::kMaxStreams) {
+      items[i].fail("the sum holds more than " + std::to_string(limits::kMaxStreams) +
+                    " sources in all");
+    }
     streams.push_back(std::move(stream.source));
   }
-  return BuiltSource{std::make_unique<MergedSource>(std::move(streams)), finite, *size};
+  BuiltSource out{std::make_unique<MergedSource>(std::move(streams)), finite, *size};
+  out.leaves = leaves;
+  return out;
 }
 
 }  // namespace

@@ -227,6 +227,12 @@ TEST(HostileSpec, WorkloadSizeIsBounded) {
       "limit: 10}\n";
   expect_refused(run, "workload.source", "arrivals");
 
+  std::string streams;
+  for (int i = 0; i < 1001; ++i)
+    streams += std::string(i ? ", " : "") + "{kind: poisson, rate_rps: 1}";
+  run.workload = "workload: {source: {kind: sum, streams: [" + streams + "]}, duration_s: 10}\n";
+  expect_refused(run, "workload.source.streams[1000]", "more than 1000 sources");
+
   run.workload = "workload: {source: {kind: poisson, rate_rps: 20}, rate_scale: 1e300}\n";
   expect_refused(run, "workload.rate_scale", "at most 1e+06");
 
