@@ -45,7 +45,10 @@ ReplanSpec parse_replan_spec(const SpecNode& node) {
   }
   if (auto c = node.get("controller")) spec.controller = parse_controller(*c);
   spec.policies = preset_config("jigsawserve");
-  if (auto p = node.get("policies")) spec.policies = parse_policy_config(*p);
+  if (auto p = node.get("policies")) {
+    spec.policies = parse_policy_config(*p);
+    check_policy_for_app(*p, spec.policies, spec.plan.input.app);
+  }
   if (auto s = node.get("simulation")) {
     s->allow_only({"seed", "noise_cv"});
     if (auto n = s->get("seed"))

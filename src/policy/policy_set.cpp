@@ -299,6 +299,18 @@ PolicyConfig parse_policy_config(const SpecNode& node) {
   return config;
 }
 
+void check_policy_for_app(const SpecNode& node, const PolicyConfig& config, const App& app) {
+  if (config.variant != "clipper+") return;
+  for (const Task& task : app.tasks) {
+    if (task.variant_index(config.slack.fixed_variant) >= 0) return;
+  }
+  const SpecNode where = node.has("variant")  ? node.at("variant")
+                         : node.has("preset") ? node.at("preset")
+                                              : node;
+  where.fail("clipper+ serves variant '" + printable(config.slack.fixed_variant) +
+             "', which is not a variant of any task of the application");
+}
+
 PolicySet::PolicySet(PolicyConfig config) : config_(std::move(config)) {}
 
 EnginePolicies PolicySet::instantiate(const App& app, uint64_t seed) const {

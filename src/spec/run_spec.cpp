@@ -56,19 +56,6 @@ SimOptions parse_sim_options(const SpecNode& node, const SpecNode& app_node, App
   return options;
 }
 
-// A clipper+ policy serves one named variant: it must be a variant of the application.
-void check_fixed_variant(const SpecNode& policies, const PolicyConfig& config, const App& app) {
-  if (config.variant != "clipper+") return;
-  for (const Task& task : app.tasks) {
-    if (task.variant_index(config.slack.fixed_variant) >= 0) return;
-  }
-  const SpecNode where = policies.has("variant")  ? policies.at("variant")
-                         : policies.has("preset") ? policies.at("preset")
-                                                  : policies;
-  where.fail("clipper+ serves variant '" + printable(config.slack.fixed_variant) +
-             "', which is not a variant of any task of the application");
-}
-
 // The time each task's workers need for `requests` requests, summed over the tasks: the
 // expected items at the task times the slowest per-item latency of its worker groups
 // (at batch 1 or at max_batch), divided among its workers.
@@ -114,7 +101,7 @@ RunSpec parse_run_spec(const SpecNode& node) {
                                     run.cluster ? &*run.cluster : nullptr);
   if (auto p = node.get("policies")) {
     run.policies = parse_policy_config(*p);
-    check_fixed_variant(*p, run.policies, run.app);
+    check_policy_for_app(*p, run.policies, run.app);
   }
   if (auto s = node.get("simulation")) {
     run.sim = parse_sim_options(*s, app_node, run.app, run.deployment.total_workers());
