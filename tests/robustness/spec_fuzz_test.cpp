@@ -559,6 +559,7 @@ TEST_F(SpecFuzz, MutatedExamplesLoadOrFailWithASpecErrorInBoundedTimeAndMemory) 
   double slowest = 0;
   std::string slowest_input;
   std::vector<std::string> findings;
+  std::size_t reported = 0;
   const auto begin = std::chrono::steady_clock::now();
   for (uint64_t i = 0; i < iterations; ++i) {
     std::mt19937_64 rng(seed + i);
@@ -601,6 +602,10 @@ TEST_F(SpecFuzz, MutatedExamplesLoadOrFailWithASpecErrorInBoundedTimeAndMemory) 
       findings.push_back(description + " -> " + typeid(e).name() + ": " + printable(e.what(), 300));
     } catch (...) {
       findings.push_back(description + " -> unknown exception");
+    }
+    if (findings.size() > reported) {  // as they happen: a long run may be cut short
+      std::fprintf(stderr, "spec fuzzer: FINDING %s\n", findings.back().c_str());
+      reported = findings.size();
     }
     const double took =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
