@@ -408,6 +408,19 @@ TEST(HostileSpec, DeepAndAliasExpandedDocumentsAreBounded) {
   EXPECT_NE(e.problem().find("more than 1000000 nodes"), std::string::npos) << e.what();
 }
 
+TEST(HostileSpec, EveryErrorMessageIsPrintableAscii) {
+  // Found by the long fuzz run: readers that quote input without printable() (a Loki
+  // accelerator name, a plan variant) still give a clean what().
+  const SpecError e("f\xff.csv", "column 'Accel'",
+                    "no rows for 'gpu\xed\xa0\x80\t' " + std::string(5000, 'y'));
+  const std::string text = e.what();
+  EXPECT_LT(text.size(), 2000u);
+  EXPECT_NE(text.find("f\\xff.csv: column 'Accel': no rows for 'gpu\\xed\\xa0\\x80\\x09'"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(e.file(), "f\xff.csv");  // the parts stay as given
+}
+
 TEST(HostileSpec, MessagesArePrintableAndShort) {
   RunText run;
   run.extra = "policies: {dispatch: \"\\xff\\xc3(" + std::string(10'000, 'z') + "\"}\n";
