@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 
 namespace tessera {
 namespace {
@@ -19,13 +20,23 @@ bool is_blank(std::string_view text) { return trim(text).empty(); }
 
 }  // namespace
 
-CsvFile::CsvFile(const std::filesystem::path& path) : file_(path.string()), in_(path) {
+CsvFile::CsvFile(const std::filesystem::path& path, std::uint64_t max_bytes)
+    : file_(path.string()), max_bytes_(max_bytes) {
+  // Checked before opening: opening a FIFO would block, and a device never ends.
+  if (auto problem = input_file_problem(path, max_bytes)) throw SpecError(file_, "", *problem);
+  in_.open(path, std::ios::binary);
   if (!in_) throw SpecError(file_, "", "cannot open file");
 }
 
 bool CsvFile::next_row() {
   while (std::getline(in_, buffer_)) {
     ++line_;
+    bytes_read_ += buffer_.size() + 1;
+    charge_read_bytes(file_, buffer_.size() + 1);
+    if (bytes_read_ > max_bytes_ + 1) {
+      throw SpecError(file_, "line " + std::to_string(line_),
+                      "file too large (at most " + bytes_text(max_bytes_) + ")");
+    }
     if (!buffer_.empty() && buffer_.back() == '\r') buffer_.pop_back();
     if (is_blank(buffer_)) continue;
     split(buffer_);
@@ -38,6 +49,9 @@ void CsvFile::split(std::string_view text) {
   std::size_t count = 0;
   std::size_t pos = 0;
   while (true) {
+    if (count >= limits::kMaxCsvFields) {
+      fail("more than " + std::to_string(limits::kMaxCsvFields) + " fields in one row");
+    }
     if (fields_.size() <= count) fields_.emplace_back();
     std::string& out = fields_[count++];
     out.clear();
@@ -79,7 +93,8 @@ void CsvFile::split(std::string_view text) {
 uint32_t CsvFile::tokens_at(std::size_t col, std::string_view column) const {
   auto value = parse_csv_tokens(field(col));
   if (!value) {
-    fail(column, "expected a non-negative integer below 2^32, found '" + field(col) + "'");
+    fail(column,
+         "expected a non-negative integer below 2^32, found '" + printable(field(col)) + "'");
   }
   return *value;
 }

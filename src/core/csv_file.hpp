@@ -8,17 +8,22 @@
 #include <string_view>
 #include <vector>
 
+#include "core/input_limits.hpp"
+
 namespace tessera {
 
 // Reads a comma-separated file one row at a time and remembers where it is, so that the
 // trace readers can report errors as "<file>: line 12, column arrival_s: <problem>".
 // Blank lines are skipped, a trailing '\r' is dropped, fields may be double-quoted (with ""
 // for a literal quote) and are trimmed of surrounding spaces. Quoted fields may not span
-// lines.
+// lines. The file must be a regular file of at most `max_bytes` (checked when it is opened
+// and again while it is read) and a row may hold at most limits::kMaxCsvFields fields.
 class CsvFile {
  public:
-  // Throws SpecError naming the file if it cannot be opened.
-  explicit CsvFile(const std::filesystem::path& path);
+  // Throws SpecError naming the file if it cannot be opened, is not a regular file or is
+  // larger than `max_bytes`.
+  explicit CsvFile(const std::filesystem::path& path,
+                   std::uint64_t max_bytes = limits::kMaxTraceFileBytes);
 
   // Reads the next non-blank row; returns false at the end of the file.
   bool next_row();
@@ -43,6 +48,8 @@ class CsvFile {
   std::string buffer_;
   std::vector<std::string> fields_;
   std::size_t line_ = 0;
+  std::uint64_t max_bytes_ = 0;
+  std::uint64_t bytes_read_ = 0;
 };
 
 // Field parsers: the whole (trimmed) text must be the value, or they return nothing.

@@ -8,10 +8,11 @@
 #include "core/error.hpp"
 
 namespace tessera {
-CsvTable CsvTable::read(const std::filesystem::path& file, bool has_header) {
+CsvTable CsvTable::read(const std::filesystem::path& file, bool has_header,
+                        std::uint64_t max_bytes) {
   CsvTable out;
   out.file_ = file.string();
-  CsvFile csv(file);
+  CsvFile csv(file, max_bytes);
   bool have_width = false;
   while (csv.next_row()) {
     const int number = static_cast<int>(csv.line());
@@ -44,14 +45,16 @@ std::optional<std::size_t> CsvTable::find_column(std::string_view name) const {
 std::size_t CsvTable::column(std::string_view name) const {
   if (auto col = find_column(name)) return *col;
   std::string list;
-  for (const std::string& h : header_) list += (list.empty() ? "'" : ", '") + h + "'";
+  for (const std::string& h : header_) list += (list.empty() ? "'" : ", '") + printable(h) + "'";
+  if (list.size() > 300) list = list.substr(0, 300) + "...";
   throw SpecError(file_, "line " + std::to_string(header_line_),
                   "missing column '" + std::string(name) + "' (found: " + list + ")");
 }
 
 std::string CsvTable::where(int line, std::size_t col) const {
   std::string out = "line " + std::to_string(line) + ", column ";
-  if (col < header_.size() && !header_[col].empty()) return out + "'" + header_[col] + "'";
+  if (col < header_.size() && !header_[col].empty())
+    return out + "'" + printable(header_[col]) + "'";
   return out + std::to_string(col + 1);
 }
 
@@ -69,7 +72,7 @@ double CsvTable::number(const Row& row, std::size_t col) const {
   double value = 0.0;
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
   if (s.empty() || ec != std::errc() || end != s.data() + s.size() || !std::isfinite(value)) {
-    fail(row, col, "expected a number, found '" + s + "'");
+    fail(row, col, "expected a finite number, found '" + printable(s) + "'");
   }
   return value;
 }
@@ -79,7 +82,7 @@ int64_t CsvTable::integer(const Row& row, std::size_t col) const {
   int64_t value = 0;
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
   if (s.empty() || ec != std::errc() || end != s.data() + s.size()) {
-    fail(row, col, "expected an integer, found '" + s + "'");
+    fail(row, col, "expected a 64-bit integer, found '" + printable(s) + "'");
   }
   return value;
 }

@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/input_limits.hpp"
+
 namespace tessera {
 
 // A whole comma-separated file with a header, read through CsvFile (so quoting and error
@@ -21,8 +23,10 @@ class CsvTable {
 
   // Reads `file`. With `has_header` the first non-blank line names the columns. Blank
   // lines are skipped, cells are trimmed, and every row must have as many cells as the
-  // header (or, without a header, as the first row).
-  static CsvTable read(const std::filesystem::path& file, bool has_header);
+  // header (or, without a header, as the first row). The file must be a regular file of at
+  // most `max_bytes`.
+  static CsvTable read(const std::filesystem::path& file, bool has_header,
+                       std::uint64_t max_bytes = limits::kMaxTableFileBytes);
 
   const std::string& file() const { return file_; }
   const std::vector<std::string>& header() const { return header_; }

@@ -1,15 +1,19 @@
 #include "core/spec_node.hpp"
 
+#include <charconv>
 #include <cmath>
-#include <fstream>
+#include <map>
 #include <sstream>
+
+#include "core/input_file.hpp"
 
 namespace tessera {
 namespace {
 
 std::string join_path(const std::string& base, std::string_view key) {
-  if (base.empty()) return std::string(key);
-  return base + "." + std::string(key);
+  const std::string safe = printable(key);
+  if (base.empty()) return safe;
+  return base + "." + safe;
 }
 
 std::string describe(const YAML::Node& node) {
@@ -22,9 +26,60 @@ std::string describe(const YAML::Node& node) {
     case YAML::NodeType::Null:
       return "null";
     default:
-      return "'" + node.Scalar() + "'";
+      return "'" + printable(node.Scalar()) + "'";
   }
 }
+
+std::string number_text(double v) {
+  std::ostringstream out;
+  out << v;
+  return out.str();
+}
+
+// One walk over a freshly parsed document: keys are scalars and unique within their map,
+// nesting and size (aliases expanded) stay within the limits.
+class DocumentCheck {
+ public:
+  explicit DocumentCheck(const std::string& file) : file_(file) {}
+
+  void walk(const YAML::Node& node, const std::string& path, int depth) {
+    if (++nodes_ > limits::kMaxYamlNodes) {
+      fail(path, "the document has more than " + std::to_string(limits::kMaxYamlNodes) +
+                     " nodes (aliases expanded)");
+    }
+    if (depth > limits::kMaxYamlDepth) {
+      fail(path, "nested more than " + std::to_string(limits::kMaxYamlDepth) + " levels deep");
+    }
+    if (node.IsMap()) {
+      std::map<std::string, int> seen;
+      for (const auto& kv : node) {
+        if (!kv.first.IsScalar()) {
+          fail(path, "map keys must be plain strings, found " + describe(kv.first));
+        }
+        const std::string& key = kv.first.Scalar();
+        const int line = kv.first.Mark().line + 1;
+        auto [it, fresh] = seen.emplace(key, line);
+        if (!fresh) {
+          fail(join_path(path, key), "duplicate key (first at line " + std::to_string(it->second) +
+                                         ", again at line " + std::to_string(line) + ")");
+        }
+        walk(kv.second, join_path(path, key), depth + 1);
+      }
+    } else if (node.IsSequence()) {
+      for (std::size_t i = 0; i < node.size(); ++i) {
+        walk(node[i], path + "[" + std::to_string(i) + "]", depth + 1);
+      }
+    }
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& path, const std::string& problem) const {
+    throw SpecError(file_, path.empty() ? "(top level)" : path, problem);
+  }
+
+  const std::string& file_;
+  uint64_t nodes_ = 0;
+};
 
 }  // namespace
 
@@ -34,19 +89,21 @@ SpecNode::SpecNode(YAML::Node node, std::string file, std::string path)
       path_(std::move(path)) {}
 
 SpecNode SpecNode::load_file(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) throw SpecError(file.string(), "", "cannot open file");
-  std::stringstream text;
-  text << in.rdbuf();
-  return load_string(text.str(), file.string());
+  return load_string(read_input_file(file, limits::kMaxSpecFileBytes), file.string());
 }
 
 SpecNode SpecNode::load_string(const std::string& text, const std::string& name) {
+  YAML::Node root;
   try {
-    return SpecNode(YAML::Load(text), name);
+    root = YAML::Load(text);
   } catch (const YAML::ParserException& e) {
-    throw SpecError(name, "line " + std::to_string(e.mark.line + 1), "invalid YAML: " + e.msg);
+    throw SpecError(name, "line " + std::to_string(e.mark.line + 1),
+                    "invalid YAML: " + printable(e.msg, 200));
+  } catch (const YAML::Exception& e) {
+    throw SpecError(name, "", "invalid YAML: " + printable(e.msg, 200));
   }
+  DocumentCheck(name).walk(root, "", 0);
+  return SpecNode(root, name);
 }
 
 SpecNode SpecNode::child(YAML::Node node, std::string path) const {
@@ -85,7 +142,8 @@ std::vector<std::pair<std::string, SpecNode>> SpecNode::entries() const {
   expect_map();
   std::vector<std::pair<std::string, SpecNode>> out;
   for (const auto& kv : node_) {
-    std::string key = kv.first.as<std::string>();
+    if (!kv.first.IsScalar()) fail("map keys must be plain strings, found " + describe(kv.first));
+    const std::string& key = kv.first.Scalar();
     out.emplace_back(key, child(kv.second, join_path(path_, key)));
   }
   return out;
@@ -94,7 +152,8 @@ std::vector<std::pair<std::string, SpecNode>> SpecNode::entries() const {
 void SpecNode::allow_only(std::initializer_list<std::string_view> allowed) const {
   expect_map();
   for (const auto& kv : node_) {
-    std::string key = kv.first.as<std::string>();
+    if (!kv.first.IsScalar()) fail("map keys must be plain strings, found " + describe(kv.first));
+    const std::string& key = kv.first.Scalar();
     bool known = false;
     for (auto a : allowed) known = known || a == key;
     if (!known) {
@@ -124,19 +183,44 @@ std::string SpecNode::as_string() const {
 double SpecNode::as_number() const {
   if (!node_.IsScalar()) fail("expected a number, found " + describe(node_));
   double value = 0;
-  if (!YAML::convert<double>::decode(node_, value) || !std::isfinite(value)) {
+  if (!YAML::convert<double>::decode(node_, value)) {
     fail("expected a number, found " + describe(node_));
   }
+  if (!std::isfinite(value)) fail("expected a finite number, found " + describe(node_));
   return value;
 }
 
 int64_t SpecNode::as_integer() const {
   if (!node_.IsScalar()) fail("expected an integer, found " + describe(node_));
+  std::string_view text = node_.Scalar();
+  if (!text.empty() && text.front() == '+') text.remove_prefix(1);
+  const bool digits = !text.empty() && (std::isdigit(static_cast<unsigned char>(text.front())) ||
+                                        (text.front() == '-' && text.size() > 1));
   int64_t value = 0;
-  if (!YAML::convert<int64_t>::decode(node_, value)) {
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (!digits || (ec != std::errc() && ec != std::errc::result_out_of_range) ||
+      end != text.data() + text.size()) {
     fail("expected an integer, found " + describe(node_));
   }
+  if (ec == std::errc::result_out_of_range) {
+    fail("integer out of range (beyond 64 bits), found " + describe(node_));
+  }
   return value;
+}
+
+int64_t SpecNode::as_integer_in(int64_t lo, int64_t hi) const {
+  const int64_t v = as_integer();
+  if (v < lo) {
+    fail(
+        (lo == 0 ? std::string("must not be negative") : "must be at least " + std::to_string(lo)) +
+        ", found " + std::to_string(v) + " (an integer in [" + std::to_string(lo) + ", " +
+        std::to_string(hi) + "])");
+  }
+  if (v > hi) {
+    fail("must be at most " + std::to_string(hi) + ", found " + std::to_string(v) +
+         " (an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "])");
+  }
+  return v;
 }
 
 bool SpecNode::as_bool() const {
@@ -150,22 +234,23 @@ bool SpecNode::as_bool() const {
 double SpecNode::as_number_in(double lo, double hi) const {
   double v = as_number();
   if (v < lo || v > hi) {
-    std::ostringstream msg;
-    msg << "must be between " << lo << " and " << hi << ", found " << v;
-    fail(msg.str());
+    fail("must be between " + number_text(lo) + " and " + number_text(hi) + ", found " +
+         number_text(v));
   }
   return v;
 }
 
-double SpecNode::as_positive() const {
+double SpecNode::as_positive(double hi) const {
   double v = as_number();
-  if (!(v > 0)) fail("must be greater than 0, found " + node_.Scalar());
+  if (!(v > 0)) fail("must be greater than 0, found " + number_text(v));
+  if (v > hi) fail("must be at most " + number_text(hi) + ", found " + number_text(v));
   return v;
 }
 
-double SpecNode::as_non_negative() const {
+double SpecNode::as_non_negative(double hi) const {
   double v = as_number();
-  if (v < 0) fail("must not be negative, found " + node_.Scalar());
+  if (v < 0) fail("must not be negative, found " + number_text(v));
+  if (v > hi) fail("must be at most " + number_text(hi) + ", found " + number_text(v));
   return v;
 }
 
@@ -181,6 +266,11 @@ int64_t SpecNode::integer_or(std::string_view key, int64_t fallback) const {
   auto v = get(key);
   return v ? v->as_integer() : fallback;
 }
+int64_t SpecNode::integer_in_or(std::string_view key, int64_t lo, int64_t hi,
+                                int64_t fallback) const {
+  auto v = get(key);
+  return v ? v->as_integer_in(lo, hi) : fallback;
+}
 bool SpecNode::bool_or(std::string_view key, bool fallback) const {
   auto v = get(key);
   return v ? v->as_bool() : fallback;
@@ -193,7 +283,7 @@ std::string SpecNode::as_choice(std::initializer_list<std::string_view> choices)
     if (c == v) return v;
     list += (list.empty() ? "" : ", ") + std::string(c);
   }
-  fail("'" + v + "' is not one of: " + list);
+  fail("'" + printable(v) + "' is not one of: " + list);
 }
 
 std::filesystem::path SpecNode::resolve(const std::string& relative) const {
@@ -203,8 +293,31 @@ std::filesystem::path SpecNode::resolve(const std::string& relative) const {
 }
 
 std::filesystem::path SpecNode::as_path() const {
-  auto p = resolve(as_string());
-  if (!std::filesystem::exists(p)) fail("file not found: " + p.string());
+  const std::string text = as_string();
+  if (text.empty()) fail("expected a path, found ''");
+  auto p = resolve(text);
+  std::error_code ec;
+  if (!std::filesystem::exists(p, ec)) fail("file not found: " + printable(p.string(), 200));
+  return p;
+}
+
+std::filesystem::path SpecNode::as_file_path(uint64_t max_bytes) const {
+  const std::string text = as_string();
+  if (text.empty()) fail("expected a file path, found ''");
+  if (text.find('\0') != std::string::npos) fail("a file path cannot hold a NUL byte");
+  auto p = resolve(text);
+  if (auto problem = input_file_problem(p, max_bytes)) fail(printable(*problem, 300));
+  return p;
+}
+
+std::filesystem::path SpecNode::as_dir_path() const {
+  const std::string text = as_string();
+  if (text.empty()) fail("expected a folder path, found ''");
+  if (text.find('\0') != std::string::npos) fail("a path cannot hold a NUL byte");
+  auto p = resolve(text);
+  std::error_code ec;
+  if (!std::filesystem::exists(p, ec)) fail("not found: " + printable(p.string(), 200));
+  if (!std::filesystem::is_directory(p, ec)) fail("not a directory: " + printable(p.string(), 200));
   return p;
 }
 

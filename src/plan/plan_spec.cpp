@@ -4,6 +4,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/input_file.hpp"
 #include "profile/profile_sources.hpp"
 #include "spec/app_spec.hpp"
 
@@ -15,8 +16,8 @@ SegmentCatalogue parse_catalogue(const SpecNode& node) {
   node.allow_only({"name", "compute_slices", "memory_slices", "mps_max", "mig"});
   SegmentCatalogue c = h100_catalogue();
   c.gpu = node.string_or("name", c.gpu);
-  c.gpu_compute = static_cast<int>(node.integer_or("compute_slices", c.gpu_compute));
-  c.gpu_memory = static_cast<int>(node.integer_or("memory_slices", c.gpu_memory));
+  c.gpu_compute = static_cast<int>(node.integer_in_or("compute_slices", 1, 64, c.gpu_compute));
+  c.gpu_memory = static_cast<int>(node.integer_in_or("memory_slices", 1, 64, c.gpu_memory));
   if (auto m = node.get("mps_max")) {
     const auto v = m->as_integer();
     if (v < 1 || v > 16) m->fail("must be an integer in [1, 16]");
@@ -25,11 +26,14 @@ SegmentCatalogue parse_catalogue(const SpecNode& node) {
   if (auto list = node.get("mig")) {
     c.mig.clear();
     std::set<std::string> names;
-    for (const auto& item : list->items()) {
+    const auto items = list->items();
+    if (items.size() > 256) list->fail("at most 256 MIG profiles");
+    for (const auto& item : items) {
       item.allow_only({"name", "compute", "memory", "starts", "cost"});
       MigProfile p;
       p.name = item.at("name").as_string();
       if (!names.insert(p.name).second) item.at("name").fail("MIG profile given twice");
+      std::set<int64_t> starts;
       auto int_in = [&](const char* key, int64_t lo, int64_t hi) {
         const auto f = item.at(key);
         const auto v = f.as_integer();
@@ -44,6 +48,7 @@ SegmentCatalogue parse_catalogue(const SpecNode& node) {
       for (const auto& s : item.at("starts").items()) {
         const auto v = s.as_integer();
         if (v < 0 || v + p.memory > c.gpu_memory) s.fail("start outside the GPU's memory slices");
+        if (!starts.insert(v).second) s.fail("start given twice");
         p.starts.push_back(static_cast<int>(v));
       }
       if (p.starts.empty()) item.at("starts").fail("needs at least one start");
@@ -73,8 +78,9 @@ void parse_scaling(const SpecNode& node, PlanSpec& spec) {
   }
   if (auto cal = node.get("mps_calibration")) {
     cal->allow_only({"ppipe", "max_batch"});
-    const auto dir = cal->at("ppipe").as_path();
-    const int max_batch = static_cast<int>(cal->integer_or("max_batch", 0));
+    const auto dir = cal->at("ppipe").as_dir_path();
+    const int max_batch =
+        static_cast<int>(cal->integer_in_or("max_batch", 0, limits::kMaxBatch, 0));
     const auto fit = fit_mps_exponent(dir, max_batch);
     s.mps_exponent = std::clamp(fit.exponent, 0.0, 1.0);
     std::ostringstream text;
@@ -98,7 +104,7 @@ PlanSpec parse_plan_spec(const SpecNode& node) {
   auto& opt = spec.options;
   const SpecNode app_field = node.at("app");
   if (app_field.is_scalar()) {
-    spec.app_file = app_field.as_path();
+    spec.app_file = app_field.as_file_path();
     in.app = parse_app(SpecNode::load_file(spec.app_file));
   } else {
     in.app = parse_app(app_field);
@@ -120,9 +126,10 @@ PlanSpec parse_plan_spec(const SpecNode& node) {
     }
     if (in.batch_sizes.empty()) b->fail("needs at least one batch size");
   }
-  in.latency_slo_ms = node.has("slo_ms") ? node.at("slo_ms").as_positive() : to_ms(in.app.slo);
+  in.latency_slo_ms =
+      node.has("slo_ms") ? node.at("slo_ms").as_positive(limits::kMaxMs) : to_ms(in.app.slo);
   if (auto a = node.get("accuracy_slo")) in.accuracy_slo = a->as_number_in(0, 1);
-  if (auto d = node.get("demand_rps")) in.demand_rps = d->as_positive();
+  if (auto d = node.get("demand_rps")) in.demand_rps = d->as_positive(limits::kMaxRateRps);
   if (auto s = node.get("slices")) {
     const auto v = s->as_integer();
     if (v < 1 || v > 1000000) s->fail("must be an integer in [1, 1000000]");
@@ -138,8 +145,8 @@ PlanSpec parse_plan_spec(const SpecNode& node) {
   }
   if (auto o = node.get("objective")) {
     o->allow_only({"alpha", "beta"});
-    if (auto a = o->get("alpha")) opt.alpha = a->as_non_negative();
-    if (auto b = o->get("beta")) opt.beta = b->as_non_negative();
+    if (auto a = o->get("alpha")) opt.alpha = a->as_non_negative(1e9);
+    if (auto b = o->get("beta")) opt.beta = b->as_non_negative(1e9);
   }
   if (auto t = node.get("accuracy_tolerance")) {
     opt.accuracy_tolerance = t->as_number_in(1e-6, 0.5);
@@ -147,7 +154,7 @@ PlanSpec parse_plan_spec(const SpecNode& node) {
   if (auto p = node.get("packing")) {
     opt.packing_constraints = p->as_choice({"placement", "aggregate"}) == "placement";
   }
-  if (auto t = node.get("time_limit_s")) opt.milp.time_limit_s = t->as_positive();
+  if (auto t = node.get("time_limit_s")) opt.milp.time_limit_s = t->as_positive(86'400.0);
 
   // Profiles: measured curves, then the segment curves the catalogue needs.
   const SpecNode profiles_field = node.at("profiles");
@@ -177,6 +184,7 @@ PlanSpec parse_plan_spec(const SpecNode& node) {
 }
 
 PlanSpec load_plan_spec(const std::filesystem::path& file) {
+  LoadBudget budget;
   return parse_plan_spec(SpecNode::load_file(file));
 }
 

@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <optional>
 #include <stdexcept>
 
 #include "core/spec_node.hpp"
@@ -37,16 +41,37 @@ PardSettings parse_pard_settings(const SpecNode& node, PardSettings s) {
                                   : DownstreamEstimate::kFull;
   }
   if (auto n = node.get("lambda")) s.lambda = n->as_number_in(0.0, 1.0);
-  if (auto n = node.get("queue_window_s")) s.queue_window = n->as_positive();
-  if (auto n = node.get("samples")) {
-    const auto m = n->as_integer();
-    if (m < 1 || m > 10'000'000) n->fail("must be between 1 and 10000000");
-    s.samples = static_cast<int>(m);
+  if (auto n = node.get("queue_window_s")) {
+    s.queue_window = n->as_number_in(limits::kMinPeriodS, limits::kMaxSpanS);
   }
-  if (auto n = node.get("sync_period_s")) s.sync_period = n->as_positive();
+  if (auto n = node.get("samples")) s.samples = static_cast<int>(n->as_integer_in(1, 1'000'000));
+  if (auto n = node.get("sync_period_s")) {
+    s.sync_period = n->as_number_in(limits::kMinPeriodS, 86'400.0);
+  }
   if (auto n = node.get("hysteresis")) s.hysteresis = n->as_bool();
-  if (auto n = node.get("rate_window_s")) s.rate_window = n->as_positive();
+  if (auto n = node.get("rate_window_s")) {
+    s.rate_window = n->as_number_in(limits::kMinPeriodS, limits::kMaxSpanS);
+  }
+  // The planner keeps rate_window_s / sync_period_s periods of history.
+  if (s.rate_window / s.sync_period > 1e6) {
+    node.fail(
+        "rate_window_s / sync_period_s must be at most 1000000 (the periods of history kept)");
+  }
   return s;
+}
+
+// A preset's numeric parameter: the whole text must be a finite number in [lo, hi].
+double preset_number(const std::string& spec, const std::string& param, double lo, double hi,
+                     const char* form) {
+  double value = 0;
+  const char* end = param.data() + param.size();
+  auto [ptr, ec] = std::from_chars(param.data(), end, value);
+  if (param.empty() || ec != std::errc() || ptr != end || !std::isfinite(value) || value < lo ||
+      value > hi) {
+    throw std::invalid_argument(fmt::format(
+        "bad parameter in preset '{}' ({}: a number in [{}, {}])", printable(spec), form, lo, hi));
+  }
+  return value;
 }
 
 }  // namespace
@@ -110,6 +135,14 @@ PolicyConfig preset_config(const std::string& spec) {
   const auto colon = spec.find(':');
   const std::string name = spec.substr(0, colon);
   const std::string param = colon == std::string::npos ? "" : spec.substr(colon + 1);
+  const bool takes_param =
+      name == "jigsawserve" || name == "slackfit" || name == "infaas" || name == "clipper+";
+  const auto& known = policy_presets("");
+  if (colon != std::string::npos && !takes_param &&
+      std::find(known.begin(), known.end(), name) != known.end()) {
+    throw std::invalid_argument("preset '" + printable(name) + "' takes no parameter (found '" +
+                                printable(spec) + "')");
+  }
   PolicyConfig c;
   c.preset = spec;
   // Every preset batches the same way (PARD §4.2: form the next batch while one runs).
@@ -162,13 +195,9 @@ PolicyConfig preset_config(const std::string& spec) {
     c.queue = "fifo";
     c.batching = "jigsaw";
     c.dropping = "jigsaw";
-    if (!param.empty()) {
-      try {
-        c.stale_after = from_ms(std::stod(param));
-      } catch (const std::exception&) {
-        throw std::invalid_argument("bad parameter in preset '" + spec +
-                                    "' (jigsawserve:STALE_MS)");
-      }
+    if (colon != std::string::npos) {
+      c.stale_after =
+          from_ms(preset_number(spec, param, 0.0, limits::kMaxMs, "jigsawserve:STALE_MS"));
     }
   } else if (name == "slackfit" || name == "maxbatch" || name == "maxacc" || name == "infaas" ||
              name == "clipper+") {
@@ -178,12 +207,18 @@ PolicyConfig preset_config(const std::string& spec) {
     c.batching = "idle";
     c.dropping = "expired";
     c.variant = name;
-    try {
-      if (name == "clipper+") c.slack.fixed_variant = param;
-      if (name == "infaas" && !param.empty()) c.slack.accuracy_floor = std::stod(param);
-      if (name == "slackfit" && !param.empty()) c.slack.buckets = std::stoi(param);
-    } catch (const std::exception&) {
-      throw std::invalid_argument("bad parameter in preset '" + spec + "'");
+    const bool has_param = colon != std::string::npos;
+    if (name == "clipper+") c.slack.fixed_variant = param;
+    if (name == "infaas" && has_param) {
+      c.slack.accuracy_floor = preset_number(spec, param, 0.0, 1.0, "infaas:FLOOR");
+    }
+    if (name == "slackfit" && has_param) {
+      const double buckets = preset_number(spec, param, 1, 10000, "slackfit:BUCKETS");
+      if (buckets != std::floor(buckets)) {
+        throw std::invalid_argument("bad parameter in preset '" + printable(spec) +
+                                    "' (slackfit:BUCKETS: an integer in [1, 10000])");
+      }
+      c.slack.buckets = static_cast<int>(buckets);
     }
     if (name == "clipper+" && param.empty()) {
       throw std::invalid_argument("preset clipper+ names the variant it serves: clipper+:VARIANT");
@@ -191,8 +226,8 @@ PolicyConfig preset_config(const std::string& spec) {
   } else {
     std::string list;
     for (const auto& p : policy_presets("")) list += (list.empty() ? "" : ", ") + p;
-    throw std::invalid_argument("unknown policy preset '" + name + "' (expected one of: " + list +
-                                ")");
+    throw std::invalid_argument("unknown policy preset '" + printable(name) +
+                                "' (expected one of: " + list + ")");
   }
   return c;
 }
@@ -220,7 +255,7 @@ PolicyConfig parse_policy_config(const SpecNode& node) {
   }
   if (auto n = node.get("stale_ms")) {
     if (config.dropping != "jigsaw") n->fail("only jigsaw dropping takes a staleness threshold");
-    config.stale_after = from_ms(n->as_non_negative());
+    config.stale_after = from_ms(n->as_ms());
   }
   if (auto n = node.get("variant")) {
     const SpecNode kind = n->is_scalar() ? *n : n->at("kind");
@@ -230,9 +265,7 @@ PolicyConfig parse_policy_config(const SpecNode& node) {
       n->allow_only({"kind", "buckets", "accuracy_floor", "variant"});
       if (auto b = n->get("buckets")) {
         if (config.variant != "slackfit") b->fail("only slackfit takes buckets");
-        const auto k = b->as_integer();
-        if (k < 1 || k > 10000) b->fail("must be between 1 and 10000");
-        config.slack.buckets = static_cast<int>(k);
+        config.slack.buckets = static_cast<int>(b->as_integer_in(1, 10000));
       }
       if (auto f = n->get("accuracy_floor")) {
         if (config.variant != "infaas") f->fail("only infaas takes an accuracy floor");
@@ -248,9 +281,7 @@ PolicyConfig parse_policy_config(const SpecNode& node) {
     }
   }
   if (auto n = node.get("max_queue")) {
-    auto v = n->as_integer();
-    if (v < 0) n->fail("must not be negative");
-    config.max_queue = static_cast<std::size_t>(v);
+    config.max_queue = static_cast<std::size_t>(n->as_integer_in(0, INT32_MAX));
   }
   if (auto n = node.get("batching")) {
     if (n->is_scalar()) {
@@ -261,13 +292,25 @@ PolicyConfig parse_policy_config(const SpecNode& node) {
       if (auto t = n->get("timeout_ms")) {
         if (config.batching != "timeout" && config.batching != "jigsaw")
           t->fail("only timeout and jigsaw batching take a timeout");
-        config.batch_timeout = from_ms(t->as_non_negative());
+        config.batch_timeout = from_ms(t->as_ms());
       }
     }
   }
   if (auto n = node.get("pard")) config.pard = parse_pard_settings(*n, config.pard);
   if (auto n = node.get("cancel_siblings")) config.cancel_siblings = n->as_bool();
   return config;
+}
+
+void check_policy_for_app(const SpecNode& node, const PolicyConfig& config, const App& app) {
+  if (config.variant != "clipper+") return;
+  for (const Task& task : app.tasks) {
+    if (task.variant_index(config.slack.fixed_variant) >= 0) return;
+  }
+  const SpecNode where = node.has("variant")  ? node.at("variant")
+                         : node.has("preset") ? node.at("preset")
+                                              : node;
+  where.fail("clipper+ serves variant '" + printable(config.slack.fixed_variant) +
+             "', which is not a variant of any task of the application");
 }
 
 PolicySet::PolicySet(PolicyConfig config) : config_(std::move(config)) {}

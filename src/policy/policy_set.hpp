@@ -55,6 +55,9 @@ PolicyConfig preset_config(const std::string& spec);
 
 // Reads the `policies:` section of a run spec. Unknown names are spec errors.
 PolicyConfig parse_policy_config(const SpecNode& node);
+// Checks what a parsed policy names against the application (a clipper+ variant must be
+// a variant of some task), failing on `node`'s field that named it.
+void check_policy_for_app(const SpecNode& node, const PolicyConfig& config, const App& app);
 
 class PolicySet {
  public:

@@ -7,6 +7,7 @@
 
 #include "core/csv_table.hpp"
 #include "core/error.hpp"
+#include "core/input_limits.hpp"
 
 namespace tessera {
 
@@ -37,7 +38,9 @@ ProfileTable import_loki_runtimes(const std::filesystem::path& csv,
     int64_t batch = f.integer(row, batch_col);
     if (batch < 1 || batch > 1'000'000) f.fail(row, batch_col, "batch size must be >= 1");
     double ms = f.number(row, value_col);
-    if (!(ms > 0.0)) f.fail(row, value_col, "latency must be > 0 ms");
+    if (!(ms > 0.0) || ms > limits::kMaxMs) {
+      f.fail(row, value_col, "latency must be in (0, 86400000] ms");
+    }
     auto [it, fresh] = first_line.emplace(std::make_tuple(model, accel, batch), row.line);
     if (!fresh) {
       f.fail(row, batch_col,
@@ -89,7 +92,7 @@ LokiBranching load_loki_branching(const std::filesystem::path& csv) {
       branch.share[out.children[i]] = share;
     }
     if (!out.variants.emplace(model, std::move(branch)).second) {
-      f.fail(row, model_col, "model '" + model + "' is given twice");
+      f.fail(row, model_col, "model '" + printable(model) + "' is given twice");
     }
   }
   return out;

@@ -7,6 +7,7 @@
 
 #include "core/csv_table.hpp"
 #include "core/error.hpp"
+#include "core/input_limits.hpp"
 
 namespace tessera {
 namespace {
@@ -137,7 +138,9 @@ PpipeBlockProfile load_ppipe_block_profile(const std::filesystem::path& timing_c
     std::vector<double> per_batch;
     for (std::size_t c = 0; c < row.cells.size(); ++c) {
       double us = f.number(row, c);
-      if (!(us > 0.0)) f.fail(row, c, "latency must be > 0 us");
+      if (!(us > 0.0) || us > limits::kMaxMs * 1e3) {
+        f.fail(row, c, "latency must be in (0, 8.64e10] us");
+      }
       per_batch.push_back(us);
     }
     p.block_latency_us.push_back(std::move(per_batch));

@@ -14,7 +14,7 @@ namespace {
 
 ProfileTable load_loki(const SpecNode& item) {
   item.allow_only({"format", "runtimes", "segments", "column"});
-  std::filesystem::path runtimes = item.at("runtimes").as_path();
+  std::filesystem::path runtimes = item.at("runtimes").as_file_path(limits::kMaxTableFileBytes);
   std::map<std::string, std::string> segments;
   if (auto seg = item.get("segments")) {
     for (const auto& [accel, name] : seg->entries()) {
@@ -34,16 +34,16 @@ ProfileTable load_loki(const SpecNode& item) {
 ProfileTable load_ppipe(const SpecNode& item) {
   item.allow_only({"format", "dir", "models", "mappings"});
   SpecNode dir_node = item.at("dir");
-  std::filesystem::path dir = dir_node.as_path();
+  std::filesystem::path dir = dir_node.as_dir_path();
   // PPipe's data/ folder is accepted too: its block timings sit in models/block-timing-tf32.
   std::error_code ec;
   if (std::filesystem::is_directory(dir / "models" / "block-timing-tf32", ec)) {
     dir = dir / "models" / "block-timing-tf32";
   } else if (!std::filesystem::is_directory(dir, ec)) {
-    dir_node.fail("not a directory: " + dir.string());
+    dir_node.fail("not a directory: " + printable(dir.string(), 200));
   }
   std::filesystem::path mappings;
-  if (auto m = item.get("mappings")) mappings = m->as_path();
+  if (auto m = item.get("mappings")) mappings = m->as_dir_path();
   SpecNode models = item.at("models");
   std::vector<SpecNode> names = models.items();
   if (names.empty()) models.fail("needs at least one model");
@@ -52,7 +52,8 @@ ProfileTable load_ppipe(const SpecNode& item) {
   for (const SpecNode& name : names) {
     std::string model = name.as_string();
     if (std::find(available.begin(), available.end(), model) == available.end()) {
-      name.fail("no block-timing files " + model + "-GPU-SHARE.csv in " + dir.string());
+      name.fail("no block-timing files " + printable(model) + "-GPU-SHARE.csv in " +
+                printable(dir.string(), 200));
     }
     for (const PpipeBlockProfile& p : load_ppipe_model(dir, model, mappings)) {
       table.set_curve(ppipe_model_curve(p));
@@ -65,7 +66,7 @@ ProfileTable load_item(const SpecNode& item) {
   item.expect_map();
   if (item.has("file")) {
     item.allow_only({"file"});
-    return load_profile_yaml_file(item.at("file").as_path());
+    return load_profile_yaml_file(item.at("file").as_file_path());
   }
   if (!item.has("format")) item.fail("expected either 'file' or 'format' (loki | ppipe)");
   std::string format = item.at("format").as_choice({"loki", "ppipe"});

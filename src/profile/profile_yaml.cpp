@@ -16,8 +16,10 @@ std::string non_empty_string(const SpecNode& node) {
 int parse_batch(const std::string& key, const SpecNode& value) {
   int batch = 0;
   auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), batch);
-  if (key.empty() || ec != std::errc() || end != key.data() + key.size() || batch < 1) {
-    value.fail("batch size must be an integer >= 1, found '" + key + "'");
+  if (key.empty() || ec != std::errc() || end != key.data() + key.size() || batch < 1 ||
+      batch > limits::kMaxProfileBatch) {
+    value.fail("batch size must be an integer in [1, " + std::to_string(limits::kMaxProfileBatch) +
+               "], found '" + printable(key) + "'");
   }
   return batch;
 }
@@ -38,7 +40,7 @@ ProfileCurve load_curve(const SpecNode& item) {
   for (const auto& [key, value] : latency.entries()) {
     int batch = parse_batch(key, value);
     if (!seen.insert(batch).second) value.fail("batch size " + key + " is given twice");
-    curve.points.push_back(ProfilePoint{batch, value.as_positive()});
+    curve.points.push_back(ProfilePoint{batch, value.as_positive(limits::kMaxMs)});
   }
   if (curve.points.empty()) latency.fail("needs at least one batch size");
   return curve;
@@ -97,8 +99,8 @@ ProfileTable load_profile_yaml(const SpecNode& node) {
   for (const SpecNode& item : node.at("profiles").items()) {
     ProfileCurve curve = load_curve(item);
     if (!seen.insert({curve.variant, curve.segment}).second) {
-      item.fail("variant '" + curve.variant + "' on segment '" + curve.segment +
-                "' is given twice");
+      item.fail("variant '" + printable(curve.variant) + "' on segment '" +
+                printable(curve.segment) + "' is given twice");
     }
     table.set_curve(std::move(curve));
   }

@@ -8,10 +8,9 @@ Cluster parse_cluster(const SpecNode& node) {
   for (const SpecNode& s : node.at("segments").items()) {
     s.allow_only({"name", "count", "gpu", "cost"});
     const std::string name = s.at("name").as_string();
-    const auto count = s.at("count").as_integer();
-    if (count < 0) s.at("count").fail("must not be negative");
+    const auto count = s.at("count").as_integer_in(0, limits::kMaxSegmentCount);
     if (!cluster.segments.emplace(name, static_cast<int>(count)).second) {
-      s.at("name").fail("duplicate segment '" + name + "'");
+      s.at("name").fail("duplicate segment '" + printable(name) + "'");
     }
   }
   return cluster;
@@ -43,23 +42,26 @@ Deployment parse_deployment(const SpecNode& node, const App& app, const ProfileT
     n.fail("no link named '" + name + "' in the deployment's links");
     return name;
   };
-  std::map<std::string, int> used;
+  // Counts are bounded per group and in total, so these sums cannot wrap.
+  std::map<std::string, int64_t> used;
+  int64_t total = 0;
   for (const SpecNode& w : node.at("workers").items()) {
     w.allow_only({"task", "variant", "variants", "segment", "max_batch", "count",
                   "batch_timeout_ms", "uplink", "downlink"});
     WorkerGroup group;
     const int task = app.task_index(w.at("task").as_string());
-    if (task < 0) w.at("task").fail("unknown task '" + w.at("task").as_string() + "'");
+    if (task < 0) w.at("task").fail("unknown task '" + printable(w.at("task").as_string()) + "'");
     group.task = static_cast<TaskId>(task);
     const Task& t = app.tasks[group.task];
     group.segment = w.at("segment").as_string();
-    group.max_batch = static_cast<int>(w.integer_or("max_batch", 1));
-    if (group.max_batch < 1) w.at("max_batch").fail("must be at least 1");
-    group.count = static_cast<int>(w.integer_or("count", 1));
-    if (group.count < 0) w.at("count").fail("must not be negative");
-    if (auto timeout = w.get("batch_timeout_ms")) {
-      group.batch_timeout = from_ms(timeout->as_non_negative());
+    group.max_batch = static_cast<int>(w.integer_in_or("max_batch", 1, limits::kMaxBatch, 1));
+    group.count = static_cast<int>(w.integer_in_or("count", 0, limits::kMaxWorkersPerGroup, 1));
+    total += group.count;
+    if (total > limits::kMaxWorkers) {
+      w.at("count").fail("the deployment would have more than " +
+                         std::to_string(limits::kMaxWorkers) + " workers");
     }
+    if (auto timeout = w.get("batch_timeout_ms")) group.batch_timeout = from_ms(timeout->as_ms());
     if (auto up = w.get("uplink")) group.uplink = link_name(*up);
     if (auto down = w.get("downlink")) group.downlink = link_name(*down);
 
@@ -70,15 +72,18 @@ Deployment parse_deployment(const SpecNode& node, const App& app, const ProfileT
     if (names.empty()) w.fail("required field 'variant' is missing");
     for (const SpecNode& n : names) {
       const int vi = t.variant_index(n.as_string());
-      if (vi < 0) n.fail("'" + n.as_string() + "' is not a variant of task '" + t.name + "'");
+      if (vi < 0) {
+        n.fail("'" + printable(n.as_string()) + "' is not a variant of task '" + printable(t.name) +
+               "'");
+      }
       if (!profiles.has(n.as_string(), group.segment)) {
-        n.fail("no latency profile for variant '" + n.as_string() + "' on segment '" +
-               group.segment + "'");
+        n.fail("no latency profile for variant '" + printable(n.as_string()) + "' on segment '" +
+               printable(group.segment) + "'");
       }
       group.variants.push_back(vi);
     }
     if (cluster != nullptr && !cluster->segments.count(group.segment)) {
-      w.at("segment").fail("segment '" + group.segment + "' is not in the cluster");
+      w.at("segment").fail("segment '" + printable(group.segment) + "' is not in the cluster");
     }
     used[group.segment] += group.count;
     deployment.groups.push_back(std::move(group));
@@ -87,14 +92,15 @@ Deployment parse_deployment(const SpecNode& node, const App& app, const ProfileT
     for (const auto& [segment, count] : used) {
       const int available = cluster->segments.at(segment);
       if (count > available) {
-        node.at("workers").fail("needs " + std::to_string(count) + " of segment '" + segment +
-                                "' but the cluster has " + std::to_string(available));
+        node.at("workers").fail("needs " + std::to_string(count) + " of segment '" +
+                                printable(segment) + "' but the cluster has " +
+                                std::to_string(available));
       }
     }
   }
   for (std::size_t t = 0; t < app.tasks.size(); ++t) {
     if (deployment.workers_of(static_cast<TaskId>(t)) == 0) {
-      node.at("workers").fail("task '" + app.tasks[t].name + "' has no workers");
+      node.at("workers").fail("task '" + printable(app.tasks[t].name) + "' has no workers");
     }
   }
   return deployment;

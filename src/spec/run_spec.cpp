@@ -1,5 +1,11 @@
 #include "spec/run_spec.hpp"
 
+#include <algorithm>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/input_file.hpp"
 #include "profile/profile_sources.hpp"
 #include "spec/app_spec.hpp"
 #include "workload/workload_spec.hpp"
@@ -9,7 +15,7 @@ namespace {
 
 // A section that is either a path to its own YAML file or written inline.
 SpecNode section(const SpecNode& node) {
-  if (node.is_scalar()) return SpecNode::load_file(node.as_path());
+  if (node.is_scalar()) return SpecNode::load_file(node.as_file_path());
   return node;
 }
 
@@ -18,16 +24,16 @@ SimOptions parse_sim_options(const SpecNode& node, const SpecNode& app_node, App
   node.allow_only({"seed", "noise_cv", "window_s", "hop_delay_ms", "worker_losses", "cost_model"});
   SimOptions options;
   if (auto s = node.get("seed")) {
-    const auto seed = s->as_integer();
-    if (seed < 0) s->fail("must not be negative");
-    options.seed = static_cast<uint64_t>(seed);
+    options.seed = static_cast<uint64_t>(s->as_integer_in(0, INT64_MAX));
   }
   if (auto n = node.get("noise_cv")) options.noise_cv = n->as_number_in(0.0, 10.0);
-  if (auto w = node.get("window_s")) options.window = w->as_positive();
+  if (auto w = node.get("window_s")) {
+    options.window = w->as_number_in(limits::kMinPeriodS, limits::kMaxSpanS);
+  }
   if (auto h = node.get("hop_delay_ms")) {
     // A default for edges that set no delay of their own (an explicit `delay_ms: 0`
     // counts as one). parse_app makes one edge per item of `edges`, in order.
-    const Time delay = from_ms(h->as_non_negative());
+    const Time delay = from_ms(h->as_ms());
     const auto edges = app_node.get("edges");
     const std::vector<SpecNode> items = edges ? edges->items() : std::vector<SpecNode>{};
     for (std::size_t i = 0; i < app.edges.size() && i < items.size(); ++i) {
@@ -57,11 +63,41 @@ SimOptions parse_sim_options(const SpecNode& node, const SpecNode& app_node, App
                             ": the deployment has workers 0.." + std::to_string(workers - 1) +
                             ", numbered in the order of its groups");
       }
-      options.worker_losses.emplace_back(l.at("at_s").as_non_negative(),
+      options.worker_losses.emplace_back(l.at("at_s").as_non_negative(limits::kMaxSpanS),
                                          static_cast<WorkerId>(worker));
     }
   }
   return options;
+}
+
+// The time each task's workers need for `requests` requests, summed over the tasks: the
+// expected items at the task times the slowest per-item latency of its worker groups
+// (at batch 1 or at max_batch), divided among its workers.
+double busy_seconds(const RunSpec& run, double requests) {
+  const std::vector<double> items = expected_items_by_task(run.app);
+  double total = 0;
+  for (std::size_t t = 0; t < run.app.tasks.size(); ++t) {
+    double per_item = 0;
+    int workers = 0;
+    for (const WorkerGroup& g : run.deployment.groups) {
+      if (g.task != t) continue;
+      workers += g.count;
+      for (const int v : g.variants) {
+        const std::string& name = run.app.tasks[t].variants[static_cast<std::size_t>(v)].name;
+        per_item = std::max({per_item, run.profiles.latency(name, g.segment, 1),
+                             run.profiles.latency(name, g.segment, g.max_batch) / g.max_batch});
+      }
+    }
+    if (workers > 0) total += requests * items[t] * per_item / workers;
+  }
+  return total;
+}
+
+std::string approx(double v) {
+  std::ostringstream out;
+  out.precision(3);
+  out << v;
+  return out.str();
 }
 
 }  // namespace
@@ -77,7 +113,10 @@ RunSpec parse_run_spec(const SpecNode& node) {
   if (auto c = node.get("cluster")) run.cluster = parse_cluster(section(*c));
   run.deployment = parse_deployment(section(node.at("deployment")), run.app, run.profiles,
                                     run.cluster ? &*run.cluster : nullptr);
-  if (auto p = node.get("policies")) run.policies = parse_policy_config(*p);
+  if (auto p = node.get("policies")) {
+    run.policies = parse_policy_config(*p);
+    check_policy_for_app(*p, run.policies, run.app);
+  }
   if (auto s = node.get("simulation")) {
     run.sim = parse_sim_options(*s, app_node, run.app, run.deployment.total_workers());
   }
@@ -91,10 +130,41 @@ std::unique_ptr<ArrivalSource> make_run_arrivals(const RunSpec& run) {
     run.workload.fail(
         "this workload never ends: give its source or the workload a duration_s or a limit");
   }
+  // The time series holds one window per window_s of the run: the arrivals' span, one SLO
+  // for the last requests, and the time the workers need for all of the work (if nothing
+  // is dropped an overloaded run lasts that long).
+  const double windows =
+      (workload.size.span_s + run.app.slo + busy_seconds(run, workload.size.count)) /
+      run.sim.window;
+  if (!(windows <= limits::kMaxWindows)) {
+    run.workload.fail("the run would need about " + approx(windows) + " time-series windows of " +
+                      approx(run.sim.window) + " s (at most " + approx(limits::kMaxWindows) +
+                      "): raise simulation.window_s or shorten the workload");
+  }
+  // PARD's State Planner draws `samples` per task at every sync.
+  const PolicyConfig& p = run.policies;
+  if (p.queue == "adaptive" || p.dropping == "pard" || p.dropping == "split" ||
+      p.dropping == "split_wcl") {
+    const double draws = (workload.size.span_s + run.app.slo) / p.pard.sync_period *
+                         static_cast<double>(run.app.tasks.size()) * p.pard.samples;
+    if (!(draws <= limits::kMaxPlannerDraws)) {
+      run.workload.fail("PARD's State Planner would make about " + approx(draws) +
+                        " draws over this workload (at most " + approx(limits::kMaxPlannerDraws) +
+                        "): raise policies.pard.sync_period_s, lower its samples or shorten "
+                        "the workload");
+    }
+  }
+  const double items = workload.size.count * expected_items_per_request(run.app);
+  if (!(items <= limits::kMaxItems)) {
+    run.workload.fail("the run would process about " + approx(items) + " items (" +
+                      approx(workload.size.count) + " requests through the task graph; at most " +
+                      approx(limits::kMaxItems) + ")");
+  }
   return std::move(workload.source);
 }
 
 RunSpec load_run_spec(const std::filesystem::path& file) {
+  LoadBudget budget;
   return parse_run_spec(SpecNode::load_file(file));
 }
 

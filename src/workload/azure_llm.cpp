@@ -4,6 +4,8 @@
 
 #include "core/csv_file.hpp"
 #include "core/error.hpp"
+#include "core/input_file.hpp"
+#include "core/input_limits.hpp"
 #include "workload/civil_time.hpp"
 
 namespace tessera {
@@ -42,17 +44,21 @@ std::vector<Arrival> read_azure_llm_csv(const std::filesystem::path& path) {
     auto stamp = parse_civil_timestamp(csv.field(time_col));
     if (!stamp) {
       csv.fail(kTimestamp, "expected a timestamp like 2023-11-16 18:17:03.9799600, found '" +
-                               csv.field(time_col) + "'");
+                               printable(csv.field(time_col)) + "'");
     }
     if (out.empty()) first = *stamp;
     Arrival a;
     a.time = seconds_between(first, *stamp);
     if (!out.empty() && a.time < out.back().time) {
-      csv.fail(kTimestamp, "times must be non-decreasing: " + csv.field(time_col) +
+      csv.fail(kTimestamp, "times must be non-decreasing: " + printable(csv.field(time_col)) +
                                " is earlier than the row before it");
     }
     a.input_tokens = csv.tokens_at(input_col, kContext);
     a.output_tokens = csv.tokens_at(output_col, kGenerated);
+    if (static_cast<double>(out.size()) >= limits::kMaxArrivals) {
+      csv.fail("more than 1e8 arrivals in one trace");
+    }
+    charge_trace_row(csv.file(), csv.line());
     out.push_back(a);
   }
   return out;

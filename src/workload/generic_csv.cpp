@@ -5,6 +5,8 @@
 
 #include "core/csv_file.hpp"
 #include "core/error.hpp"
+#include "core/input_file.hpp"
+#include "core/input_limits.hpp"
 
 namespace tessera {
 namespace {
@@ -25,7 +27,7 @@ Columns read_header(CsvFile& csv) {
   for (std::size_t i = 0; i < names.size(); ++i) {
     for (std::size_t j = 0; j < i; ++j) {
       if (names[j] == names[i] && !names[i].empty()) {
-        csv.fail(names[i], "column appears twice in the header");
+        csv.fail(printable(names[i]), "column appears twice in the header");
       }
     }
     if (names[i] == "arrival_s") cols.arrival = i;
@@ -35,7 +37,8 @@ Columns read_header(CsvFile& csv) {
   }
   if (cols.arrival == kAbsent) {
     std::string found;
-    for (const auto& name : names) found += (found.empty() ? "" : ", ") + name;
+    for (const auto& name : names) found += (found.empty() ? "" : ", ") + printable(name);
+    if (found.size() > 300) found = found.substr(0, 300) + "...";
     csv.fail("the header row must name an 'arrival_s' column (found: " + found + ")");
   }
   return cols;
@@ -60,10 +63,15 @@ std::vector<Arrival> read_generic_csv(const std::filesystem::path& path) {
     }
     Arrival a;
     auto time = parse_csv_number(csv.field(cols.arrival));
-    if (!time) csv.fail("arrival_s", "expected a number, found '" + csv.field(cols.arrival) + "'");
-    if (*time < 0) csv.fail("arrival_s", "must not be negative, found " + csv.field(cols.arrival));
+    if (!time) {
+      csv.fail("arrival_s",
+               "expected a finite number, found '" + printable(csv.field(cols.arrival)) + "'");
+    }
+    if (*time < 0) {
+      csv.fail("arrival_s", "must not be negative, found " + printable(csv.field(cols.arrival)));
+    }
     if (!out.empty() && *time < out.back().time) {
-      csv.fail("arrival_s", "times must be non-decreasing: " + csv.field(cols.arrival) +
+      csv.fail("arrival_s", "times must be non-decreasing: " + printable(csv.field(cols.arrival)) +
                                 " comes after " + std::to_string(out.back().time));
     }
     a.time = *time;
@@ -71,11 +79,16 @@ std::vector<Arrival> read_generic_csv(const std::filesystem::path& path) {
     a.output_tokens = read_tokens(csv, cols.output, "output_tokens");
     if (cols.slo != kAbsent && !csv.field(cols.slo).empty()) {
       auto slo = parse_csv_number(csv.field(cols.slo));
-      if (!slo || *slo <= 0) {
-        csv.fail("slo_ms", "expected a positive number, found '" + csv.field(cols.slo) + "'");
+      if (!slo || *slo <= 0 || *slo > limits::kMaxMs) {
+        csv.fail("slo_ms", "expected a number in (0, 86400000], found '" +
+                               printable(csv.field(cols.slo)) + "'");
       }
       a.slo_s = *slo * 1e-3;
     }
+    if (static_cast<double>(out.size()) >= limits::kMaxArrivals) {
+      csv.fail("more than 1e8 arrivals in one trace");
+    }
+    charge_trace_row(csv.file(), csv.line());
     out.push_back(a);
   }
   return out;

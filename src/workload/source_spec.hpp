@@ -5,6 +5,7 @@
 
 #include "core/spec_node.hpp"
 #include "workload/arrival.hpp"
+#include "workload/stream_size.hpp"
 
 namespace tessera {
 
@@ -12,6 +13,8 @@ namespace tessera {
 struct BuiltSource {
   std::unique_ptr<ArrivalSource> source;
   bool finite = false;
+  StreamSize size;         // estimated from the spec (and a trace's contents), never by reading
+  std::size_t leaves = 1;  // sources that are not sums (at most limits::kMaxStreams)
 };
 
 // Builds the source described by a `workload.source` map (docs/workloads.md): `kind` is

@@ -1,6 +1,9 @@
 #include "workload/workload_spec.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <utility>
 
@@ -16,16 +19,41 @@ namespace {
 constexpr uint64_t kSourceSalt = 1;
 constexpr uint64_t kRateScaleSalt = 2;
 
+std::string approx(double v) {
+  std::ostringstream out;
+  out.precision(3);
+  out << v;
+  return out.str();
+}
+
+// A finite stream must stay within the documented work limits.
+void check_size(const SpecNode& node, const StreamSize& size, double skipped,
+                const std::string& what) {
+  const double work = size.count + skipped;
+  if (!(work <= limits::kMaxArrivals)) {
+    node.fail(what + " would make about " + approx(work) + " arrivals" +
+              (skipped > 0 ? " (counting those before start_s)" : "") + ", more than the " +
+              approx(limits::kMaxArrivals) +
+              " allowed: shorten duration_s, lower the rate or set a limit");
+  }
+  if (!(size.span_s <= limits::kMaxSpanS)) {
+    node.fail(what + "'s arrivals would span about " + approx(size.span_s) + " s, more than the " +
+              approx(limits::kMaxSpanS) + " s allowed");
+  }
+}
+
 // The time_scale that gives the source the target mean rate. The source is built a second
 // time with the same seed and read to its end, so this works for any finite source in
 // constant memory.
 double scale_for_target_rate(const SpecNode& source_node, const SpecNode& target_node, bool finite,
-                             uint64_t source_seed) {
-  const double target = target_node.as_positive();
+                             const StreamSize& size, uint64_t source_seed) {
+  const double target = target_node.as_positive(limits::kMaxRateRps);
   if (!finite) {
     target_node.fail(
         "needs a finite source to measure its rate: give the source a duration_s or limit");
   }
+  // The source is read to its end below: it must be of a size that can be read.
+  check_size(source_node, size, 0, "the source");
   BuiltSource probe = build_source(source_node, source_seed);
   const StreamSummary summary = summarize(*probe.source);
   const double rate = summary.mean_rate();
@@ -51,30 +79,50 @@ Workload build_workload(const SpecNode& workload, uint64_t seed) {
     target_rate->fail("give either time_scale or target_rate_rps, not both");
   }
   double factor = 1.0;
-  if (time_scale) factor = time_scale->as_positive();
+  if (time_scale) factor = time_scale->as_number_in(1e-9, 1e9);
   if (target_rate) {
-    factor = scale_for_target_rate(source_node, *target_rate, built.finite, source_seed);
+    factor =
+        scale_for_target_rate(source_node, *target_rate, built.finite, built.size, source_seed);
+    if (!(factor >= 1e-9 && factor <= 1e9)) {
+      target_rate->fail("would scale the source's times by " + approx(factor) +
+                        " (at most 1e9 and at least 1e-9)");
+    }
   }
-  if (factor != 1.0) built.source = std::make_unique<TimeScaled>(std::move(built.source), factor);
+  if (factor != 1.0) {
+    built.source = std::make_unique<TimeScaled>(std::move(built.source), factor);
+    built.size = built.size.time_scaled(factor);
+  }
 
   if (auto v = workload.get("rate_scale")) {
-    const double r = v->as_positive();
+    const double r = v->as_positive(1e6);
     if (r != 1.0) {
       built.source = std::make_unique<RateScaled>(std::move(built.source), r,
                                                   derive_seed(seed, kRateScaleSalt));
+      built.size = built.size.rate_scaled(r);
     }
   }
 
-  const double start = workload.get("start_s") ? workload.at("start_s").as_non_negative() : 0.0;
+  const double start =
+      workload.get("start_s") ? workload.at("start_s").as_non_negative(limits::kMaxSpanS) : 0.0;
   std::optional<double> duration;
-  if (auto v = workload.get("duration_s")) duration = v->as_positive();
+  if (auto v = workload.get("duration_s")) duration = v->as_positive(limits::kMaxSpanS);
   std::optional<uint64_t> limit;
   if (auto v = workload.get("limit")) {
-    const int64_t n = v->as_integer();
-    if (n < 1) v->fail("must be at least 1, found " + std::to_string(n));
-    limit = static_cast<uint64_t>(n);
+    limit = static_cast<uint64_t>(v->as_integer_in(1, static_cast<int64_t>(limits::kMaxArrivals)));
   }
   if (duration || limit) built.finite = true;
+  // Arrivals before start_s are generated and skipped: they are work too.
+  // (A trace's rate is unknown; skipping part of one costs nothing beyond reading it.)
+  const double skipped = start > 0 && std::isfinite(built.size.rate)
+                             ? std::min(built.size.count, built.size.rate * start)
+                             : 0.0;
+  built.size = built.size.bounded(
+      duration ? std::optional<double>(start + *duration) : std::nullopt, std::nullopt);
+  if (start > 0) {
+    built.size.span_s = std::max(0.0, built.size.span_s - start);
+    built.size.count = std::max(0.0, built.size.count - skipped);
+  }
+  if (limit) built.size = built.size.bounded(std::nullopt, static_cast<double>(*limit));
   if (start > 0) {
     // The window's end bounds the stream; the limit still needs its own bound.
     built.source = std::make_unique<Windowed>(std::move(built.source), start, duration);
@@ -86,10 +134,11 @@ Workload build_workload(const SpecNode& workload, uint64_t seed) {
 
   if (auto v = workload.get("slo_ms")) {
     ArrivalOverrides overrides;
-    overrides.slo_s = v->as_positive() * 1e-3;
+    overrides.slo_s = v->as_positive(limits::kMaxMs) * 1e-3;
     built.source = std::make_unique<Overridden>(std::move(built.source), overrides);
   }
-  return Workload{std::move(built.source), built.finite};
+  if (built.finite) check_size(workload, built.size, skipped, "this workload");
+  return Workload{std::move(built.source), built.finite, built.size};
 }
 
 std::unique_ptr<ArrivalSource> make_arrival_source(const SpecNode& workload, uint64_t seed) {

@@ -5,6 +5,7 @@
 
 #include "core/spec_node.hpp"
 #include "workload/arrival.hpp"
+#include "workload/stream_size.hpp"
 
 namespace tessera {
 
@@ -14,6 +15,7 @@ namespace tessera {
 struct Workload {
   std::unique_ptr<ArrivalSource> source;
   bool finite = false;
+  StreamSize size;  // estimated from the spec: expected arrivals, span, rate
 };
 
 // Builds the arrival stream described by the value of a `workload:` key
@@ -29,7 +31,9 @@ struct Workload {
 //
 // The transforms apply in that order. All randomness derives from `seed`, so the same
 // node and seed always give the same stream. Errors are SpecErrors naming the YAML file
-// and field path (or, for trace contents, the trace file, line and column).
+// and field path (or, for trace contents, the trace file, line and column). A finite
+// workload must expect at most limits::kMaxArrivals arrivals (counting those a late
+// start_s skips) spanning at most limits::kMaxSpanS seconds.
 Workload build_workload(const SpecNode& workload, uint64_t seed);
 
 // build_workload without the finiteness flag.
