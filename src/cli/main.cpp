@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   tessera::cli::add_loadgen_command(app);
   tessera::cli::add_profile_command(app);
   tessera::cli::add_supernet_command(app);
+  tessera::cli::add_report_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
