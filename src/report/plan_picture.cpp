@@ -50,16 +50,21 @@ std::string render_plan_svg(const nlohmann::json& plan, Palette& palette, int wi
       const int mps = std::max(1, inst.value("mps", 1));
       const double x = kLabelW + inst.value("start", 0) * slice_w + 1.5;
       const double w = memory_of(inst) * slice_w - 3;
-      const double share_h = (kRowH - 3.0) / mps;
+      // The box, then its MPS shares as a row of cells under the labels.
+      body += fmt::format(
+          "<rect x='{:.1f}' y='{}' width='{:.1f}' height='{}' fill='{}' fill-opacity='0.28' "
+          "stroke='{}' stroke-width='1.5'/>\n",
+          x, y + 2, w, kRowH - 4, color, color);
+      const double cell_w = (w - 8 - 3.0 * (mps - 1)) / mps;
       for (int k = 0; k < mps; ++k) {
         body += fmt::format(
-            "<rect x='{:.1f}' y='{:.1f}' width='{:.1f}' height='{:.1f}' fill='{}' "
-            "fill-opacity='{}' stroke='{}'/>\n",
-            x, y + 1.5 + k * share_h, w, share_h, color, k % 2 ? 0.22 : 0.32, color);
+            "<rect x='{:.1f}' y='{}' width='{:.1f}' height='14' fill='{}' fill-opacity='0.75'/>\n",
+            x + 4 + k * (cell_w + 3), y + 38, cell_w, color);
       }
       std::string variant = inst.value("variant", std::string());
       const double room = w - 8;
-      if (text_width(variant, 11) > room) {
+      const double variant_size = text_width(variant, 11) <= room ? 11 : 9.5;
+      if (text_width(variant, variant_size) > room) {
         const std::string mark = fmt::format("[{}]", key.size() + 1);
         const std::string entry = mark + " " + variant;
         auto it = std::find_if(key.begin(), key.end(), [&](const std::string& k) {
@@ -74,18 +79,18 @@ std::string render_plan_svg(const nlohmann::json& plan, Palette& palette, int wi
       std::string mig = inst.value("mig", std::string());
       if (text_width(mig, 9) > room) mig.clear();
       body += fmt::format(
-          "<text x='{0:.1f}' y='{1}' font-size='11' font-weight='bold'>{2}</text>"
+          "<text x='{0:.1f}' y='{1}' font-size='{7}' font-weight='bold'>{2}</text>"
           "<text x='{0:.1f}' y='{3}' font-size='10'>{4}</text>"
           "<text x='{0:.1f}' y='{5}' font-size='9' fill='#444'>{6}</text>\n",
-          x + 4, y + 17, xml_escape(variant), y + 32, xml_escape(detail), y + kRowH - 8,
-          xml_escape(mig));
+          x + 4, y + 17, xml_escape(variant), y + 31, xml_escape(detail), y + kRowH - 9,
+          xml_escape(mig), variant_size);
     }
   }
   std::string legend;
   double lx = kLabelW;
   for (const auto& t : tasks) {
     legend += fmt::format(
-        "<rect x='{:.1f}' y='8' width='14' height='14' fill='{}' fill-opacity='0.32' "
+        "<rect x='{:.1f}' y='8' width='14' height='14' fill='{}' fill-opacity='0.75' "
         "stroke='{}'/><text x='{:.1f}' y='20' font-size='12'>{}</text>\n",
         lx, palette.color_for(t), palette.color_for(t), lx + 18, xml_escape(t));
     lx += 18 + text_width(t, 12) + 22;
@@ -99,7 +104,7 @@ std::string render_plan_svg(const nlohmann::json& plan, Palette& palette, int wi
   svg += legend + body;
   svg += fmt::format(
       "<text x='{}' y='{}' font-size='11' fill='#333'>boxes: MIG instances across the GPU's {} "
-      "memory slices; stripes: MPS shares; bN: max batch size</text>\n",
+      "memory slices; filled cells: its MPS processes; bN: max batch size</text>\n",
       kLabelW, rows_h + 4, slices);
   for (std::size_t k = 0; k < key.size(); ++k) {
     svg += fmt::format("<text x='{}' y='{}' font-size='11' fill='#333'>{}</text>\n", kLabelW,

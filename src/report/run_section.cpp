@@ -175,7 +175,8 @@ void stages(HtmlPage& page, const json& s) {
 
 void client(HtmlPage& page, const json& c) {
   std::vector<std::vector<std::string>> rows;
-  for (const auto& [status, n] : c.value("http_status", json::object()).items())
+  const json statuses = c.value("http_status", json::object());
+  for (const auto& [status, n] : statuses.items())
     rows.push_back({"HTTP " + status, fmt::format("{}", n.get<uint64_t>())});
   rows.push_back({"sent > 1 ms late", fmt::format("{}", c.value("sent_late", uint64_t{0}))});
   rows.push_back({"worst send lag", num(c.value("max_send_lag_ms", 0.0), 1) + " ms"});

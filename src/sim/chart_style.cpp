@@ -17,6 +17,7 @@ constexpr std::array<const char*, 8> kOkabeIto = {"#0072B2", "#E69F00", "#009E73
 // The colours of arrivals/measured (black), goodput (green), late (orange), dropped
 // (vermillion): other keys get them last.
 constexpr std::array<bool, 8> kOwned = {false, true, true, true, false, false, true, false};
+constexpr std::array<std::size_t, 8> kPreference = {0, 4, 7, 5, 1, 2, 3, 6};
 constexpr std::array<const char*, 4> kDashes = {"", "7 3", "2 2", "9 3 2 3"};
 
 // Series whose colour must not depend on what else a panel shows (indexes into kOkabeIto).
@@ -58,8 +59,10 @@ std::string Palette::color_for(const std::string& key) {
       e.color = *fixed;
     } else {
       // Least used first; among equals, colours the outcome series do not own first.
+      // (kPreference keeps blue and sky blue apart, as they are the closest pair.)
       auto score = [&](std::size_t c) { return 2 * uses_[c] + (kOwned[c] ? 1 : 0); };
-      for (std::size_t c = 1; c < kOkabeIto.size(); ++c) {
+      e.color = kPreference[0];
+      for (std::size_t c : kPreference) {
         if (score(c) < score(e.color)) e.color = c;
       }
       e.cycle = uses_[e.color];

@@ -38,8 +38,10 @@ int legend_width(const std::vector<Chart>& charts, const std::vector<ShortLabels
     for (std::size_t k = 0; k < names[c].shown.size(); ++k) {
       std::string text = names[c].shown[k];
       for (std::size_t j = 0; j < k; ++j) {
-        if (same_series(charts[c].series[j], charts[c].series[k]))
+        if (same_series(charts[c].series[j], charts[c].series[k])) {
           text += " (= " + names[c].shown[j] + ")";
+          break;
+        }
       }
       w = std::max(w, text_width(text, 11) + 34);
     }
@@ -130,6 +132,7 @@ void render_one(std::string& svg, const Chart& chart, const ShortLabels& names, 
       if (same_series(chart.series[j], s)) {
         note = " (= " + names.shown[j] + ")";
         dash = "6 5";
+        break;
       }
     }
     const std::string dash_attr = dash.empty() ? "" : " stroke-dasharray='" + dash + "'";
