@@ -53,6 +53,7 @@ std::string anchor(int n) { return fmt::format("s{}", n); }
 HtmlPage::HtmlPage(std::string title) : title_(std::move(title)) {}
 
 void HtmlPage::section(const std::string& title, const std::string& source) {
+  palette_ = Palette();
   if (sections_ > 0) body_ += "</section>\n";
   ++sections_;
   body_ += fmt::format("<section id='{}'><h2>{}</h2><p class='source'>{}</p>\n", anchor(sections_),

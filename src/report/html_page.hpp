@@ -4,8 +4,10 @@
 // network access): sections of tables, notes and figures. After the page loads, the
 // script counts the drawn charts and records the result on <body> (data-charts,
 // data-report-ready) and in the #report-status line, so a headless browser can check that
-// the page loaded and drew. One Palette serves the whole page, so a series name keeps its
-// colour in every chart of it.
+// the page loaded and drew. One Palette serves each section, so a series name keeps its
+// colour in every chart of the section (and the fixed names, such as goodput or A+S, on
+// every page); each section starts a fresh one, so a few tasks or policies never run out
+// of distinct colours.
 
 #include <string>
 #include <vector>

@@ -12,14 +12,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Adds every section DIR's files call for; returns whether any did.
-bool add_sections(HtmlPage& page, const fs::path& dir) {
-  bool any = add_plan_section(page, dir);
-  any = add_replan_section(page, dir) || any;
-  any = add_run_section(page, dir) || any;
-  any = add_compare_section(page, dir) || any;
-  return any;
-}
+using SectionFn = bool (*)(HtmlPage&, const fs::path&);
+
+// The sections in reading order: what was planned, how policies compare on it, single
+// runs, then re-planned days.
+constexpr SectionFn kSections[] = {add_plan_section, add_compare_section, add_run_section,
+                                   add_replan_section};
 
 }  // namespace
 
@@ -27,14 +25,18 @@ std::string build_report(const fs::path& dir, const std::string& title) {
   if (!fs::is_directory(dir)) throw std::runtime_error(dir.string() + ": not a folder");
   const std::string name = fs::absolute(dir).lexically_normal().filename().string();
   HtmlPage page(title.empty() ? "tessera report: " + (name.empty() ? dir.string() : name) : title);
-  add_sections(page, dir);
-  // Subfolders in name order (a replan's <space>/ folders hold only bins.csv: skipped).
+  // DIR, then its subfolders in name order (a replan's <space>/ folders hold only
+  // bins.csv, which no section claims on its own); each kind of section in turn.
+  std::vector<fs::path> dirs = {dir};
   std::vector<fs::path> subdirs;
   for (const auto& e : fs::directory_iterator(dir)) {
     if (e.is_directory()) subdirs.push_back(e.path());
   }
   std::sort(subdirs.begin(), subdirs.end());
-  for (const auto& sub : subdirs) add_sections(page, sub);
+  dirs.insert(dirs.end(), subdirs.begin(), subdirs.end());
+  for (SectionFn add : kSections) {
+    for (const auto& d : dirs) add(page, d);
+  }
   if (page.empty()) {
     throw std::runtime_error(dir.string() +
                              ": no tessera output here (summary.json, comparison.csv, plan.json, "
