@@ -48,5 +48,5 @@ run_spec "$BEST" >"$OUT/best.yaml"
 "$T" simulate "$OUT/best.yaml" --out "$OUT/simulate" --quiet | sed -n '2,12p'
 
 echo "==> 4. tessera report"
-"$T" report "$OUT" --title "tessera example: the traffic pipeline, planned and simulated"
+"$T" report "$OUT" --title "tessera example: the traffic pipeline, planned and simulated" >/dev/null
 echo "==> open $PWD/$OUT/report.html in a browser (it works offline)"
