@@ -47,12 +47,6 @@ void render_bars(std::string& svg, const BarChart& chart, const std::vector<std:
         plot_x - 5, y + kBarH - 4, base ? " font-weight='bold'" : "", xml_escape(shown[i]), plot_x,
         y, w, kBarH, palette.color_for(chart.labels[i]),
         base ? " stroke='#000' stroke-width='2'" : "");
-    const std::string text = format_value(chart.values[i]) + (base ? " (baseline)" : "");
-    const bool inside = w + text_width(text, 10) + 6 > plot_w + 44;
-    svg +=
-        fmt::format("<text x='{:.1f}' y='{}' font-size='10' text-anchor='{}' fill='{}'>{}</text>\n",
-                    inside ? plot_x + w - 3 : plot_x + w + 3, y + kBarH - 4,
-                    inside ? "end" : "start", inside ? "#fff" : "#000", xml_escape(text));
   }
   if (chart.baseline >= 0 && static_cast<std::size_t>(chart.baseline) < chart.values.size()) {
     const double x = px(chart.values[static_cast<std::size_t>(chart.baseline)]);
@@ -60,6 +54,19 @@ void render_bars(std::string& svg, const BarChart& chart, const std::vector<std:
         "<line x1='{0:.1f}' x2='{0:.1f}' y1='{1}' y2='{2}' stroke='#000' "
         "stroke-dasharray='4 3'/>\n",
         x, kTop - 4, kTop + plot_h);
+  }
+  // Values last, over the baseline's line; outside a bar with a white halo.
+  for (std::size_t i = 0; i < chart.values.size(); ++i) {
+    const int y = kTop + static_cast<int>(i) * (kBarH + kGap);
+    const double w = px(std::isfinite(chart.values[i]) ? chart.values[i] : 0.0) - plot_x;
+    const bool base = static_cast<int>(i) == chart.baseline;
+    const std::string text = format_value(chart.values[i]) + (base ? " (baseline)" : "");
+    const bool inside = w + text_width(text, 10) + 6 > plot_w + 44;
+    svg += fmt::format(
+        "<text x='{:.1f}' y='{}' font-size='10' text-anchor='{}' fill='{}'{}>{}</text>\n",
+        inside ? plot_x + w - 3 : plot_x + w + 3, y + kBarH - 4, inside ? "end" : "start",
+        inside ? "#fff" : "#000",
+        inside ? "" : " stroke='#fff' stroke-width='3' paint-order='stroke'", xml_escape(text));
   }
 }
 

@@ -118,7 +118,8 @@ void render_one(std::string& svg, const Chart& chart, const ShortLabels& names, 
     const bool right = x < kLeft + plot_w - 60;
     svg += fmt::format(
         "<line x1='{0:.1f}' x2='{0:.1f}' y1='{1}' y2='{2}' stroke='#555' stroke-dasharray='4 3'/>"
-        "<text x='{3:.1f}' y='{4}' font-size='10' fill='#333' text-anchor='{5}'>{6}</text>\n",
+        "<text x='{3:.1f}' y='{4}' font-size='10' fill='#333' text-anchor='{5}' "
+        "stroke='#fff' stroke-width='3' paint-order='stroke'>{6}</text>\n",
         x, plot_top, plot_top + plot_h, right ? x + 3 : x - 3,
         plot_top + 11 + static_cast<int>(k % 4) * 12, right ? "start" : "end", xml_escape(m.label));
   }
@@ -139,10 +140,18 @@ void render_one(std::string& svg, const Chart& chart, const ShortLabels& names, 
     const std::string dash_attr = dash.empty() ? "" : " stroke-dasharray='" + dash + "'";
     svg += fmt::format("<polyline fill='none' stroke='{}' stroke-width='1.6'{} points='", color,
                        dash_attr);
+    // Points closer than half a pixel to the last one drawn add nothing visible: left out
+    // (the last point always drawn), which keeps long series and CDFs small.
+    double last_x = -1e9, last_y = -1e9;
     for (std::size_t i = 0; i < s.values.size(); ++i) {
       const double x = x_of(s, chart, i);
       if ((chart.log_x && !(x > 0)) || !std::isfinite(s.values[i])) continue;
-      svg += fmt::format("{:.1f},{:.1f} ", px(x), py(s.values[i]));
+      const double X = px(x), Y = py(s.values[i]);
+      if (i + 1 < s.values.size() && std::abs(X - last_x) < 0.5 && std::abs(Y - last_y) < 0.5)
+        continue;
+      svg += fmt::format("{:.1f},{:.1f} ", X, Y);
+      last_x = X;
+      last_y = Y;
     }
     svg += "'/>\n";
     const int ly = plot_top + 10 + static_cast<int>(k) * 16;
