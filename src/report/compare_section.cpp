@@ -12,7 +12,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-void latency_cdfs(HtmlPage& page, const fs::path& file, const std::vector<std::string>& order) {
+void latency_cdfs(HtmlPage& page, const fs::path& file, const std::vector<std::string>& order,
+                  const std::vector<std::string>& keys, const std::string& caption) {
   const CsvTable t = CsvTable::read(file, true);
   const std::size_t label = t.column("label"), lo = t.column("lower_ms"), up = t.column("upper_ms"),
                     cnt = t.column("count");
@@ -25,12 +26,13 @@ void latency_cdfs(HtmlPage& page, const fs::path& file, const std::vector<std::s
           {}};
   c.log_x = true;
   c.y_max = 100;
-  for (const std::string& name : order) {
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    const std::string& name = order[k];
     const auto it = by_label.find(name);
     if (it == by_label.end()) continue;
     double total = 0, seen = 0;
     for (const auto* row : it->second) total += t.number(*row, cnt);
-    ChartSeries s{name, {}};
+    ChartSeries s{name, {}, {}, keys[k]};
     for (const auto* row : it->second) {
       if (s.x.empty()) {
         s.x.push_back(t.number(*row, lo));
@@ -43,8 +45,7 @@ void latency_cdfs(HtmlPage& page, const fs::path& file, const std::vector<std::s
     c.series.push_back(std::move(s));
   }
   if (c.series.empty()) return;
-  page.figure(render_svg({c}, 900, 320, &page.palette()),
-              "One curve per case; a curve further left and higher is faster.");
+  page.figure(render_svg({c}, 900, 320, &page.palette()), caption);
 }
 
 }  // namespace
@@ -58,8 +59,21 @@ bool add_compare_section(HtmlPage& page, const fs::path& dir) {
   page.section("Comparison of " + std::to_string(t.rows().size()) + " cases",
                "from " + shown_path(dir) + ": comparison.csv" +
                    (has_latency ? ", comparison_latency.csv" : ""));
-  std::vector<std::string> labels;
-  for (const auto& row : t.rows()) labels.push_back(t.text(row, t.column("label")));
+  // Several load scales: a policy keeps its colour at every scale, and the CDFs show the
+  // cases at scale 1 (all of them would not read).
+  std::vector<std::string> labels, keys, cdf_labels, cdf_keys;
+  const auto policy_col = t.find_column("policy"), scale_col = t.find_column("load_scale");
+  bool scaled = false;
+  for (const auto& row : t.rows())
+    scaled = scaled || (scale_col && t.number(row, *scale_col) != 1.0);
+  for (const auto& row : t.rows()) {
+    labels.push_back(t.text(row, t.column("label")));
+    keys.push_back(scaled && policy_col ? t.text(row, *policy_col) : labels.back());
+    if (!scaled || t.number(row, *scale_col) == 1.0) {
+      cdf_labels.push_back(labels.back());
+      cdf_keys.push_back(keys.back());
+    }
+  }
   int baseline = 0;
   for (std::size_t i = 0; i < labels.size(); ++i) {
     if (labels[i] == "naive") baseline = static_cast<int>(i);
@@ -91,7 +105,7 @@ bool add_compare_section(HtmlPage& page, const fs::path& dir) {
 
   auto bars = [&](const std::string& title, const std::string& unit, const char* column,
                   double scale) {
-    BarChart c{title, labels, {}, unit, baseline};
+    BarChart c{title, labels, {}, unit, baseline, keys};
     for (const auto& row : t.rows()) c.values.push_back(scale * t.number(row, t.column(column)));
     return c;
   };
@@ -104,7 +118,11 @@ bool add_compare_section(HtmlPage& page, const fs::path& dir) {
                               bars("p99 latency", "ms", "p99_ms", 1.0)},
                              480, &page.palette()),
               "Lower is better.");
-  if (has_latency) latency_cdfs(page, dir / "comparison_latency.csv", labels);
+  if (has_latency) {
+    latency_cdfs(page, dir / "comparison_latency.csv", cdf_labels, cdf_keys,
+                 scaled ? "The cases at load scale 1; a curve further left and higher is faster."
+                        : "One curve per case; a curve further left and higher is faster.");
+  }
   return true;
 }
 

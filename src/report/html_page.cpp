@@ -20,7 +20,9 @@ h2{font-size:19px;margin:12px 0 2px}
 h3{font-size:15px;margin:16px 0 6px;color:#333}
 p.source{color:#666;font-size:12px;margin:0 0 8px}
 p.note{font-size:13px;color:#333}
+.scroll{overflow-x:auto}
 table{border-collapse:collapse;font-size:13px;margin:6px 0}
+td:first-child{white-space:nowrap}
 th,td{border-bottom:1px solid #e6e6e6;padding:3px 10px;text-align:left}
 th{background:#f3f5f7}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
@@ -71,7 +73,7 @@ void HtmlPage::note(const std::string& text) {
 
 void HtmlPage::table(const std::vector<std::string>& header,
                      const std::vector<std::vector<std::string>>& rows) {
-  body_ += "<table><tr>";
+  body_ += "<div class='scroll'><table><tr>";
   for (const auto& h : header) body_ += "<th>" + xml_escape(h) + "</th>";
   body_ += "</tr>\n";
   for (const auto& row : rows) {
@@ -81,7 +83,7 @@ void HtmlPage::table(const std::vector<std::string>& header,
     }
     body_ += "</tr>\n";
   }
-  body_ += "</table>\n";
+  body_ += "</table></div>\n";
 }
 
 void HtmlPage::figure(const std::string& svg, const std::string& caption) {

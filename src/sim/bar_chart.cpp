@@ -45,7 +45,8 @@ void render_bars(std::string& svg, const BarChart& chart, const std::vector<std:
         "<text x='{}' y='{}' font-size='11' text-anchor='end'{}>{}</text>\n"
         "<rect x='{}' y='{}' width='{:.1f}' height='{}' fill='{}'{}/>\n",
         plot_x - 5, y + kBarH - 4, base ? " font-weight='bold'" : "", xml_escape(shown[i]), plot_x,
-        y, w, kBarH, palette.color_for(chart.labels[i]),
+        y, w, kBarH,
+        palette.color_for(i < chart.color_keys.size() ? chart.color_keys[i] : chart.labels[i]),
         base ? " stroke='#000' stroke-width='2'" : "");
   }
   if (chart.baseline >= 0 && static_cast<std::size_t>(chart.baseline) < chart.values.size()) {

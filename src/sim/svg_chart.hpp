@@ -45,6 +45,7 @@ struct BarChart {
   std::vector<double> values;
   std::string unit{};  // the value axis' label, e.g. "requests/s" or "fraction"
   int baseline = -1;   // index of the baseline bar: outlined, with a reference line
+  std::vector<std::string> color_keys{};  // palette key per bar (empty: the labels)
 };
 
 // Renders the bar charts side by side into one SVG document; labels too long for the
