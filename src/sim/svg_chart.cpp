@@ -68,11 +68,12 @@ void render_one(std::string& svg, const Chart& chart, const ShortLabels& names, 
   if (xr.empty()) xr = {chart.log_x ? 1.0 : 0.0, chart.log_x ? 10.0 : 1.0};
   if (!(xr.hi > xr.lo)) xr.hi = chart.log_x ? xr.lo * 10 : xr.lo + 1;
   const double y_lo = std::min(0.0, yr.empty() ? 0.0 : yr.lo);
-  // 3 % headroom, so a series at its maximum does not merge with the plot's frame.
-  double y_hi = chart.y_max > 0 ? chart.y_max : (yr.empty() ? 1.0 : 1.03 * std::max(yr.hi, 0.0));
+  double y_hi = chart.y_max > 0 ? chart.y_max : (yr.empty() ? 1.0 : std::max(yr.hi, 0.0));
   if (!(y_hi > y_lo)) y_hi = y_lo + 1.0;
   const std::vector<double> yt = nice_ticks(y_lo, y_hi, 5);
-  const double y0 = yt.front(), y1 = yt.back();
+  // The plot reaches 4 % above the top tick, so a series at its maximum (100 %, say)
+  // does not merge with the frame, and the ticks stay round.
+  const double y0 = yt.front(), y1 = yt.back() + 0.04 * (yt.back() - yt.front());
   const double x_lo = chart.log_x ? std::log10(xr.lo) : xr.lo;
   const double x_hi = chart.log_x ? std::log10(xr.hi) : xr.hi;
   auto px = [&](double x) {
