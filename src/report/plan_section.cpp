@@ -95,7 +95,8 @@ bool add_plan_section(HtmlPage& page, const fs::path& dir) {
     for (const json& r : rows) {
       if (r.contains("plan") && r["plan"].contains("layout")) {
         page.subsection("GPU layout at the max demand: " + r.value("search_space", std::string()));
-        page.figure(render_plan_svg(r["plan"], page.palette()), "");
+        Palette tasks;  // tasks coloured as in a plan section, whatever the bars used
+        page.figure(render_plan_svg(r["plan"], tasks), "");
       }
     }
     any = true;
