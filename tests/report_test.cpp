@@ -160,7 +160,7 @@ TEST(Report, FolderOfFoldersGetsOneSectionEach) {
   write_replan_output(dir / "day");
   write_loadgen_output(dir / "live");
   const std::string html = report::build_report(dir);
-  EXPECT_NE(html.find("Re-planned day: 2 search spaces"), std::string::npos);
+  EXPECT_NE(html.find("Re-planned day: fixture_app, 2 search spaces"), std::string::npos);
   EXPECT_NE(html.find("Load generator: chain"), std::string::npos);
   EXPECT_THROW(report::build_report(scratch_dir("empty")), std::runtime_error);
 }

@@ -161,7 +161,8 @@ void write_replan_report(const std::filesystem::path& dir, const std::vector<Rep
     const ReplanSummary s = summarize_replan(r);
     rows.push_back(s);
     summary.push_back(
-        {{"space", s.space},
+        {{"app", title},
+         {"space", s.space},
          {"slices_used_pct", s.slices_pct},
          {"accuracy_drop_pct", s.accuracy_drop_pct},
          {"realized_accuracy", s.realized_accuracy},

@@ -24,7 +24,10 @@ bool add_replan_section(HtmlPage& page, const fs::path& dir) {
   if (!fs::exists(file)) return false;
   const json runs = read_json(file);
   if (!runs.is_array() || runs.empty() || !runs[0].contains("space")) return false;
-  page.section("Re-planned day: " + std::to_string(runs.size()) + " search spaces",
+  // The app's name (older summaries lack it: the folder's name then).
+  const std::string app =
+      runs[0].value("app", fs::absolute(dir).lexically_normal().filename().string());
+  page.section("Re-planned day: " + app + ", " + std::to_string(runs.size()) + " search spaces",
                "from " + shown_path(dir) + ": summary.json, <space>/bins.csv");
   std::vector<std::vector<std::string>> rows;
   for (const json& r : runs) {
