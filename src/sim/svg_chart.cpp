@@ -9,7 +9,7 @@
 namespace tessera {
 namespace {
 
-constexpr int kLeft = 64, kPadTop = 30, kPadBottom = 44, kLegendMax = 230;
+constexpr int kLeft = 64, kPadTop = 30, kPadBottom = 44, kLegendMax = 320;
 constexpr std::size_t kLegendChars = 30;
 
 double x_of(const ChartSeries& s, const Chart& c, std::size_t i) {
@@ -31,19 +31,30 @@ struct Range {
   bool empty() const { return lo > hi; }
 };
 
+// The legend's text for series k: its (shortened) name, and for a series identical to an
+// earlier one "(= that one)", or "(= line N)" when the name would make it too long.
+std::string legend_text(const Chart& chart, const ShortLabels& names, std::size_t k,
+                        bool* identical = nullptr) {
+  std::string text = names.shown[k];
+  for (std::size_t j = 0; j < k; ++j) {
+    if (same_series(chart.series[j], chart.series[k])) {
+      const std::string full = text + " (= " + names.shown[j] + ")";
+      text = text_width(full, 11) <= text_width(std::string(kLegendChars + 10, 'x'), 11)
+                 ? full
+                 : text + " (= line " + std::to_string(j + 1) + ")";
+      if (identical != nullptr) *identical = true;
+      break;
+    }
+  }
+  return text;
+}
+
 // Legend column width for these (already shortened) names.
 int legend_width(const std::vector<Chart>& charts, const std::vector<ShortLabels>& names) {
   double w = 170;
   for (std::size_t c = 0; c < charts.size(); ++c) {
     for (std::size_t k = 0; k < names[c].shown.size(); ++k) {
-      std::string text = names[c].shown[k];
-      for (std::size_t j = 0; j < k; ++j) {
-        if (same_series(charts[c].series[j], charts[c].series[k])) {
-          text += " (= " + names[c].shown[j] + ")";
-          break;
-        }
-      }
-      w = std::max(w, text_width(text, 11) + 34);
+      w = std::max(w, text_width(legend_text(charts[c], names[c], k), 11) + 34);
     }
   }
   return std::min(static_cast<int>(w), kLegendMax);
@@ -130,14 +141,9 @@ void render_one(std::string& svg, const Chart& chart, const ShortLabels& names, 
     const std::string key = s.color_key.empty() ? s.name : s.color_key;
     const std::string color = palette.color_for(key);
     std::string dash = palette.dash_for(key);
-    std::string note;
-    for (std::size_t j = 0; j < k; ++j) {
-      if (same_series(chart.series[j], s)) {
-        note = " (= " + names.shown[j] + ")";
-        dash = "6 5";
-        break;
-      }
-    }
+    bool identical = false;
+    const std::string text = legend_text(chart, names, k, &identical);
+    if (identical) dash = "6 5";
     const std::string dash_attr = dash.empty() ? "" : " stroke-dasharray='" + dash + "'";
     svg += fmt::format("<polyline fill='none' stroke='{}' stroke-width='1.6'{} points='", color,
                        dash_attr);
@@ -160,7 +166,7 @@ void render_one(std::string& svg, const Chart& chart, const ShortLabels& names, 
         "<line x1='{}' x2='{}' y1='{}' y2='{}' stroke='{}' stroke-width='3'{}/>"
         "<text x='{}' y='{}' font-size='11'>{}</text>\n",
         legend_x, legend_x + 22, ly - 4, ly - 4, color, dash_attr, legend_x + 26, ly,
-        xml_escape(names.shown[k] + note));
+        xml_escape(text));
   }
 }
 
