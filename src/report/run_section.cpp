@@ -2,6 +2,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <fstream>
+#include <sstream>
 
 #include "report/sections.hpp"
 #include "sim/svg_chart.hpp"
@@ -134,7 +136,26 @@ void latency(HtmlPage& page, const fs::path& file, const json& s) {
   page.table({"latency", "ms"}, rows);
 }
 
-void drops(HtmlPage& page, const json& s) {
+// Task names in pipeline order when timeseries.csv's queue columns give it, else in
+// summary.json's (alphabetical) order.
+std::vector<std::string> task_order(const fs::path& dir, const json& s) {
+  std::vector<std::string> order;
+  if (fs::exists(dir / "timeseries.csv")) {
+    std::ifstream in(dir / "timeseries.csv");
+    std::string header, cell;
+    std::getline(in, header);
+    std::stringstream cells(header);
+    while (std::getline(cells, cell, ',')) {
+      if (cell.rfind("queue_", 0) == 0) order.push_back(cell.substr(6));
+    }
+  }
+  for (const auto& [task, t] : s.value("tasks", json::object()).items()) {
+    if (std::find(order.begin(), order.end(), task) == order.end()) order.push_back(task);
+  }
+  return order;
+}
+
+void drops(HtmlPage& page, const json& s, const std::vector<std::string>& order) {
   page.subsection("Drops by stage and reason");
   if (s.value("dropped", uint64_t{0}) == 0 && s.value("failed", uint64_t{0}) == 0) {
     page.note("No request was dropped or failed.");
@@ -143,9 +164,10 @@ void drops(HtmlPage& page, const json& s) {
   std::vector<BarChart> charts;
   if (s.contains("dropped_by_stage")) {
     BarChart c{"Dropped at each stage", {}, {}, "requests"};
-    for (const auto& [task, n] : s["dropped_by_stage"].items()) {
+    for (const std::string& task : order) {
+      if (!s["dropped_by_stage"].contains(task)) continue;
       c.labels.push_back(task);
-      c.values.push_back(n.get<double>());
+      c.values.push_back(s["dropped_by_stage"][task].get<double>());
     }
     charts.push_back(std::move(c));
   }
@@ -160,10 +182,11 @@ void drops(HtmlPage& page, const json& s) {
   if (!charts.empty()) page.figure(render_bar_svg(charts, 440, &page.palette()), "");
 }
 
-void stages(HtmlPage& page, const json& s) {
+void stages(HtmlPage& page, const json& s, const std::vector<std::string>& order) {
   if (!s.contains("tasks") || s.value("gpu_seconds", 0.0) <= 0) return;
   std::vector<std::vector<std::string>> rows;
-  for (const auto& [task, t] : s["tasks"].items()) {
+  for (const std::string& task : order) {
+    const json t = s["tasks"].value(task, json::object());
     rows.push_back({task, fmt::format("{}", t.value("batches", uint64_t{0})),
                     num(t.value("mean_batch_size", 0.0), 2), num(t.value("gpu_seconds", 0.0), 1),
                     fmt::format("{}", t.value("dropped", uint64_t{0})),
@@ -204,8 +227,9 @@ bool add_run_section(HtmlPage& page, const fs::path& dir) {
   summary_table(page, s);
   if (fs::exists(dir / "timeseries.csv")) timeseries(page, dir / "timeseries.csv");
   if (fs::exists(dir / "latency_histogram.csv")) latency(page, dir / "latency_histogram.csv", s);
-  drops(page, s);
-  stages(page, s);
+  const std::vector<std::string> order = task_order(dir, s);
+  drops(page, s, order);
+  stages(page, s, order);
   if (loadgen) client(page, read_json(dir / "loadgen.json"));
   return true;
 }
