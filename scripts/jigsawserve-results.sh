@@ -2,7 +2,8 @@
 # Regenerates the day-long runs of docs/results/jigsawserve.md: JigsawServe's controller
 # re-planning every bin of a diurnal day (tessera replan, docs/replan.md) for the traffic
 # (depth 2), social-media (depth 1) and AR (depth 3) apps, comparing A+S+T, A+S, A+T and
-# S+T. Writes docs/results/jigsawserve/day-APP.md (the comparison table) and day-APP.svg.
+# S+T. Writes docs/results/jigsawserve/day-APP.md (the comparison table), day-APP.svg and
+# report.html (every day on one page).
 # Deterministic (fixed seeds); the MILP's time limit makes plans that hit it depend on the
 # machine's speed.
 # Then two sensitivity runs of the traffic app: without stale drops, and with disruptive
@@ -35,3 +36,6 @@ if [ "$SENSITIVITY" = 1 ]; then
     --out "$OUT/traffic-disruptive" >&2
   cp "$OUT/traffic-disruptive/comparison.md" "$DOC/day-traffic-disruptive.md"
 fi
+# Every day run so far on one page (tessera report).
+$T report "$OUT" --out "$DOC/report.html" \
+  --title "JigsawServe: re-planned days, one colour per search space" >&2

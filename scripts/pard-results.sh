@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates docs/results/pard.md and its charts: every PARD workload under every policy
+# Regenerates docs/results/pard.md, its charts and docs/results/pard/report.html (all the
+# runs on one page, tessera report): every PARD workload under every policy
 # preset, a λ sweep and the fixed-instance stress test. Deterministic (fixed seeds).
 #   scripts/pard-results.sh
 set -euo pipefail
@@ -55,3 +56,5 @@ cp "$OUT/stress/comparison.svg" docs/results/pard/stress.svg
   section "lv stress" "$OUT/stress"
 } > "$DOC"
 echo "wrote $DOC" >&2
+$T report "$OUT" --out docs/results/pard/report.html \
+  --title "PARD: every workload under every preset, λ sweeps, stress test" >&2

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates docs/results/superserve.md: SuperServe's policy grids (Figs. 9, 10, 11c), the
+# Regenerates docs/results/superserve.md (and docs/results/superserve/report.html, every run
+# on one page): SuperServe's policy grids (Figs. 9, 10, 11c), the
 # worker-loss run (Fig. 11a) and a per-minute-counts trace, on the supernet profile that
 # `tessera supernet profile` measured (examples/superserve/). Deterministic (fixed seeds).
 #   scripts/superserve-results.sh
@@ -54,3 +55,5 @@ run maf
   section maf "functions_sample.csv at 0.8 × C_min"
 } > "$DOC"
 echo "wrote $DOC" >&2
+$T report "$OUT" --out docs/results/superserve/report.html \
+  --title "SuperServe: SlackFit and baselines on burst, ramp, worker-loss and MAF traces" >&2

@@ -14,5 +14,11 @@ void add_serve_command(CLI::App& app);
 void add_loadgen_command(CLI::App& app);
 void add_profile_command(CLI::App& app);
 void add_supernet_command(CLI::App& app);
+void add_report_command(CLI::App& app);
+
+// `--report` on the commands that write an output folder, and what it does after them:
+// writes DIR/report.html and prints where it is.
+void add_report_flag(CLI::App& cmd, bool& flag);
+void write_report_and_tell(const std::string& dir);
 
 }  // namespace tessera::cli

@@ -17,6 +17,7 @@ struct CompareArgs {
   std::vector<double> load_scales;
   std::vector<double> lambdas;
   int64_t seed = -1;
+  bool report = false;
 };
 
 void run_compare(const CompareArgs& args) {
@@ -38,7 +39,9 @@ void run_compare(const CompareArgs& args) {
   });
   write_comparison(args.out_dir, rows, run.app);
   std::cout << comparison_markdown(rows, run.app);
-  std::cout << "wrote " << args.out_dir << "/comparison.csv, comparison.md, comparison.svg\n";
+  std::cout << "wrote " << args.out_dir
+            << "/comparison.csv, comparison.md, comparison.svg, comparison_latency.csv\n";
+  if (args.report) write_report_and_tell(args.out_dir);
 }
 
 }  // namespace
@@ -61,6 +64,7 @@ void add_compare_command(CLI::App& app) {
       ->delimiter(',')
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--seed", args->seed, "Override the run's seed");
+  add_report_flag(*cmd, args->report);
   cmd->callback([args] { run_compare(*args); });
 }
 

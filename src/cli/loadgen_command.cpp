@@ -19,6 +19,7 @@ struct LoadgenArgs {
   LoadgenOptions options;
   int64_t seed = -1;
   bool quiet = false;
+  bool report = false;
 };
 
 void parse_url(const std::string& url, LoadgenOptions& o) {
@@ -66,7 +67,8 @@ void run_loadgen_command(LoadgenArgs args) {
   if (table.rfind("tessera simulate", 0) == 0) table.replace(0, 16, "tessera loadgen");
   std::cout << table;
   std::cout << "  wrote " << args.out_dir << "/summary.json, timeseries.csv, timeseries.svg, "
-            << "loadgen.json\n";
+            << "latency_histogram.csv, loadgen.json\n";
+  if (args.report) write_report_and_tell(args.out_dir);
   if (result.stats.sent_late > 0 && !args.quiet) {
     spdlog::warn(
         "{} requests were sent more than 1 ms late (worst {:.1f} ms): too few "
@@ -95,6 +97,7 @@ void add_loadgen_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--seed", args->seed, "Override the run's seed (workload and inputs)");
   cmd->add_flag("--quiet,-q", args->quiet, "No log or progress lines");
+  add_report_flag(*cmd, args->report);
   cmd->callback([args] {
     args->options.seed = args->seed >= 0 ? static_cast<uint64_t>(args->seed) : 1;
     run_loadgen_command(*args);

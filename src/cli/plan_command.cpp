@@ -24,6 +24,7 @@ struct PlanArgs {
   double time_limit = 0.0;
   bool max_demand = false;
   bool solver_log = false;
+  bool report = false;
 };
 
 void write_file(const std::filesystem::path& path, const std::string& text) {
@@ -92,6 +93,7 @@ void run_plan(const PlanArgs& args) {
     plan::print_max_demand(std::cout, rows, in.slices);
     write_file(dir / "max_demand.json", plan::max_demand_to_json(rows, in).dump(2) + "\n");
     std::cout << "  wrote " << (dir / "max_demand.json").string() << "\n";
+    if (args.report) write_report_and_tell(args.out_dir);
     return;
   }
 
@@ -107,6 +109,7 @@ void run_plan(const PlanArgs& args) {
   write_file(dir / "plan.json", plan::plan_to_json(plan, in).dump(2) + "\n");
   if (!plan.has_plan()) {
     std::cout << "  wrote " << (dir / "plan.json").string() << "\n";
+    if (args.report) write_report_and_tell(args.out_dir);
     throw CLI::RuntimeError(3);
   }
   std::ostringstream dep, prof;
@@ -117,6 +120,7 @@ void run_plan(const PlanArgs& args) {
   write_run_yaml(dir, spec, plan);
   std::cout << "  wrote " << dir.string() << "/plan.json, deployment.yaml, profiles.yaml"
             << (spec.app_file.empty() ? "" : ", run.yaml (tessera simulate it)") << "\n";
+  if (args.report) write_report_and_tell(args.out_dir);
   if (!plan.evaluation.ok() || !plan.layout_problems.empty()) throw CLI::RuntimeError(4);
 }
 
@@ -139,6 +143,7 @@ void add_plan_command(CLI::App& app) {
   cmd->add_flag("--max-demand", args->max_demand,
                 "Largest demand each search space can serve (the paper's Fig. 3)");
   cmd->add_flag("--solver-log", args->solver_log, "Show CBC's log");
+  add_report_flag(*cmd, args->report);
   cmd->callback([args] { run_plan(*args); });
 }
 

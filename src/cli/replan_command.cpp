@@ -19,6 +19,7 @@ struct ReplanArgs {
   double stale_ms = -1.0;
   bool disruptive = false;
   bool quiet = false;
+  bool report = false;
 };
 
 void run_replan(const ReplanArgs& args) {
@@ -77,6 +78,7 @@ void run_replan(const ReplanArgs& args) {
   std::cout << control::comparison_table(rows);
   std::cout << "  wrote " << args.out_dir
             << "/summary.json, comparison.md, day.svg and <space>/bins.csv\n";
+  if (args.report) write_report_and_tell(args.out_dir);
 }
 
 }  // namespace
@@ -100,6 +102,7 @@ void add_replan_command(CLI::App& app) {
   cmd->add_flag("--disruptive", args->disruptive,
                 "Replaced workers stop at the bin boundary (controller.disruptive: true)");
   cmd->add_flag("--quiet,-q", args->quiet, "No progress or log lines, only the table");
+  add_report_flag(*cmd, args->report);
   cmd->callback([args] { run_replan(*args); });
 }
 

@@ -17,6 +17,7 @@ struct SimulateArgs {
   std::string out_dir = "out";
   int64_t seed = -1;
   bool quiet = false;
+  bool report = false;
 };
 
 void run_simulate(const SimulateArgs& args) {
@@ -39,7 +40,9 @@ void run_simulate(const SimulateArgs& args) {
   nlohmann::json summary = summarize(sim.metrics(), run.app);
   write_report(args.out_dir, summary, sim.metrics(), run.app);
   std::cout << format_summary(summary);
-  std::cout << "  wrote " << args.out_dir << "/summary.json, timeseries.csv, timeseries.svg\n";
+  std::cout << "  wrote " << args.out_dir
+            << "/summary.json, timeseries.csv, timeseries.svg, latency_histogram.csv\n";
+  if (args.report) write_report_and_tell(args.out_dir);
   if (!args.quiet) {
     spdlog::info("simulated {} requests ({} events) in {:.2f} s wall",
                  summary["submitted"].get<uint64_t>(), sim.events_processed(), wall);
@@ -58,6 +61,7 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_option("--out,-o", args->out_dir, "Output directory")->capture_default_str();
   cmd->add_option("--seed", args->seed, "Override the run's seed");
   cmd->add_flag("--quiet,-q", args->quiet, "No progress or log lines, only the summary table");
+  add_report_flag(*cmd, args->report);
   cmd->callback([args] { run_simulate(*args); });
 }
 

@@ -50,6 +50,12 @@ Means means(const std::vector<const BinRecord*>& bins, int slices) {
 
 }  // namespace
 
+std::size_t chart_bins(const ReplanResult& r) {
+  std::size_t n = r.bins.size();
+  while (n > 0 && r.bins[n - 1].demand_rps <= 0) --n;
+  return n;
+}
+
 ReplanSummary summarize_replan(const ReplanResult& r) {
   ReplanSummary s;
   s.space = r.space;
@@ -117,25 +123,34 @@ void write_replan_report(const std::filesystem::path& dir, const std::vector<Rep
   std::filesystem::create_directories(dir);
   nlohmann::json summary = nlohmann::json::array();
   std::vector<ReplanSummary> rows;
-  Chart demand{title + ": demand per bin", "bin", "req/s", 1.0, {}};
-  Chart slices{"GPU slices in use (plan)", "bin", "% of slices", 1.0, {}};
-  Chart violations{
-      "SLO violation rate (late + dropped + failed), capped at 50 %", "bin", "%", 1.0, {}};
-  Chart accuracy{"accuracy drop of the plan (1 - A_obj)", "bin", "%", 1.0, {}};
+  // Time in hours; every panel colours a search space alike (the palette keys by name).
+  const double hours = runs.empty() ? 1.0 : runs.front().bin / 3600.0;
+  Chart demand{title + ": demand per bin", "time (h)", "requests/s", hours, {}};
+  Chart slices{"GPU slices in use (plan)", "time (h)", "% of available slices", hours, {}};
+  Chart violations{"SLO violation rate (late + dropped + failed), capped at 50 %",
+                   "time (h)",
+                   "% of finished requests",
+                   hours,
+                   {}};
+  Chart accuracy{
+      "accuracy drop of the plan (1 - A_obj)", "time (h)", "% of best accuracy", hours, {}};
   for (const ReplanResult& r : runs) {
     const std::filesystem::path sub = dir / r.space;
     std::filesystem::create_directories(sub);
     std::string csv =
         "bin,demand_rps,predicted_rps,planned_rps,fallback,slices,planned_accuracy,workers,"
         "started,stopped,solve_s,finished,ok,late,dropped,failed,violation_rate,accuracy\n";
-    ChartSeries d{r.space + " predicted", {}}, sl{r.space, {}}, v{r.space, {}}, a{r.space, {}};
+    ChartSeries d{r.space + " predicted", {}, {}, r.space}, sl{r.space, {}}, v{r.space, {}},
+        a{r.space, {}};
     ChartSeries actual{"measured", {}};
+    const std::size_t drawn = chart_bins(r);
     for (const BinRecord& b : r.bins) {
       csv += fmt::format(
           "{},{:.3f},{:.3f},{:.3f},{},{},{:.5f},{},{},{},{:.3f},{},{},{},{},{},{:.5f},{:.5f}\n",
           b.bin, b.demand_rps, b.predicted_rps, b.planned_rps, b.fallback ? 1 : 0, b.slices,
           b.planned_accuracy, b.workers, b.started, b.stopped, b.solve_seconds, b.finished, b.ok,
           b.late, b.dropped, b.failed, b.violation_rate(), b.accuracy);
+      if (static_cast<std::size_t>(&b - r.bins.data()) >= drawn) continue;
       actual.values.push_back(b.demand_rps);
       d.values.push_back(b.predicted_rps);
       sl.values.push_back(100.0 * b.slices / std::max(r.slices_available, 1));
@@ -146,7 +161,8 @@ void write_replan_report(const std::filesystem::path& dir, const std::vector<Rep
     const ReplanSummary s = summarize_replan(r);
     rows.push_back(s);
     summary.push_back(
-        {{"space", s.space},
+        {{"app", title},
+         {"space", s.space},
          {"slices_used_pct", s.slices_pct},
          {"accuracy_drop_pct", s.accuracy_drop_pct},
          {"realized_accuracy", s.realized_accuracy},
@@ -166,7 +182,9 @@ void write_replan_report(const std::filesystem::path& dir, const std::vector<Rep
            {"late", r.late},
            {"dropped", r.dropped},
            {"failed", r.failed}}},
-         {"wall_seconds", r.wall_seconds}});
+         {"wall_seconds", r.wall_seconds},
+         {"bin_s", r.bin},
+         {"slices_available", r.slices_available}});
     if (demand.series.empty()) demand.series.push_back(std::move(actual));
     demand.series.push_back(std::move(d));
     slices.series.push_back(std::move(sl));

@@ -28,6 +28,11 @@ struct ReplanSummary {
 
 ReplanSummary summarize_replan(const ReplanResult& result);
 
+// The bins a chart draws: up to the last bin with arrivals. The bins after it only hold
+// the stragglers of the day (demand 0, a few late requests) and would draw as a phantom
+// violation spike.
+std::size_t chart_bins(const ReplanResult& result);
+
 // DIR/<space>/bins.csv for each run, DIR/summary.json, DIR/comparison.md (a Markdown
 // table) and DIR/day.svg (demand, slices, violations and accuracy drop per bin).
 void write_replan_report(const std::filesystem::path& dir, const std::vector<ReplanResult>& runs,

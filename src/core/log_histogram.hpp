@@ -37,6 +37,16 @@ class LogHistogram {
   uint64_t count() const { return count_; }
   double mean() const { return count_ ? sum_ / static_cast<double>(count_) : 0.0; }
 
+  // The buckets, for exporting the distribution: bucket i holds values in
+  // [bucket_lower(i), bucket_upper(i)); bucket 0 also holds everything below min_value and
+  // the last one everything above max_value.
+  std::size_t bucket_count() const { return buckets_.size(); }
+  uint64_t bucket(std::size_t i) const { return buckets_[i]; }
+  double bucket_lower(std::size_t i) const {
+    return std::exp(log_min_ + static_cast<double>(i) * log_step_);
+  }
+  double bucket_upper(std::size_t i) const { return bucket_lower(i + 1); }
+
   // The q-quantile (q in [0, 1]), reported as the bucket's geometric midpoint.
   double quantile(double q) const {
     if (count_ == 0) return 0.0;

@@ -98,8 +98,10 @@ nlohmann::json plan_to_json(const Plan& plan, const PlanInput& in) {
       const auto& e =
           plan.entries[static_cast<size_t>(plan.layout_entry[static_cast<size_t>(pl.item)])];
       const auto& seg = segment(in, e.type);
-      g.push_back({{"mig", in.catalogue.mig[static_cast<size_t>(pl.mig)].name},
+      const auto& mig = in.catalogue.mig[static_cast<size_t>(pl.mig)];
+      g.push_back({{"mig", mig.name},
                    {"start", pl.start},
+                   {"memory", mig.memory},
                    {"mps", seg.mps},
                    {"task", task_name(in, e.type.task)},
                    {"variant", variant_name(in, e.type)},
@@ -108,6 +110,7 @@ nlohmann::json plan_to_json(const Plan& plan, const PlanInput& in) {
     gpus.push_back(g);
   }
   j["layout"] = gpus;
+  j["gpu_memory_slices"] = in.catalogue.gpu_memory;
   j["solver"] = {{"name", "CBC"},
                  {"seconds", plan.stats.seconds},
                  {"nodes", plan.stats.nodes},

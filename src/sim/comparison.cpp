@@ -80,6 +80,13 @@ std::string pard_versus_baselines(const std::vector<ComparisonRow>& rows, const 
 
 }  // namespace
 
+std::size_t comparison_baseline(const std::vector<ComparisonRow>& rows) {
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].run.label == "naive") return i;
+  }
+  return 0;
+}
+
 std::vector<ComparisonCase> comparison_cases(const std::vector<std::string>& presets,
                                              const std::vector<double>& load_scales,
                                              const std::vector<double>& lambdas) {
@@ -120,7 +127,7 @@ std::vector<ComparisonRow> run_comparison(
     }
     Simulator sim(run.app, run.deployment, run.profiles, PolicySet(config), run.sim);
     sim.run(*arrivals);
-    rows.push_back({c, summarize(sim.metrics(), run.app)});
+    rows.push_back({c, summarize(sim.metrics(), run.app), sim.metrics().latency()});
     if (progress) progress(rows.back(), rows.size());
   }
   return rows;
@@ -179,22 +186,37 @@ void write_comparison(const std::filesystem::path& dir, const std::vector<Compar
   write_text(dir / "comparison.csv", csv);
   write_text(dir / "comparison.md", comparison_markdown(rows, app));
 
-  // One chart per metric, one bar per case.
+  std::string latency = "label,lower_ms,upper_ms,count\n";
+  for (const ComparisonRow& r : rows) {
+    const std::string csv_rows = latency_histogram_csv(r.latency);
+    std::size_t pos = csv_rows.find('\n') + 1;  // after the header
+    while (pos < csv_rows.size()) {
+      const std::size_t end = csv_rows.find('\n', pos);
+      latency += "\"" + r.run.label + "\"," + csv_rows.substr(pos, end - pos) + "\n";
+      pos = end + 1;
+    }
+  }
+  write_text(dir / "comparison_latency.csv", latency);
+
+  // One chart per metric, one bar per case; the baseline case is marked.
+  const int baseline = rows.empty() ? -1 : static_cast<int>(comparison_baseline(rows));
   std::vector<BarChart> charts;
-  auto chart = [&](const std::string& title,
+  auto chart = [&](const std::string& title, const std::string& unit,
                    const std::function<double(const nlohmann::json&)>& f) {
-    BarChart c{title, {}, {}};
+    BarChart c{title, {}, {}, unit, baseline};
     for (const ComparisonRow& r : rows) {
       c.labels.push_back(r.run.label);
       c.values.push_back(f(r.summary));
     }
     charts.push_back(std::move(c));
   };
-  chart("Goodput (req/s)", [](const auto& s) { return s["goodput_rps"].template get<double>(); });
-  chart("Drop rate", [](const auto& s) { return s["drop_rate"].template get<double>(); });
-  chart("Invalid rate (wasted GPU time)",
+  chart("Goodput", "requests/s",
+        [](const auto& s) { return s["goodput_rps"].template get<double>(); });
+  chart("Drop rate", "fraction of requests",
+        [](const auto& s) { return s["drop_rate"].template get<double>(); });
+  chart("Invalid rate (wasted GPU time)", "fraction of GPU time",
         [](const auto& s) { return s["invalid_rate"].template get<double>(); });
-  write_text(dir / "comparison.svg", render_bar_svg(charts));
+  write_text(dir / "comparison.svg", render_bar_svg(charts, 400));
 }
 
 }  // namespace tessera

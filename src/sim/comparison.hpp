@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/log_histogram.hpp"
 #include "policy/policy_set.hpp"
 #include "spec/run_spec.hpp"
 
@@ -21,7 +22,11 @@ struct ComparisonCase {
 struct ComparisonRow {
   ComparisonCase run;
   nlohmann::json summary;  // as in summary.json
+  LogHistogram latency{};  // end-to-end latency of completed requests
 };
+
+// The case the charts mark as the baseline: "naive" when present, else the first case.
+std::size_t comparison_baseline(const std::vector<ComparisonRow>& rows);
 
 // The cases for presets × load scales, or, with lambdas, PARD at each λ × load scales.
 std::vector<ComparisonCase> comparison_cases(const std::vector<std::string>& presets,
@@ -38,7 +43,8 @@ std::vector<ComparisonRow> run_comparison(
 // p99 latency and where drops happened (percent of drops per stage, in pipeline order).
 std::string comparison_markdown(const std::vector<ComparisonRow>& rows, const App& app);
 
-// Writes DIR/comparison.csv, DIR/comparison.md and DIR/comparison.svg.
+// Writes DIR/comparison.csv, DIR/comparison.md, DIR/comparison.svg and
+// DIR/comparison_latency.csv (each case's latency histogram: label,lower_ms,upper_ms,count).
 void write_comparison(const std::filesystem::path& dir, const std::vector<ComparisonRow>& rows,
                       const App& app);
 

@@ -26,6 +26,7 @@ void MetricsCollector::on_arrival(Time now) {
 }
 
 void MetricsCollector::advance(Time now, const Engine& engine) {
+  queues_sampled_ = true;
   const auto current = static_cast<std::size_t>(std::max(0.0, std::floor(now / window_)));
   while (closed_windows_ < current) {
     WindowStats& w = window_at(static_cast<double>(closed_windows_) * window_);

@@ -67,6 +67,9 @@ class MetricsCollector final : public EngineObserver {
   Time first_arrival() const { return first_arrival_; }
   Time last_arrival() const { return last_arrival_; }
   Time last_finish() const { return last_finish_; }
+  // Whether queue lengths were sampled (the simulator does; a client-side load generator,
+  // which cannot see the server's queues, does not).
+  bool queues_sampled() const { return queues_sampled_; }
 
  private:
   WindowStats& window_at(Time t);
@@ -89,6 +92,7 @@ class MetricsCollector final : public EngineObserver {
   Time first_arrival_ = -1.0;
   Time last_arrival_ = 0.0;
   Time last_finish_ = 0.0;
+  bool queues_sampled_ = false;
 };
 
 }  // namespace tessera

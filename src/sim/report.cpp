@@ -101,15 +101,24 @@ std::string format_summary(const nlohmann::json& s) {
                                   s["duration_s"].get<double>()));
   row("goodput", fmt::format("{:>10.2f} req/s", s["goodput_rps"].get<double>()));
   row("SLO attainment", fmt::format("{:>10.4f}", s["slo_attainment"].get<double>()));
-  row("invalid (wasted) GPU",
-      fmt::format("{:>10.4f}  of {:.1f} GPU-s", s["invalid_rate"].get<double>(),
-                  s["gpu_seconds"].get<double>()));
+  // A load generator sees no batches or GPU time: leave those rows out rather than print
+  // zeros.
+  const bool gpu_measured = s["gpu_seconds"].get<double>() > 0 || submitted == 0;
+  if (gpu_measured) {
+    row("invalid (wasted) GPU",
+        fmt::format("{:>10.4f}  of {:.1f} GPU-s", s["invalid_rate"].get<double>(),
+                    s["gpu_seconds"].get<double>()));
+  }
   row("mean accuracy", fmt::format("{:>10.4f}", s["mean_accuracy"].get<double>()));
   row("sub-request violations",
       fmt::format("{:>10.2f} %", 100.0 * s["subrequests"]["violation_rate"].get<double>()));
   const auto& l = s["latency_ms"];
   row("latency p50/p90/p99", fmt::format("{:>10.1f} / {:.1f} / {:.1f} ms", l["p50"].get<double>(),
                                          l["p90"].get<double>(), l["p99"].get<double>()));
+  if (!gpu_measured) {
+    out += "  (batches and GPU time are not measured by a client; see the server's /metrics)\n";
+    return out;
+  }
   out += fmt::format("  {:<22} {:>8} {:>10} {:>10} {:>8}\n", "stage", "batches", "mean batch",
                      "GPU-s", "dropped");
   for (const auto& [name, t] : s["tasks"].items()) {
@@ -120,38 +129,56 @@ std::string format_summary(const nlohmann::json& s) {
   return out;
 }
 
+std::string latency_histogram_csv(const LogHistogram& latency) {
+  std::string csv = "lower_ms,upper_ms,count\n";
+  for (std::size_t i = 0; i < latency.bucket_count(); ++i) {
+    if (latency.bucket(i) == 0) continue;
+    csv += fmt::format("{:.6g},{:.6g},{}\n", to_ms(latency.bucket_lower(i)),
+                       to_ms(latency.bucket_upper(i)), latency.bucket(i));
+  }
+  return csv;
+}
+
 void write_report(const std::filesystem::path& dir, const nlohmann::json& summary,
                   const MetricsCollector& m, const App& app) {
   std::filesystem::create_directories(dir);
   write_file(dir / "summary.json", summary.dump(2) + "\n");
+  write_file(dir / "latency_histogram.csv", latency_histogram_csv(m.latency()));
 
   const double w = m.window();
+  const bool queues = m.queues_sampled();
   std::string csv =
       "window_start_s,arrivals_rps,goodput_rps,late_rps,dropped_rps,failed_rps,gpu_busy";
-  for (const Task& t : app.tasks) csv += ",queue_" + t.name;
+  if (queues) {
+    for (const Task& t : app.tasks) csv += ",queue_" + t.name;
+  }
   csv += "\n";
   Chart rates{"Request rates per window", "time (s)", "requests/s", w, {}};
-  Chart queues{"Queued items per stage (sampled at window end)", "time (s)", "items", w, {}};
+  Chart queued{"Queued items per stage (sampled at window end)", "time (s)", "items", w, {}};
   rates.series = {{"arrivals", {}}, {"goodput", {}}, {"late", {}}, {"dropped", {}}};
-  for (const Task& t : app.tasks) queues.series.push_back({t.name, {}});
+  for (const Task& t : app.tasks) queued.series.push_back({t.name, {}});
   for (std::size_t i = 0; i < m.windows().size(); ++i) {
     const WindowStats& ws = m.windows()[i];
     auto per_s = [w](uint64_t n) { return static_cast<double>(n) / w; };
     csv += fmt::format("{},{},{},{},{},{},{:.6g}", static_cast<double>(i) * w, per_s(ws.arrivals),
                        per_s(ws.ok), per_s(ws.late), per_s(ws.dropped), per_s(ws.failed),
                        ws.gpu_busy / w);
-    for (uint64_t q : ws.queue_length) csv += fmt::format(",{}", q);
+    if (queues) {
+      for (uint64_t q : ws.queue_length) csv += fmt::format(",{}", q);
+    }
     csv += "\n";
-    rates.series[0].values.push_back(static_cast<double>(ws.arrivals) / w);
-    rates.series[1].values.push_back(static_cast<double>(ws.ok) / w);
-    rates.series[2].values.push_back(static_cast<double>(ws.late) / w);
-    rates.series[3].values.push_back(static_cast<double>(ws.dropped) / w);
+    rates.series[0].values.push_back(per_s(ws.arrivals));
+    rates.series[1].values.push_back(per_s(ws.ok));
+    rates.series[2].values.push_back(per_s(ws.late));
+    rates.series[3].values.push_back(per_s(ws.dropped));
     for (std::size_t t = 0; t < ws.queue_length.size(); ++t) {
-      queues.series[t].values.push_back(static_cast<double>(ws.queue_length[t]));
+      queued.series[t].values.push_back(static_cast<double>(ws.queue_length[t]));
     }
   }
   write_file(dir / "timeseries.csv", csv);
-  write_file(dir / "timeseries.svg", render_svg({rates, queues}));
+  std::vector<Chart> charts = {rates};
+  if (queues) charts.push_back(queued);
+  write_file(dir / "timeseries.svg", render_svg(charts));
 }
 
 }  // namespace tessera

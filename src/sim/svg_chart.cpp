@@ -1,140 +1,208 @@
 #include "sim/svg_chart.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-#include <sstream>
+#include <limits>
 
 namespace tessera {
 namespace {
 
-constexpr const char* kColors[] = {"#1f77b4", "#2ca02c", "#d62728", "#ff7f0e",
-                                   "#9467bd", "#8c564b", "#e377c2", "#17becf"};
+constexpr int kLeft = 64, kPadTop = 30, kPadBottom = 44, kLegendMax = 320;
+constexpr std::size_t kLegendChars = 30;
 
-// A "nice" upper bound for an axis: 1, 2 or 5 times a power of ten.
-double nice_ceiling(double v) {
-  if (v <= 0) return 1.0;
-  const double p = std::pow(10.0, std::floor(std::log10(v)));
-  for (double m : {1.0, 2.0, 5.0, 10.0}) {
-    if (v <= m * p) return m * p;
-  }
-  return 10.0 * p;
+double x_of(const ChartSeries& s, const Chart& c, std::size_t i) {
+  return s.x.empty() ? c.x_origin + static_cast<double>(i) * c.x_step : s.x[i];
 }
 
-std::string escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '<')
-      out += "&lt;";
-    else if (c == '>')
-      out += "&gt;";
-    else if (c == '&')
-      out += "&amp;";
-    else
-      out += c;
-  }
-  return out;
+bool same_series(const ChartSeries& a, const ChartSeries& b) {
+  return a.values == b.values && a.x == b.x;
 }
 
-void render_one(std::ostringstream& svg, const Chart& chart, int top, int width, int height) {
-  const int left = 70, right = 160, pad_top = 30, pad_bottom = 40;
-  const int plot_w = width - left - right, plot_h = height - pad_top - pad_bottom;
-  std::size_t n = 0;
-  double y_max = 0;
-  for (const auto& s : chart.series) {
-    n = std::max(n, s.values.size());
-    for (double v : s.values) y_max = std::max(y_max, v);
+struct Range {
+  double lo = std::numeric_limits<double>::infinity();
+  double hi = -std::numeric_limits<double>::infinity();
+  void add(double v) {
+    if (!std::isfinite(v)) return;
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
   }
-  y_max = nice_ceiling(y_max);
-  const double x_max = std::max(1.0, static_cast<double>(n > 0 ? n - 1 : 1) * chart.x_step);
-  auto px = [&](double x) { return left + plot_w * x / x_max; };
-  auto py = [&](double y) { return top + pad_top + plot_h * (1.0 - y / y_max); };
+  bool empty() const { return lo > hi; }
+};
 
-  svg << "<text x='" << left << "' y='" << top + 18 << "' font-size='15' font-weight='bold'>"
-      << escape(chart.title) << "</text>\n";
-  svg << "<rect x='" << left << "' y='" << top + pad_top << "' width='" << plot_w << "' height='"
-      << plot_h << "' fill='none' stroke='#999'/>\n";
-  for (int i = 0; i <= 4; ++i) {
-    const double y = y_max * i / 4.0;
-    svg << "<line x1='" << left << "' x2='" << left + plot_w << "' y1='" << py(y) << "' y2='"
-        << py(y) << "' stroke='#eee'/>\n";
-    svg << "<text x='" << left - 6 << "' y='" << py(y) + 4 << "' font-size='11' text-anchor='end'>"
-        << y << "</text>\n";
-    const double x = x_max * i / 4.0;
-    svg << "<text x='" << px(x) << "' y='" << top + pad_top + plot_h + 16
-        << "' font-size='11' text-anchor='middle'>" << std::round(x * 10) / 10 << "</text>\n";
-  }
-  svg << "<text x='" << left + plot_w / 2 << "' y='" << top + height - 6
-      << "' font-size='12' text-anchor='middle'>" << escape(chart.x_label) << "</text>\n";
-  svg << "<text x='14' y='" << top + pad_top + plot_h / 2
-      << "' font-size='12' transform='rotate(-90 14 " << top + pad_top + plot_h / 2
-      << ")' text-anchor='middle'>" << escape(chart.y_label) << "</text>\n";
-  for (std::size_t k = 0; k < chart.series.size(); ++k) {
-    const auto& s = chart.series[k];
-    const char* color = kColors[k % (sizeof(kColors) / sizeof(kColors[0]))];
-    svg << "<polyline fill='none' stroke='" << color << "' stroke-width='1.5' points='";
-    for (std::size_t i = 0; i < s.values.size(); ++i) {
-      svg << px(static_cast<double>(i) * chart.x_step) << ',' << py(s.values[i]) << ' ';
+// The legend's text for series k: its (shortened) name, and for a series identical to an
+// earlier one "(= that one)", or "(= line N)" when the name would make it too long.
+std::string legend_text(const Chart& chart, const ShortLabels& names, std::size_t k,
+                        bool* identical = nullptr) {
+  std::string text = names.shown[k];
+  for (std::size_t j = 0; j < k; ++j) {
+    if (same_series(chart.series[j], chart.series[k])) {
+      const std::string full = text + " (= " + names.shown[j] + ")";
+      text = text_width(full, 11) <= text_width(std::string(kLegendChars + 10, 'x'), 11)
+                 ? full
+                 : text + " (= line " + std::to_string(j + 1) + ")";
+      if (identical != nullptr) *identical = true;
+      break;
     }
-    svg << "'/>\n";
-    const int ly = top + pad_top + 14 + static_cast<int>(k) * 18;
-    svg << "<line x1='" << left + plot_w + 10 << "' x2='" << left + plot_w + 28 << "' y1='"
-        << ly - 4 << "' y2='" << ly - 4 << "' stroke='" << color << "' stroke-width='3'/>\n";
-    svg << "<text x='" << left + plot_w + 32 << "' y='" << ly << "' font-size='11'>"
-        << escape(s.name) << "</text>\n";
   }
+  return text;
 }
 
-void render_bars(std::ostringstream& svg, const BarChart& chart, int left, int width, int height) {
-  const int label_w = 130, top = 30, bar_h = 16, gap = 6;
-  double v_max = 0;
-  for (double v : chart.values) v_max = std::max(v_max, v);
-  v_max = nice_ceiling(v_max);
-  const int plot_w = width - label_w - 50;
-  svg << "<text x='" << left + 4 << "' y='18' font-size='14' font-weight='bold'>"
-      << escape(chart.title) << "</text>\n";
-  for (std::size_t i = 0; i < chart.values.size(); ++i) {
-    const int y = top + static_cast<int>(i) * (bar_h + gap);
-    const double w = plot_w * chart.values[i] / v_max;
-    svg << "<text x='" << left + label_w - 4 << "' y='" << y + bar_h - 4
-        << "' font-size='11' text-anchor='end'>" << escape(chart.labels[i]) << "</text>\n";
-    svg << "<rect x='" << left + label_w << "' y='" << y << "' width='" << w << "' height='"
-        << bar_h << "' fill='" << kColors[i % (sizeof(kColors) / sizeof(kColors[0]))] << "'/>\n";
-    std::ostringstream value;
-    value.precision(3);
-    value << chart.values[i];
-    svg << "<text x='" << left + label_w + w + 4 << "' y='" << y + bar_h - 4 << "' font-size='10'>"
-        << value.str() << "</text>\n";
+// Legend column width for these (already shortened) names.
+int legend_width(const std::vector<Chart>& charts, const std::vector<ShortLabels>& names) {
+  double w = 170;
+  for (std::size_t c = 0; c < charts.size(); ++c) {
+    for (std::size_t k = 0; k < names[c].shown.size(); ++k) {
+      w = std::max(w, text_width(legend_text(charts[c], names[c], k), 11) + 34);
+    }
   }
-  (void)height;
+  return std::min(static_cast<int>(w), kLegendMax);
+}
+
+void render_one(std::string& svg, const Chart& chart, const ShortLabels& names, int top, int width,
+                int height, int legend_w, Palette& palette) {
+  const int plot_w = width - kLeft - legend_w - 16, plot_h = height - kPadTop - kPadBottom;
+  const int plot_top = top + kPadTop;
+  Range xr, yr;
+  for (const auto& s : chart.series) {
+    for (std::size_t i = 0; i < s.values.size(); ++i) {
+      const double x = x_of(s, chart, i);
+      if (chart.log_x && !(x > 0)) continue;
+      xr.add(x);
+      yr.add(s.values[i]);
+    }
+  }
+  for (const auto& m : chart.markers) {
+    if (!chart.log_x || m.x > 0) xr.add(m.x);
+  }
+  if (xr.empty()) xr = {chart.log_x ? 1.0 : 0.0, chart.log_x ? 10.0 : 1.0};
+  if (!(xr.hi > xr.lo)) xr.hi = chart.log_x ? xr.lo * 10 : xr.lo + 1;
+  const double y_lo = std::min(0.0, yr.empty() ? 0.0 : yr.lo);
+  double y_hi = chart.y_max > 0 ? chart.y_max : (yr.empty() ? 1.0 : std::max(yr.hi, 0.0));
+  if (!(y_hi > y_lo)) y_hi = y_lo + 1.0;
+  const std::vector<double> yt = nice_ticks(y_lo, y_hi, 5);
+  // The plot reaches 4 % above the top tick, so a series at its maximum (100 %, say)
+  // does not merge with the frame, and the ticks stay round.
+  const double y0 = yt.front(), y1 = yt.back() + 0.04 * (yt.back() - yt.front());
+  const double x_lo = chart.log_x ? std::log10(xr.lo) : xr.lo;
+  const double x_hi = chart.log_x ? std::log10(xr.hi) : xr.hi;
+  auto px = [&](double x) {
+    const double v = chart.log_x ? std::log10(x) : x;
+    return kLeft + plot_w * (v - x_lo) / (x_hi - x_lo);
+  };
+  auto py = [&](double y) { return plot_top + plot_h * (1.0 - (y - y0) / (y1 - y0)); };
+
+  svg += fmt::format("<text x='{}' y='{}' font-size='14' font-weight='bold'>{}</text>\n", kLeft,
+                     top + 18, xml_escape(chart.title));
+  const double y_step = yt.size() > 1 ? yt[1] - yt[0] : 1.0;
+  for (double y : yt) {
+    svg += fmt::format(
+        "<line x1='{}' x2='{}' y1='{:.1f}' y2='{:.1f}' stroke='#e4e4e4'/>"
+        "<text x='{}' y='{:.1f}' font-size='11' text-anchor='end'>{}</text>\n",
+        kLeft, kLeft + plot_w, py(y), py(y), kLeft - 6, py(y) + 4, format_tick(y, y_step));
+  }
+  const std::vector<double> xt =
+      chart.log_x ? log_ticks(xr.lo, xr.hi) : nice_ticks(xr.lo, xr.hi, std::max(3, plot_w / 90));
+  const double x_step = xt.size() > 1 ? xt[1] - xt[0] : 1.0;
+  for (double x : xt) {
+    if (x < xr.lo * (1 - 1e-9) - 1e-12 || x > xr.hi * (1 + 1e-9) + 1e-12) continue;
+    const double step = chart.log_x ? x / 10 : x_step;
+    svg += fmt::format(
+        "<line x1='{0:.1f}' x2='{0:.1f}' y1='{1}' y2='{2}' stroke='#f0f0f0'/>"
+        "<line x1='{0:.1f}' x2='{0:.1f}' y1='{2}' y2='{3}' stroke='#999'/>"
+        "<text x='{0:.1f}' y='{4}' font-size='11' text-anchor='middle'>{5}</text>\n",
+        px(x), plot_top, plot_top + plot_h, plot_top + plot_h + 4, plot_top + plot_h + 16,
+        format_tick(x, step));
+  }
+  svg += fmt::format(
+      "<rect x='{}' y='{}' width='{}' height='{}' fill='none' stroke='#999'/>\n"
+      "<text x='{}' y='{}' font-size='12' text-anchor='middle'>{}</text>\n"
+      "<text x='14' y='{}' font-size='12' transform='rotate(-90 14 {})' "
+      "text-anchor='middle'>{}</text>\n",
+      kLeft, plot_top, plot_w, plot_h, kLeft + plot_w / 2, top + height - 8,
+      xml_escape(chart.x_label), plot_top + plot_h / 2, plot_top + plot_h / 2,
+      xml_escape(chart.y_label));
+  for (std::size_t k = 0; k < chart.markers.size(); ++k) {
+    const ChartMarker& m = chart.markers[k];
+    if (chart.log_x && !(m.x > 0)) continue;
+    const double x = px(m.x);
+    const bool right = x < kLeft + plot_w - 60;
+    svg += fmt::format(
+        "<line x1='{0:.1f}' x2='{0:.1f}' y1='{1}' y2='{2}' stroke='#555' stroke-dasharray='4 3'/>"
+        "<text x='{3:.1f}' y='{4}' font-size='10' fill='#333' text-anchor='{5}' "
+        "stroke='#fff' stroke-width='3' paint-order='stroke'>{6}</text>\n",
+        x, plot_top, plot_top + plot_h, right ? x + 3 : x - 3,
+        plot_top + 11 + static_cast<int>(k % 4) * 12, right ? "start" : "end", xml_escape(m.label));
+  }
+  const int legend_x = kLeft + plot_w + 12;
+  for (std::size_t k = 0; k < chart.series.size(); ++k) {
+    const ChartSeries& s = chart.series[k];
+    const std::string key = s.color_key.empty() ? s.name : s.color_key;
+    const std::string color = palette.color_for(key);
+    std::string dash = palette.dash_for(key);
+    bool identical = false;
+    const std::string text = legend_text(chart, names, k, &identical);
+    if (identical) dash = "6 5";
+    const std::string dash_attr = dash.empty() ? "" : " stroke-dasharray='" + dash + "'";
+    svg += fmt::format("<polyline fill='none' stroke='{}' stroke-width='1.6'{} points='", color,
+                       dash_attr);
+    // Points closer than half a pixel to the last one drawn add nothing visible: left out
+    // (the last point always drawn), which keeps long series and CDFs small.
+    double last_x = -1e9, last_y = -1e9;
+    for (std::size_t i = 0; i < s.values.size(); ++i) {
+      const double x = x_of(s, chart, i);
+      if ((chart.log_x && !(x > 0)) || !std::isfinite(s.values[i])) continue;
+      const double X = px(x), Y = py(s.values[i]);
+      if (i + 1 < s.values.size() && std::abs(X - last_x) < 0.5 && std::abs(Y - last_y) < 0.5)
+        continue;
+      svg += fmt::format("{:.1f},{:.1f} ", X, Y);
+      last_x = X;
+      last_y = Y;
+    }
+    svg += "'/>\n";
+    const int ly = plot_top + 10 + static_cast<int>(k) * 16;
+    svg += fmt::format(
+        "<line x1='{}' x2='{}' y1='{}' y2='{}' stroke='{}' stroke-width='3'{}/>"
+        "<text x='{}' y='{}' font-size='11'>{}</text>\n",
+        legend_x, legend_x + 22, ly - 4, ly - 4, color, dash_attr, legend_x + 26, ly,
+        xml_escape(text));
+  }
 }
 
 }  // namespace
 
-std::string render_bar_svg(const std::vector<BarChart>& charts, int chart_width) {
-  std::size_t rows = 1;
-  for (const auto& c : charts) rows = std::max(rows, c.values.size());
-  const int height = 40 + static_cast<int>(rows) * 22;
-  const int width = chart_width * static_cast<int>(std::max<std::size_t>(1, charts.size()));
-  std::ostringstream svg;
-  svg << "<svg xmlns='http://www.w3.org/2000/svg' width='" << width << "' height='" << height
-      << "' font-family='sans-serif'>\n<rect width='100%' height='100%' fill='white'/>\n";
-  for (std::size_t i = 0; i < charts.size(); ++i) {
-    render_bars(svg, charts[i], static_cast<int>(i) * chart_width, chart_width, height);
+std::string render_svg(const std::vector<Chart>& charts, int width, int chart_height,
+                       Palette* palette) {
+  Palette local;
+  Palette& pal = palette != nullptr ? *palette : local;
+  std::vector<ShortLabels> names;
+  std::vector<std::string> key;
+  for (const Chart& c : charts) {
+    std::vector<std::string> labels;
+    for (const auto& s : c.series) labels.push_back(s.name);
+    names.push_back(shorten_labels(labels, kLegendChars));
+    for (const auto& k : names.back().key) {
+      if (std::find(key.begin(), key.end(), k) == key.end()) key.push_back(k);
+    }
   }
-  svg << "</svg>\n";
-  return svg.str();
-}
-
-std::string render_svg(const std::vector<Chart>& charts, int width, int chart_height) {
-  std::ostringstream svg;
-  const int total = chart_height * static_cast<int>(std::max<std::size_t>(1, charts.size()));
-  svg << "<svg xmlns='http://www.w3.org/2000/svg' width='" << width << "' height='" << total
-      << "' font-family='sans-serif'>\n<rect width='100%' height='100%' fill='white'/>\n";
+  const int legend_w = legend_width(charts, names);
+  const int charts_h = chart_height * static_cast<int>(std::max<std::size_t>(1, charts.size()));
+  const int total = charts_h + (key.empty() ? 0 : 10 + 15 * static_cast<int>(key.size()));
+  std::string svg = fmt::format(
+      "<svg xmlns='http://www.w3.org/2000/svg' width='{0}' height='{1}' viewBox='0 0 {0} {1}' "
+      "font-family='sans-serif'>\n<rect width='100%' height='100%' fill='white'/>\n",
+      width, total);
   for (std::size_t i = 0; i < charts.size(); ++i) {
-    render_one(svg, charts[i], static_cast<int>(i) * chart_height, width, chart_height);
+    render_one(svg, charts[i], names[i], static_cast<int>(i) * chart_height, width, chart_height,
+               legend_w, pal);
   }
-  svg << "</svg>\n";
-  return svg.str();
+  for (std::size_t k = 0; k < key.size(); ++k) {
+    svg += fmt::format("<text x='{}' y='{}' font-size='11' fill='#333'>{}</text>\n", kLeft,
+                       charts_h + 10 + 15 * static_cast<int>(k), xml_escape(key[k]));
+  }
+  svg += "</svg>\n";
+  return svg;
 }
 
 }  // namespace tessera

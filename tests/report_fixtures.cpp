@@ -1,0 +1,112 @@
+#include "report_fixtures.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <memory>
+
+#include "control/replan_report.hpp"
+#include "plan/plan_report.hpp"
+#include "plan/plan_spec.hpp"
+#include "plan/planner.hpp"
+#include "policy/policy_set.hpp"
+#include "sim/comparison.hpp"
+#include "sim/report.hpp"
+#include "sim/simulator.hpp"
+#include "spec/run_spec.hpp"
+
+namespace tessera::testing_fixtures {
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kRoot(TESSERA_SOURCE_DIR);
+
+}  // namespace
+
+fs::path scratch_dir(const std::string& name) {
+  const fs::path dir = fs::path(::testing::TempDir()) / "tessera_report_test" / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+void write_simulate_output(const fs::path& dir) {
+  const RunSpec run = load_run_spec(kRoot / "examples" / "traffic" / "run.yaml");
+  auto arrivals = make_run_arrivals(run);
+  Simulator sim(run.app, run.deployment, run.profiles, PolicySet(run.policies), run.sim);
+  sim.run(*arrivals);
+  write_report(dir, summarize(sim.metrics(), run.app), sim.metrics(), run.app);
+}
+
+void write_compare_output(const fs::path& dir) {
+  const RunSpec run = load_run_spec(kRoot / "examples" / "traffic" / "run.yaml");
+  const auto rows = run_comparison(run, comparison_cases({"naive", "nexus", "pard"}, {}, {}));
+  write_comparison(dir, rows, run.app);
+}
+
+void write_plan_output(const fs::path& dir) {
+  plan::PlanSpec spec = plan::load_plan_spec(kRoot / "examples" / "plan" / "traffic.yaml");
+  const plan::Plan p = plan::make_plan(spec.input, spec.options);
+  ASSERT_TRUE(p.has_plan());
+  fs::create_directories(dir);
+  std::ofstream(dir / "plan.json") << plan::plan_to_json(p, spec.input).dump(2);
+}
+
+void write_replan_output(const fs::path& dir) {
+  // A day of 24 one-hour bins: two spaces, one of which predicts exactly like the other
+  // (identical lines), and a last bin with no arrivals (stragglers only).
+  std::vector<control::ReplanResult> runs;
+  for (const char* space : {"A+S+T", "A+S"}) {
+    control::ReplanResult r;
+    r.space = space;
+    r.bin = 3600;
+    r.slices_available = 28;
+    r.accuracy_max = 1.0;
+    for (int b = 0; b < 25; ++b) {
+      control::BinRecord rec;
+      rec.bin = b;
+      const double demand = b < 24 ? 40.0 + 30.0 * std::sin(b / 24.0 * 6.283) : 0.0;
+      rec.demand_rps = demand;
+      rec.predicted_rps = demand * 1.05;
+      rec.planned_rps = demand;
+      rec.slices = static_cast<int>(demand / 4) + (r.space == "A+S" ? 3 : 0);
+      rec.planned_accuracy = r.space == "A+S" ? 0.99 : 0.97;
+      rec.finished = b < 24 ? 1000 : 3;
+      rec.ok = b < 24 ? 990 - static_cast<uint64_t>(b % 5) : 0;
+      rec.late = rec.finished - rec.ok;
+      rec.accuracy = 0.95;
+      r.bins.push_back(rec);
+      r.submitted += rec.finished;
+      r.ok += rec.ok;
+      r.late += rec.late;
+    }
+    r.solves = 20;
+    runs.push_back(r);
+  }
+  control::write_replan_report(dir, runs, "fixture_app");
+}
+
+void write_loadgen_output(const fs::path& dir) {
+  const RunSpec run = load_run_spec(kRoot / "tests" / "data" / "chain" / "run.yaml");
+  // What a client sees: arrivals and outcomes, no batches or queues.
+  MetricsCollector m(run.app, 1.0);
+  for (uint64_t i = 0; i < 200; ++i) {
+    const double t = 0.05 * static_cast<double>(i);
+    m.on_arrival(t);
+    RequestRecord r;
+    r.id = i;
+    r.arrival = t;
+    r.finish = t + 0.020 + 0.0004 * static_cast<double>(i % 50);
+    r.outcome = i % 40 == 39 ? Outcome::kDropped : Outcome::kOk;
+    if (r.outcome == Outcome::kDropped) r.reason = DropReason::kQueueFull;
+    r.accuracy = 0.8;
+    m.on_request_done(r);
+  }
+  write_report(dir, summarize(m, run.app), m, run.app);
+  std::ofstream(dir / "loadgen.json")
+      << R"({"connections": 8, "http_status": {"200": 195, "503": 5}, "max_send_lag_ms": 0.4,)"
+      << R"( "sent_late": 0, "wall_s": 10.2})";
+}
+
+}  // namespace tessera::testing_fixtures

@@ -1,0 +1,21 @@
+#pragma once
+
+// Output folders of each report kind, written the way the commands write them, for the
+// report tests: a simulation and a comparison of the bundled traffic example, a plan of
+// examples/plan/traffic.yaml, a synthetic re-planned day, and a load generator's output
+// built from a small fixture of request records.
+
+#include <filesystem>
+#include <string>
+
+namespace tessera::testing_fixtures {
+
+std::filesystem::path scratch_dir(const std::string& name);
+
+void write_simulate_output(const std::filesystem::path& dir);
+void write_compare_output(const std::filesystem::path& dir);
+void write_plan_output(const std::filesystem::path& dir);
+void write_replan_output(const std::filesystem::path& dir);
+void write_loadgen_output(const std::filesystem::path& dir);
+
+}  // namespace tessera::testing_fixtures
