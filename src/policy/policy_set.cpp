@@ -3,8 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
-#include <cmath>
+#include <map>
 #include <optional>
 #include <stdexcept>
 
@@ -14,6 +13,7 @@
 #include "policy/jigsaw_dropping.hpp"
 #include "policy/pard/request_broker.hpp"
 #include "policy/pard/state_planner.hpp"
+#include "policy/presets.hpp"
 #include "policy/split_budget.hpp"
 
 namespace tessera {
@@ -60,20 +60,6 @@ PardSettings parse_pard_settings(const SpecNode& node, PardSettings s) {
   return s;
 }
 
-// A preset's numeric parameter: the whole text must be a finite number in [lo, hi].
-double preset_number(const std::string& spec, const std::string& param, double lo, double hi,
-                     const char* form) {
-  double value = 0;
-  const char* end = param.data() + param.size();
-  auto [ptr, ec] = std::from_chars(param.data(), end, value);
-  if (param.empty() || ec != std::errc() || ptr != end || !std::isfinite(value) || value < lo ||
-      value > hi) {
-    throw std::invalid_argument(fmt::format(
-        "bad parameter in preset '{}' ({}: a number in [{}, {}])", printable(spec), form, lo, hi));
-  }
-  return value;
-}
-
 }  // namespace
 
 std::string PolicyConfig::describe() const {
@@ -98,22 +84,23 @@ std::string PolicyConfig::describe() const {
 }
 
 const std::vector<std::string>& policy_presets(const std::string& family) {
-  static const std::vector<std::string> pard = {
-      "naive",    "nexus",      "clipper++",  "pard",      "pard-back", "pard-sf",  "pard-split",
-      "pard-wcl", "pard-lower", "pard-upper", "pard-fcfs", "pard-hbf",  "pard-lbf", "pard-instant"};
-  // clipper+ needs the variant it serves ("clipper+:VARIANT"), so it is not in the family.
-  static const std::vector<std::string> superserve = {"slackfit", "maxbatch", "maxacc", "infaas"};
-  static const std::vector<std::string> all = [] {
-    std::vector<std::string> v = pard;
-    v.insert(v.end(), superserve.begin(), superserve.end());
-    v.push_back("clipper+:VARIANT");
-    v.push_back("jigsawserve");
-    return v;
+  // Built once from the preset table, in its order.
+  static const auto lists = [] {
+    std::map<std::string, std::vector<std::string>> by_family;
+    std::vector<std::string> all;
+    for (const PresetInfo& p : preset_table()) {
+      if (p.listed) by_family[p.family].push_back(p.name);
+      all.push_back(p.parameter_required ? p.name + ":" + p.parameter : p.name);
+    }
+    by_family[""] = all;
+    return by_family;
   }();
-  if (family == "pard") return pard;
-  if (family == "superserve") return superserve;
-  if (family.empty()) return all;
-  throw std::invalid_argument("unknown preset family '" + family + "' (pard, superserve)");
+  const auto it = lists.find(family);
+  if (it == lists.end() || (family != "" && family != "pard" && family != "superserve")) {
+    throw std::invalid_argument("unknown preset family '" + printable(family) +
+                                "' (pard, superserve)");
+  }
+  return it->second;
 }
 
 std::vector<std::string> expand_presets(const std::vector<std::string>& names) {
@@ -131,105 +118,51 @@ std::vector<std::string> expand_presets(const std::vector<std::string>& names) {
 
 PolicyConfig preset_config(const std::string& spec) {
   // A preset may carry one parameter after a colon: clipper+:VARIANT, infaas:FLOOR,
-  // slackfit:BUCKETS.
+  // slackfit:BUCKETS, jigsawserve:STALE_MS (the table says which).
   const auto colon = spec.find(':');
   const std::string name = spec.substr(0, colon);
   const std::string param = colon == std::string::npos ? "" : spec.substr(colon + 1);
-  const bool takes_param =
-      name == "jigsawserve" || name == "slackfit" || name == "infaas" || name == "clipper+";
-  const auto& known = policy_presets("");
-  if (colon != std::string::npos && !takes_param &&
-      std::find(known.begin(), known.end(), name) != known.end()) {
-    throw std::invalid_argument("preset '" + printable(name) + "' takes no parameter (found '" +
-                                printable(spec) + "')");
-  }
-  PolicyConfig c;
-  c.preset = spec;
-  // Every preset batches the same way (PARD §4.2: form the next batch while one runs).
-  auto pard = [&](const std::string& queue) {
-    c.queue = queue;
-    c.dropping = "pard";
-  };
-  if (name == "naive") {
-    c.queue = "fifo";
-    c.dropping = "none";
-  } else if (name == "nexus") {  // reactive: Eq. 3b with L_sub = 0, in arrival order
-    pard("fifo");
-    c.pard.estimate = DownstreamEstimate::kBackward;
-  } else if (name == "clipper++") {  // SLO split in proportion to execution time, FIFO
-    c.queue = "fifo";
-    c.dropping = "split";
-  } else if (name == "pard") {
-    pard("adaptive");
-  } else if (name == "pard-back") {
-    pard("adaptive");
-    c.pard.estimate = DownstreamEstimate::kBackward;
-  } else if (name == "pard-sf") {
-    pard("adaptive");
-    c.pard.estimate = DownstreamEstimate::kServiceOnly;
-  } else if (name == "pard-split") {
-    c.queue = "adaptive";
-    c.dropping = "split";
-  } else if (name == "pard-wcl") {
-    c.queue = "adaptive";
-    c.dropping = "split_wcl";
-  } else if (name == "pard-lower") {
-    pard("adaptive");
-    c.pard.lambda = 0.0;
-  } else if (name == "pard-upper") {
-    pard("adaptive");
-    c.pard.lambda = 1.0;
-  } else if (name == "pard-fcfs") {
-    pard("fifo");
-  } else if (name == "pard-hbf") {
-    pard("hbf");
-  } else if (name == "pard-lbf") {
-    pard("lbf");
-  } else if (name == "pard-instant") {
-    pard("adaptive");
-    c.pard.hysteresis = false;
-  } else if (name == "jigsawserve") {
-    // JigsawServe's data plane (§3.3): one queue per task that its instances pull from,
-    // batches bounded by the planner's Lhat(t), early and stale dropping.
-    c.dispatch = "central";
-    c.queue = "fifo";
-    c.batching = "jigsaw";
-    c.dropping = "jigsaw";
-    if (colon != std::string::npos) {
-      c.stale_after =
-          from_ms(preset_number(spec, param, 0.0, limits::kMaxMs, "jigsawserve:STALE_MS"));
-    }
-  } else if (name == "slackfit" || name == "maxbatch" || name == "maxacc" || name == "infaas" ||
-             name == "clipper+") {
-    // SuperServe's router: one earliest-deadline-first queue per task, served by idle workers.
-    c.dispatch = "central";
-    c.queue = "lbf";
-    c.batching = "idle";
-    c.dropping = "expired";
-    c.variant = name;
-    const bool has_param = colon != std::string::npos;
-    if (name == "clipper+") c.slack.fixed_variant = param;
-    if (name == "infaas" && has_param) {
-      c.slack.accuracy_floor = preset_number(spec, param, 0.0, 1.0, "infaas:FLOOR");
-    }
-    if (name == "slackfit" && has_param) {
-      const double buckets = preset_number(spec, param, 1, 10000, "slackfit:BUCKETS");
-      if (buckets != std::floor(buckets)) {
-        throw std::invalid_argument("bad parameter in preset '" + printable(spec) +
-                                    "' (slackfit:BUCKETS: an integer in [1, 10000])");
-      }
-      c.slack.buckets = static_cast<int>(buckets);
-    }
-    if (name == "clipper+" && param.empty()) {
-      throw std::invalid_argument("preset clipper+ names the variant it serves: clipper+:VARIANT");
-    }
-  } else {
+  const PresetInfo* preset = find_preset(name);
+  if (preset == nullptr) {
     std::string list;
     for (const auto& p : policy_presets("")) list += (list.empty() ? "" : ", ") + p;
     throw std::invalid_argument("unknown policy preset '" + printable(name) +
                                 "' (expected one of: " + list + ")");
   }
+  if (colon != std::string::npos && preset->parameter.empty()) {
+    throw std::invalid_argument("preset '" + printable(name) + "' takes no parameter (found '" +
+                                printable(spec) + "')");
+  }
+  if (colon != std::string::npos && param.empty()) {
+    throw std::invalid_argument("bad parameter in preset '" + printable(spec) + "' (" + name + ":" +
+                                preset->parameter + ": the parameter is empty)");
+  }
+  if (preset->parameter_required && param.empty()) {
+    throw std::invalid_argument("preset " + name + " needs its parameter: " + name + ":" +
+                                preset->parameter);
+  }
+  PolicyConfig c;
+  c.preset = spec;
+  preset->configure(c, spec, param);
   return c;
+}
+
+std::optional<PolicyConfigError> policy_config_error(const PolicyConfig& c) {
+  if (c.queue == "adaptive" && c.dropping != "pard" && c.dropping != "split" &&
+      c.dropping != "split_wcl") {
+    return PolicyConfigError{"queue",
+                             "queue 'adaptive' needs a dropping policy that runs the State "
+                             "Planner (pard, split or split_wcl), not '" +
+                                 c.dropping + "'"};
+  }
+  if (c.variant == "clipper+" && c.slack.fixed_variant.empty()) {
+    return PolicyConfigError{
+        "variant", "clipper+ serves one variant: write variant: {kind: clipper+, variant: NAME}"};
+  }
+  if (c.dropping != "jigsaw" && c.stale_after != PolicyConfig{}.stale_after) {
+    return PolicyConfigError{"stale_ms", "only jigsaw dropping takes a staleness threshold"};
+  }
+  return std::nullopt;
 }
 
 PolicyConfig parse_policy_config(const SpecNode& node) {
@@ -298,6 +231,13 @@ PolicyConfig parse_policy_config(const SpecNode& node) {
   }
   if (auto n = node.get("pard")) config.pard = parse_pard_settings(*n, config.pard);
   if (auto n = node.get("cancel_siblings")) config.cancel_siblings = n->as_bool();
+  // An invalid combination is an error here, naming the field, not an exception later.
+  if (const auto error = policy_config_error(config)) {
+    const auto field = node.get(error->field);
+    if (field) field->fail(error->message);
+    if (auto preset = node.get("preset")) preset->fail(error->message);
+    node.fail(error->message);
+  }
   return config;
 }
 
@@ -370,12 +310,7 @@ EnginePolicies PolicySet::instantiate(const App& app, uint64_t seed) const {
   } else {
     throw std::invalid_argument("unknown dropping policy: " + c.dropping);
   }
-  if (c.queue == "adaptive" && c.dropping != "pard" && c.dropping != "split" &&
-      c.dropping != "split_wcl") {
-    throw std::invalid_argument(
-        "queue 'adaptive' needs a dropping policy that runs the State "
-        "Planner (pard, split or split_wcl)");
-  }
+  if (const auto error = policy_config_error(c)) throw std::invalid_argument(error->message);
 
   if (c.queue == "fifo") {
     out.make_queue = [](TaskId) { return std::make_unique<FifoQueue>(); };

@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,13 @@ std::vector<std::string> expand_presets(const std::vector<std::string>& names);
 // "infaas:FLOOR", "slackfit:BUCKETS". Throws std::invalid_argument (listing the presets)
 // if unknown.
 PolicyConfig preset_config(const std::string& spec);
+
+// Why a policy combination cannot run (the field to blame and the problem), if it cannot.
+struct PolicyConfigError {
+  std::string field;
+  std::string message;
+};
+std::optional<PolicyConfigError> policy_config_error(const PolicyConfig& config);
 
 // Reads the `policies:` section of a run spec. Unknown names are spec errors.
 PolicyConfig parse_policy_config(const SpecNode& node);
