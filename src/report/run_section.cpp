@@ -149,7 +149,8 @@ std::vector<std::string> task_order(const fs::path& dir, const json& s) {
       if (cell.rfind("queue_", 0) == 0) order.push_back(cell.substr(6));
     }
   }
-  for (const auto& [task, t] : s.value("tasks", json::object()).items()) {
+  const json tasks = s.value("tasks", json::object());  // items() needs a named object
+  for (const auto& [task, t] : tasks.items()) {
     if (std::find(order.begin(), order.end(), task) == order.end()) order.push_back(task);
   }
   return order;
