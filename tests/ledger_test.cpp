@@ -8,8 +8,10 @@
 #include <memory>
 #include <vector>
 
+#include "core/spec_node.hpp"
 #include "engine/engine.hpp"
 #include "policy/policy_set.hpp"
+#include "spec_error.hpp"
 #include "test_support.hpp"
 
 namespace tessera {
@@ -360,6 +362,44 @@ TEST(DeploymentEdit, DisruptiveEditParksItemsUntilTheNewInstancesStart) {
   rig.finish(1, 0.012);
   ASSERT_EQ(rig.records.done.size(), 1u);
   EXPECT_EQ(rig.records.done[0].outcome, Outcome::kOk);
+}
+
+}  // namespace
+}  // namespace tessera
+
+namespace tessera {
+namespace {
+
+PolicyConfig parse_policies(const std::string& yaml) {
+  return parse_policy_config(SpecNode::load_string(yaml, "run.yaml").at("policies"));
+}
+
+TEST(Presets, TheTableListsEveryFamilyAndEveryPresetLoads) {
+  EXPECT_EQ(policy_presets("pard").front(), "naive");
+  EXPECT_EQ(policy_presets("superserve").size(), 4u);
+  for (const std::string& name : policy_presets("")) {
+    const std::string spec = name == "clipper+:VARIANT" ? "clipper+:resnet" : name;
+    const PolicyConfig c = preset_config(spec);
+    EXPECT_FALSE(policy_config_error(c).has_value()) << spec;
+    EXPECT_EQ(c.preset, spec);
+  }
+  EXPECT_THROW(preset_config("slackfit:"), std::invalid_argument);
+  EXPECT_THROW(preset_config("pard:3"), std::invalid_argument);
+  EXPECT_THROW(preset_config("clipper+"), std::invalid_argument);
+  EXPECT_THROW(preset_config("nosuch"), std::invalid_argument);
+}
+
+TEST(Presets, AnInvalidCombinationIsASpecErrorNamingTheField) {
+  const SpecError e = testing::spec_error(
+      [] { parse_policies("policies: {queue: adaptive, dropping: expired}\n"); });
+  EXPECT_NE(std::string(e.what()).find("policies.queue"), std::string::npos) << e.what();
+  EXPECT_NE(std::string(e.what()).find("State Planner"), std::string::npos) << e.what();
+  // A preset's queue with a dropping rule that cannot feed it: blamed on the preset, which
+  // chose the queue.
+  const SpecError p =
+      testing::spec_error([] { parse_policies("policies: {preset: pard, dropping: none}\n"); });
+  EXPECT_NE(std::string(p.what()).find("policies.preset"), std::string::npos) << p.what();
+  EXPECT_NO_THROW(parse_policies("policies: {preset: pard, queue: fifo, dropping: none}\n"));
 }
 
 }  // namespace
