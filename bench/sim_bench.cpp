@@ -66,25 +66,34 @@ double max_rss_mb() {
   return static_cast<double>(usage.ru_maxrss) / 1024.0;
 }
 
+// The 3-stage chain's profiles, deployment and policies.
+struct ThreeStage {
+  App app = three_stage_chain();
+  ProfileTable profiles;
+  Deployment deployment;
+  PolicySet policies{PolicyConfig{}};
+  ThreeStage() {
+    for (const Task& t : app.tasks) {
+      for (int b = 1; b <= 16; ++b) profiles.add(t.name, "gpu", b, 5.0 + 1.0 * b);
+    }
+    // 22 + 21 + 21 = 64 workers, ~16k requests/s per stage at batch 16
+    deployment.groups = {{0, {0}, "gpu", 16, 22}, {1, {0}, "gpu", 16, 21}, {2, {0}, "gpu", 16, 21}};
+    PolicyConfig config;
+    config.dispatch = "least_loaded";
+    config.dropping = "expired";
+    policies = PolicySet(config);
+  }
+};
+
 void BM_Simulate3Stage(benchmark::State& state) {
   const auto requests = static_cast<uint64_t>(state.range(0));
-  const App app = three_stage_chain();
-  ProfileTable profiles;
-  for (const Task& t : app.tasks) {
-    for (int b = 1; b <= 16; ++b) profiles.add(t.name, "gpu", b, 5.0 + 1.0 * b);
-  }
-  Deployment deployment;  // 22 + 21 + 21 = 64 workers, ~16k requests/s per stage at batch 16
-  deployment.groups = {{0, {0}, "gpu", 16, 22}, {1, {0}, "gpu", 16, 21}, {2, {0}, "gpu", 16, 21}};
-  PolicyConfig config;
-  config.dispatch = "least_loaded";
-  config.dropping = "expired";
-  const PolicySet policies(config);
+  const ThreeStage chain;
   uint64_t events = 0;
   for (auto _ : state) {
     SimOptions options;
     options.seed = 42;
     options.noise_cv = 0.05;
-    Simulator sim(app, deployment, profiles, policies, options);
+    Simulator sim(chain.app, chain.deployment, chain.profiles, chain.policies, options);
     Bounded arrivals(std::make_unique<PoissonSource>(12000.0, 42), std::nullopt, requests);
     sim.run(arrivals);
     events = sim.events_processed();
@@ -179,17 +188,7 @@ double allocations_per_request(Run run, uint64_t n) {
 }
 
 void BM_Allocations(benchmark::State& state) {
-  const App app = three_stage_chain();
-  ProfileTable profiles;
-  for (const Task& t : app.tasks) {
-    for (int b = 1; b <= 16; ++b) profiles.add(t.name, "gpu", b, 5.0 + 1.0 * b);
-  }
-  Deployment deployment;
-  deployment.groups = {{0, {0}, "gpu", 16, 22}, {1, {0}, "gpu", 16, 21}, {2, {0}, "gpu", 16, 21}};
-  PolicyConfig config;
-  config.dispatch = "least_loaded";
-  config.dropping = "expired";
-  const PolicySet policies(config);
+  const ThreeStage three;
   const PoolChain chain;
   double chain3 = 0, pool3 = 0;
   for (auto _ : state) {
@@ -198,7 +197,7 @@ void BM_Allocations(benchmark::State& state) {
           SimOptions options;
           options.seed = 42;
           options.noise_cv = 0.05;
-          Simulator sim(app, deployment, profiles, policies, options);
+          Simulator sim(three.app, three.deployment, three.profiles, three.policies, options);
           Bounded arrivals(std::make_unique<PoissonSource>(12000.0, 42), std::nullopt, n);
           sim.run(arrivals);
         },
