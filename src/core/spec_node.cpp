@@ -1,5 +1,6 @@
 #include "core/spec_node.hpp"
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <map>
@@ -193,9 +194,12 @@ double SpecNode::as_number() const {
 int64_t SpecNode::as_integer() const {
   if (!node_.IsScalar()) fail("expected an integer, found " + describe(node_));
   std::string_view text = node_.Scalar();
-  if (!text.empty() && text.front() == '+') text.remove_prefix(1);
-  const bool digits = !text.empty() && (std::isdigit(static_cast<unsigned char>(text.front())) ||
-                                        (text.front() == '-' && text.size() > 1));
+  // An optional sign, then at least one digit ("+-1" and "-" are not integers).
+  const bool plus = !text.empty() && text.front() == '+';
+  if (plus) text.remove_prefix(1);
+  const std::size_t first = !plus && !text.empty() && text.front() == '-' ? 1 : 0;
+  const bool digits =
+      text.size() > first && std::isdigit(static_cast<unsigned char>(text[first])) != 0;
   int64_t value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (!digits || (ec != std::errc() && ec != std::errc::result_out_of_range) ||

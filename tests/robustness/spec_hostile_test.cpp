@@ -128,6 +128,10 @@ TEST(HostileSpec, IntegersMustBeDecimalIntegersThatFit) {
   expect_refused(run, "simulation.seed", "expected an integer");
   run.extra = "simulation: {seed: 0x10}\n";
   expect_refused(run, "simulation.seed", "expected an integer");
+  run.extra = "simulation: {seed: +-1}\n";
+  expect_refused(run, "simulation.seed", "expected an integer");
+  run.extra = "simulation: {seed: +7}\n";
+  EXPECT_NO_THROW(validate_run_file(write_file("run.yaml", run.text())));
   run.extra = "simulation: {seed: -1}\n";
   expect_refused(run, "simulation.seed", "must not be negative");
   run.extra = "policies: {max_queue: 4294967296}\n";
