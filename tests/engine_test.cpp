@@ -2,7 +2,7 @@
 
 #include <tuple>
 
-#include "sim/report.hpp"
+#include "metrics/report.hpp"
 #include "sim/simulator.hpp"
 #include "test_support.hpp"
 

@@ -12,7 +12,7 @@
 #include "plan/planner.hpp"
 #include "policy/policy_set.hpp"
 #include "sim/comparison.hpp"
-#include "sim/report.hpp"
+#include "metrics/report.hpp"
 #include "sim/simulator.hpp"
 #include "spec/run_spec.hpp"
 

@@ -11,8 +11,8 @@
 #include "control/replan_report.hpp"
 #include "report/report.hpp"
 #include "report_fixtures.hpp"
-#include "sim/report.hpp"
-#include "sim/svg_chart.hpp"
+#include "metrics/report.hpp"
+#include "metrics/svg_chart.hpp"
 
 namespace tessera {
 namespace {

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "policy/policy_set.hpp"
-#include "sim/report.hpp"
+#include "metrics/report.hpp"
 #include "sim/simulator.hpp"
 #include "spec/run_spec.hpp"
 #include "workload/workload_spec.hpp"

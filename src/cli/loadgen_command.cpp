@@ -6,7 +6,7 @@
 
 #include "cli/commands.hpp"
 #include "loadgen/http_loadgen.hpp"
-#include "sim/report.hpp"
+#include "metrics/report.hpp"
 #include "spec/run_spec.hpp"
 
 namespace tessera::cli {

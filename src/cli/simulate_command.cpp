@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "cli/commands.hpp"
-#include "sim/report.hpp"
+#include "metrics/report.hpp"
 #include "sim/simulator.hpp"
 #include "spec/run_spec.hpp"
 

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "sim/svg_chart.hpp"
+#include "metrics/svg_chart.hpp"
 
 namespace tessera::control {
 namespace {

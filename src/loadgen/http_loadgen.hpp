@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "engine/app.hpp"
-#include "sim/metrics.hpp"
+#include "metrics/metrics.hpp"
 #include "workload/arrival.hpp"
 
 namespace tessera {

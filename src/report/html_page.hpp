@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/chart_style.hpp"
+#include "metrics/chart_style.hpp"
 
 namespace tessera::report {
 
@@ -26,7 +26,7 @@ class HtmlPage {
   // A table; cells that parse as numbers are right-aligned.
   void table(const std::vector<std::string>& header,
              const std::vector<std::vector<std::string>>& rows);
-  // A chart (an <svg> document from sim/svg_chart.hpp) with a caption.
+  // A chart (an <svg> document from metrics/svg_chart.hpp) with a caption.
   void figure(const std::string& svg, const std::string& caption);
 
   Palette& palette() { return palette_; }

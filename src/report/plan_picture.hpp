@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "sim/chart_style.hpp"
+#include "metrics/chart_style.hpp"
 
 namespace tessera::report {
 

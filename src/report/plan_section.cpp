@@ -4,7 +4,7 @@
 
 #include "report/plan_picture.hpp"
 #include "report/sections.hpp"
-#include "sim/svg_chart.hpp"
+#include "metrics/svg_chart.hpp"
 
 namespace tessera::report {
 namespace {

@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "report/sections.hpp"
-#include "sim/svg_chart.hpp"
+#include "metrics/svg_chart.hpp"
 
 namespace tessera::report {
 namespace {

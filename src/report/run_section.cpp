@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "report/sections.hpp"
-#include "sim/svg_chart.hpp"
+#include "metrics/svg_chart.hpp"
 
 namespace tessera::report {
 namespace {

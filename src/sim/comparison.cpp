@@ -7,9 +7,9 @@
 #include <map>
 #include <stdexcept>
 
-#include "sim/report.hpp"
+#include "metrics/report.hpp"
 #include "sim/simulator.hpp"
-#include "sim/svg_chart.hpp"
+#include "metrics/svg_chart.hpp"
 #include "workload/rate_scale.hpp"
 
 namespace tessera {

@@ -10,7 +10,7 @@
 #include "policy/policy_set.hpp"
 #include "sim/event_queue.hpp"
 #include "sim/latency_noise.hpp"
-#include "sim/metrics.hpp"
+#include "metrics/metrics.hpp"
 #include "spec/sim_options.hpp"
 #include "workload/arrival.hpp"
 

@@ -1,8 +1,8 @@
-#include "sim/metrics.hpp"
+#include "metrics/metrics.hpp"
 
 #include <cmath>
 
-#include "engine/engine.hpp"
+#include "engine/deployment_view.hpp"
 
 namespace tessera {
 
@@ -25,13 +25,13 @@ void MetricsCollector::on_arrival(Time now) {
   window_at(now).arrivals++;
 }
 
-void MetricsCollector::advance(Time now, const Engine& engine) {
+void MetricsCollector::advance(Time now, const DeploymentView& deployment) {
   queues_sampled_ = true;
   const auto current = static_cast<std::size_t>(std::max(0.0, std::floor(now / window_)));
   while (closed_windows_ < current) {
     WindowStats& w = window_at(static_cast<double>(closed_windows_) * window_);
     for (std::size_t t = 0; t < task_count_; ++t) {
-      w.queue_length[t] = engine.queued_at(static_cast<TaskId>(t));
+      w.queue_length[t] = deployment.queued_at(static_cast<TaskId>(t));
     }
     ++closed_windows_;
   }

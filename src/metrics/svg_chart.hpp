@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/chart_style.hpp"
+#include "metrics/chart_style.hpp"
 
 namespace tessera {
 

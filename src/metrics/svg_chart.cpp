@@ -1,4 +1,4 @@
-#include "sim/svg_chart.hpp"
+#include "metrics/svg_chart.hpp"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "sim/chart_style.hpp"
+#include "metrics/chart_style.hpp"
 
 #include <fmt/format.h>
 

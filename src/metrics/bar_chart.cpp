@@ -1,10 +1,10 @@
-// render_bar_svg (declared in sim/svg_chart.hpp): horizontal bar charts side by side.
+// render_bar_svg (declared in metrics/svg_chart.hpp): horizontal bar charts side by side.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 
-#include "sim/svg_chart.hpp"
+#include "metrics/svg_chart.hpp"
 
 namespace tessera {
 namespace {

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "engine/app.hpp"
-#include "sim/metrics.hpp"
+#include "metrics/metrics.hpp"
 
 namespace tessera {
 

@@ -13,7 +13,7 @@
 
 namespace tessera {
 
-class Engine;
+class DeploymentView;
 
 // Counts for one time window of the run (the time series).
 struct WindowStats {
@@ -45,7 +45,7 @@ class MetricsCollector final : public EngineObserver {
 
   void on_arrival(Time now);
   // Closes every window that ends at or before `now`, sampling queue lengths.
-  void advance(Time now, const Engine& engine);
+  void advance(Time now, const DeploymentView& deployment);
   void on_request_done(const RequestRecord& record) override;
   void on_batch_done(const Worker& worker, Time duration, Time now) override;
 

@@ -1,11 +1,11 @@
-#include "sim/report.hpp"
+#include "metrics/report.hpp"
 
 #include <fmt/format.h>
 
 #include <fstream>
 #include <stdexcept>
 
-#include "sim/svg_chart.hpp"
+#include "metrics/svg_chart.hpp"
 
 namespace tessera {
 namespace {
