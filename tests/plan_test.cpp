@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/spec_node.hpp"
 #include "plan/evaluate.hpp"
 #include "plan/packing.hpp"
 #include "plan/plan_report.hpp"
@@ -16,7 +17,6 @@
 #include "plan/planner.hpp"
 #include "plan/scaling.hpp"
 #include "spec/deployment_spec.hpp"
-#include "core/spec_node.hpp"
 
 namespace tessera::plan {
 namespace {

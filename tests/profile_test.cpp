@@ -12,12 +12,12 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "core/spec_node.hpp"
 #include "profile/loki_import.hpp"
 #include "profile/ppipe_import.hpp"
 #include "profile/profile_sources.hpp"
 #include "profile/profile_table.hpp"
 #include "profile/profile_yaml.hpp"
-#include "core/spec_node.hpp"
 
 namespace tessera {
 namespace {

@@ -7,12 +7,12 @@
 #include <memory>
 
 #include "control/replan_report.hpp"
+#include "metrics/report.hpp"
 #include "plan/plan_report.hpp"
 #include "plan/plan_spec.hpp"
 #include "plan/planner.hpp"
 #include "policy/policy_set.hpp"
 #include "sim/comparison.hpp"
-#include "metrics/report.hpp"
 #include "sim/simulator.hpp"
 #include "spec/run_spec.hpp"
 

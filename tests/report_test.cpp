@@ -9,10 +9,10 @@
 #include <sstream>
 
 #include "control/replan_report.hpp"
-#include "report/report.hpp"
-#include "report_fixtures.hpp"
 #include "metrics/report.hpp"
 #include "metrics/svg_chart.hpp"
+#include "report/report.hpp"
+#include "report_fixtures.hpp"
 
 namespace tessera {
 namespace {

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "policy/policy_set.hpp"
 #include "metrics/report.hpp"
+#include "policy/policy_set.hpp"
 #include "sim/simulator.hpp"
 #include "spec/run_spec.hpp"
 #include "workload/workload_spec.hpp"

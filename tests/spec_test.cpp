@@ -11,13 +11,13 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/spec_node.hpp"
 #include "engine/app.hpp"
 #include "policy/policy_set.hpp"
 #include "profile/profile_table.hpp"
 #include "spec/app_spec.hpp"
 #include "spec/deployment_spec.hpp"
 #include "spec/run_spec.hpp"
-#include "core/spec_node.hpp"
 
 namespace tessera {
 namespace {

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "profile/profile_table.hpp"
 #include "core/spec_node.hpp"
+#include "profile/profile_table.hpp"
 
 namespace tessera {
 

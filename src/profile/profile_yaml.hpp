@@ -3,8 +3,8 @@
 #include <filesystem>
 #include <iosfwd>
 
-#include "profile/profile_table.hpp"
 #include "core/spec_node.hpp"
+#include "profile/profile_table.hpp"
 
 namespace tessera {
 

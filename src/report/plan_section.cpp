@@ -2,9 +2,9 @@
 // its GPUs; or, for --max-demand, the serviceable demand per search space.
 #include <fmt/format.h>
 
+#include "metrics/svg_chart.hpp"
 #include "report/plan_picture.hpp"
 #include "report/sections.hpp"
-#include "metrics/svg_chart.hpp"
 
 namespace tessera::report {
 namespace {

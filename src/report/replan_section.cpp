@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "report/sections.hpp"
 #include "metrics/svg_chart.hpp"
+#include "report/sections.hpp"
 
 namespace tessera::report {
 namespace {

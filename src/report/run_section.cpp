@@ -5,8 +5,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "report/sections.hpp"
 #include "metrics/svg_chart.hpp"
+#include "report/sections.hpp"
 
 namespace tessera::report {
 namespace {

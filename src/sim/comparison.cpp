@@ -8,8 +8,8 @@
 #include <stdexcept>
 
 #include "metrics/report.hpp"
-#include "sim/simulator.hpp"
 #include "metrics/svg_chart.hpp"
+#include "sim/simulator.hpp"
 #include "workload/rate_scale.hpp"
 
 namespace tessera {

@@ -7,10 +7,10 @@
 
 #include "core/time.hpp"
 #include "engine/engine.hpp"
+#include "metrics/metrics.hpp"
 #include "policy/policy_set.hpp"
 #include "sim/event_queue.hpp"
 #include "sim/latency_noise.hpp"
-#include "metrics/metrics.hpp"
 #include "spec/sim_options.hpp"
 #include "workload/arrival.hpp"
 

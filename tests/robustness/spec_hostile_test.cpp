@@ -14,9 +14,9 @@
 #include "core/csv_file.hpp"
 #include "core/error.hpp"
 #include "core/input_file.hpp"
+#include "core/spec_node.hpp"
 #include "policy/policy_set.hpp"
 #include "spec/run_validation.hpp"
-#include "core/spec_node.hpp"
 
 namespace tessera {
 namespace {
