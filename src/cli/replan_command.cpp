@@ -64,12 +64,21 @@ void run_replan(const ReplanArgs& args) {
     runs.push_back(control::run_replanning(spec.plan.input, options, spec.policies, spec.sim,
                                            spec.controller, *workload.source, counts));
     const auto s = control::summarize_replan(runs.back());
-    if (!args.quiet) {
+    if (s.infeasible) {
+      spdlog::warn("{}: infeasible: {}", s.space, s.message);
+    } else if (!args.quiet) {
       spdlog::info(
-          "{}: {:.1f} % slices, accuracy drop {:.2f} %, SLO violations {:.2f} % ({} "
-          "MILP solves, {:.0f} s wall)",
-          s.space, s.slices_pct, s.accuracy_drop_pct, s.violation_pct, s.solves,
-          runs.back().wall_seconds);
+          "{}: {:.1f} % slices, accuracy drop {:.2f} %, SLO violations {:.2f} % per frame, "
+          "{:.2f} % per sub-request ({} MILP solves, {} cut short by a solver limit, {:.0f} s "
+          "wall)",
+          s.space, s.slices_pct, s.accuracy_drop_pct, s.violation_pct, s.subrequest_violation_pct,
+          s.solves, s.limited_solves, runs.back().wall_seconds);
+    }
+    if (s.limited_solves > 0) {
+      spdlog::warn(
+          "{}: {} MILP solve(s) were cut short by a solver limit: their plans may not be "
+          "optimal (bins.csv: solve_limited)",
+          s.space, s.limited_solves);
     }
   }
   std::vector<control::ReplanSummary> rows;
