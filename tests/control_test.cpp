@@ -181,9 +181,8 @@ TEST(Replanning, ASpaceWithNoPlanIsAnInfeasibleRow) {
   EXPECT_EQ(bad.submitted, 0u);
 
   VectorSource source(times);
-  const ReplanResult good =
-      run_replanning(tiny_input(), tiny_options(), preset_config("jigsawserve"), {}, c, source,
-                     counts);
+  const ReplanResult good = run_replanning(tiny_input(), tiny_options(),
+                                           preset_config("jigsawserve"), {}, c, source, counts);
   ASSERT_FALSE(good.infeasible);
   EXPECT_EQ(good.submitted, times.size());
   // det fans out 2 cls items on average: about 2 final results (sub-requests) per frame.

@@ -123,9 +123,9 @@ std::string comparison_table(const std::vector<ReplanSummary>& rows) {
       "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const ReplanSummary& s : rows) {
     if (s.infeasible) {
-      out += fmt::format(
-          "| {} | infeasible: {} | - | - | - | - | - | - | - | - | - | - | {} ({}) |\n", s.space,
-          s.message, s.solves, s.limited_solves);
+      out +=
+          fmt::format("| {} | infeasible: {} | - | - | - | - | - | - | - | - | - | - | {} ({}) |\n",
+                      s.space, s.message, s.solves, s.limited_solves);
       continue;
     }
     out += fmt::format(
@@ -182,13 +182,14 @@ void write_replan_report(const std::filesystem::path& dir, const std::vector<Rep
     const std::size_t drawn = chart_bins(r);
     for (const BinRecord& b : r.bins) {
       csv += fmt::format(
-          "{},{:.3f},{:.3f},{:.3f},{},{},{:.5f},{},{},{},{:.3f},{},{},{},{},{},{},{:.5f},{:.3f},{:.3f},"
+          "{},{:.3f},{:.3f},{:.3f},{},{},{:.5f},{},{},{},{:.3f},{},{},{},{},{},{},{:.5f},{:.3f},{:."
+          "3f},"
           "{:.5f},{:.5f}\n",
           b.bin, b.demand_rps, b.predicted_rps, b.planned_rps, b.fallback ? 1 : 0, b.slices,
           b.planned_accuracy, b.workers, b.started, b.stopped, b.solve_seconds,
           b.solve_limited ? 1 : 0, b.finished, b.ok, b.late, b.dropped, b.failed,
-          b.violation_rate(), b.subrequests, b.subrequests_violated,
-          b.subrequest_violation_rate(), b.accuracy);
+          b.violation_rate(), b.subrequests, b.subrequests_violated, b.subrequest_violation_rate(),
+          b.accuracy);
       if (static_cast<std::size_t>(&b - r.bins.data()) >= drawn) continue;
       actual.values.push_back(b.demand_rps);
       d.values.push_back(b.predicted_rps);

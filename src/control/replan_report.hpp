@@ -13,8 +13,8 @@ namespace tessera::control {
 // and busiest quarter of bins (by measured demand).
 struct ReplanSummary {
   std::string space;
-  bool infeasible = false;  // no plan serves any demand: the day was not run
-  std::string message;      // why
+  bool infeasible = false;           // no plan serves any demand: the day was not run
+  std::string message;               // why
   double slices_pct = 0.0;           // mean plan slices, % of available
   double accuracy_drop_pct = 0.0;    // mean (1 - A_obj) x 100 of the plans
   double realized_accuracy = 0.0;    // mean accuracy of completed requests / A_max

@@ -5,8 +5,8 @@
 // idle); the variant policy picks the variant and the batch cap; each item passes the drop
 // policy (through SchedulerHost::admit) as it joins. Items the drop policy deems stale while
 // still queued (DropPolicy::stale_at) are purged from the queue's front whenever the
-// queue is touched, and by a timer while the instance is busy. With a batching policy that forms while
-// busy (PARD §4.2), the next batch forms while one runs and starts the moment it ends.
+// queue is touched, and by a timer while the instance is busy. With a batching policy that forms
+// while busy (PARD §4.2), the next batch forms while one runs and starts the moment it ends.
 //
 // Holds references to policies owned by the engine; one object per instance. Not
 // thread-safe.

@@ -184,8 +184,7 @@ MilpResult solve_cbc(const MilpModel& model, const MilpOptions& options) {
     for (int j = 0; j < n; ++j) value += obj[static_cast<size_t>(j)] * best[j];
     result.objective = value;
     result.best_bound = cbc.getBestPossibleObjValue();  // already in the model's sense
-    result.status =
-        result.limit != MilpLimit::kNone ? MilpStatus::kFeasible : MilpStatus::kOptimal;
+    result.status = result.limit != MilpLimit::kNone ? MilpStatus::kFeasible : MilpStatus::kOptimal;
   } else {
     result.status =
         result.limit != MilpLimit::kNone ? MilpStatus::kNoSolution : MilpStatus::kInfeasible;

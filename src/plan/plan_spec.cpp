@@ -95,10 +95,26 @@ void parse_scaling(const SpecNode& node, PlanSpec& spec) {
 
 PlanSpec parse_plan_spec(const SpecNode& node) {
   node.expect_map();
-  node.allow_only({"app", "profiles", "whole_gpu_segment", "gpu", "scaling", "batch_sizes",
-                   "slo_ms", "accuracy_slo", "demand_rps", "slices", "slack", "search_space",
-                   "objective", "accuracy_tolerance", "packing", "time_limit_s", "budget_slices",
-                   "node_limit", "max_demand_nodes", "max_demand_solves"});
+  node.allow_only({"app",
+                   "profiles",
+                   "whole_gpu_segment",
+                   "gpu",
+                   "scaling",
+                   "batch_sizes",
+                   "slo_ms",
+                   "accuracy_slo",
+                   "demand_rps",
+                   "slices",
+                   "slack",
+                   "search_space",
+                   "objective",
+                   "accuracy_tolerance",
+                   "packing",
+                   "time_limit_s",
+                   "budget_slices",
+                   "node_limit",
+                   "max_demand_nodes",
+                   "max_demand_solves"});
   PlanSpec spec;
   spec.file = node.file();
   auto& in = spec.input;

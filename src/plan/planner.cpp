@@ -174,10 +174,10 @@ Plan solve_plan(const PlanInput& input, const PlanOptions& options, const Contex
     plan.stats.seconds = r.seconds;
     plan.stats.nodes = r.nodes;
     plan.stats.limit = r.limit;
-    plan.message = plan.status == PlanStatus::kInfeasible
-                       ? diagnose(in, options, ctx, PlanMode::kServeDemand)
-                       : std::string("the ") + to_string(r.limit) +
-                             " stopped CBC before it found a plan";
+    plan.message =
+        plan.status == PlanStatus::kInfeasible
+            ? diagnose(in, options, ctx, PlanMode::kServeDemand)
+            : std::string("the ") + to_string(r.limit) + " stopped CBC before it found a plan";
     return plan;
   }
   plan.status = r.status == MilpStatus::kOptimal ? PlanStatus::kOptimal : PlanStatus::kFeasible;

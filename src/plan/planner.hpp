@@ -26,8 +26,8 @@ struct SolveStats {
   int candidates = 0;  // instance types after latency pruning
   double seconds = 0.0;
   int nodes = 0;
-  double milp_objective = 0.0;  // the linearised objective CBC optimised
-  double milp_bound = 0.0;      // CBC's bound on it (equal when optimal)
+  double milp_objective = 0.0;         // the linearised objective CBC optimised
+  double milp_bound = 0.0;             // CBC's bound on it (equal when optimal)
   MilpLimit limit = MilpLimit::kNone;  // the limit that cut the solve short, if any
 };
 

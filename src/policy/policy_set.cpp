@@ -171,8 +171,8 @@ std::optional<PolicyConfigError> policy_config_error(const PolicyConfig& c) {
 }
 
 PolicyConfig parse_policy_config(const SpecNode& node) {
-  node.allow_only({"preset", "dispatch", "queue", "batching", "dropping", "stale_ms",
-                   "stale_rule", "variant", "max_queue", "pard", "cancel_siblings"});
+  node.allow_only({"preset", "dispatch", "queue", "batching", "dropping", "stale_ms", "stale_rule",
+                   "variant", "max_queue", "pard", "cancel_siblings"});
   PolicyConfig config;
   if (auto n = node.get("preset")) {
     try {
@@ -313,10 +313,10 @@ EnginePolicies PolicySet::instantiate(const App& app, uint64_t seed) const {
   } else if (c.dropping == "expired") {
     out.dropping = std::make_unique<DropExpired>();
   } else if (c.dropping == "jigsaw") {
-    out.dropping = std::make_unique<JigsawDropping>(
-        app, c.stale_after, c.batch_timeout,
-        c.stale_rule == "at_pickup" ? JigsawDropping::StaleRule::kAtPickup
-                                    : JigsawDropping::StaleRule::kQueued);
+    out.dropping = std::make_unique<JigsawDropping>(app, c.stale_after, c.batch_timeout,
+                                                    c.stale_rule == "at_pickup"
+                                                        ? JigsawDropping::StaleRule::kAtPickup
+                                                        : JigsawDropping::StaleRule::kQueued);
   } else if (c.dropping == "none") {
     out.dropping = std::make_unique<NoDropping>();
   } else {
