@@ -5,10 +5,10 @@
 #include <vector>
 
 #include "control/replanning.hpp"
-#include "core/spec_node.hpp"
 #include "plan/plan_spec.hpp"
 #include "policy/policy_set.hpp"
 #include "sim/simulator.hpp"
+#include "core/spec_node.hpp"
 
 namespace tessera::control {
 

@@ -3,9 +3,9 @@
 #include <filesystem>
 #include <string>
 
-#include "core/spec_node.hpp"
 #include "plan/problem.hpp"
 #include "plan/scaling.hpp"
+#include "core/spec_node.hpp"
 
 namespace tessera::plan {
 
