@@ -53,7 +53,7 @@ struct PlanOptions {
   // time limit stays as a backstop (a plan it cuts short says so: SolveStats::limit).
   static MilpOptions default_milp_options() {
     MilpOptions o;
-    o.node_limit = 20000;
+    o.node_limit = 500;
     o.relative_gap = 0.0;
     o.absolute_gap = 1e-4;
     o.preprocess = false;
