@@ -252,6 +252,30 @@ TEST(PlanMilp, AppendixBSliceBudgetUsesAnyInstance) {
   }
 }
 
+// The planner's limits are counts (nodes, solves), not seconds: the same input gives the
+// same answer on every run, and a search they cut short says so.
+TEST(PlanMilp, SolverLimitsAreDeterministicAndReported) {
+  std::mt19937 rng(0);
+  PlanInput in = small_input(rng);
+  in.slices = 14;
+  PlanOptions o;
+  o.max_demand_nodes = 1;   // the R-maximising MILP leaves work to the probes
+  o.max_demand_solves = 3;  // fewer probes than the search needs (14 MILPs in all)
+  const auto a = max_serviceable_demand(in, o);
+  const auto b = max_serviceable_demand(in, o);
+  ASSERT_TRUE(a.plan.has_plan()) << a.message;
+  EXPECT_EQ(a.status, PlanStatus::kFeasible);
+  EXPECT_EQ(a.limit, "solve budget");
+  EXPECT_EQ(a.max_demand_rps, b.max_demand_rps);
+  EXPECT_EQ(a.upper_bound_rps, b.upper_bound_rps);
+  EXPECT_EQ(a.nodes, b.nodes);
+  EXPECT_EQ(a.solves, 4);
+  // The JSON names the limit.
+  const auto j = max_demand_to_json({a}, in);
+  EXPECT_EQ(j[0]["limit"], "solve budget");
+  EXPECT_EQ(j[0]["plan"]["solver"]["limit"], "none");
+}
+
 TEST(PlanMilp, CombinationDominanceKeepsPackability) {
   auto type = [](int cost, double latency, double throughput) {
     Candidate c;
