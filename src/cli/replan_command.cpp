@@ -16,6 +16,7 @@ struct ReplanArgs {
   std::string out_dir = "out/replan";
   std::vector<std::string> spaces;
   double time_limit = 0.0;
+  long node_limit = -1;
   double stale_ms = -1.0;
   bool disruptive = false;
   bool quiet = false;
@@ -29,6 +30,7 @@ void run_replan(const ReplanArgs& args) {
     for (const auto& s : args.spaces) spec.spaces.push_back(plan::parse_search_space(s));
   }
   if (args.time_limit > 0.0) spec.plan.options.milp.time_limit_s = args.time_limit;
+  if (args.node_limit >= 0) spec.plan.options.milp.node_limit = args.node_limit;
   if (args.stale_ms >= 0.0) {
     if (spec.policies.dropping != "jigsaw") {
       throw std::invalid_argument("--stale-ms needs the spec's dropping policy to be jigsaw");
@@ -105,7 +107,11 @@ void add_replan_command(CLI::App& app) {
   cmd->add_option("--out,-o", args->out_dir, "Output directory")->capture_default_str();
   cmd->add_option("--space", args->spaces,
                   "Search space to run (repeatable; default: the spec's spaces)");
-  cmd->add_option("--time-limit", args->time_limit, "CBC time limit per solve, seconds");
+  cmd->add_option("--time-limit", args->time_limit,
+                  "CBC wall-clock limit per solve, seconds (a backstop)");
+  cmd->add_option("--node-limit", args->node_limit,
+                  "CBC node limit per solve (0: none), overriding the plan spec's node_limit")
+      ->check(CLI::Range(0L, 1'000'000'000L));
   cmd->add_option("--stale-ms", args->stale_ms,
                   "Override the jigsaw dropping policy's staleness threshold, ms");
   cmd->add_flag("--disruptive", args->disruptive,
