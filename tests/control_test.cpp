@@ -3,6 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
 
 #include "control/demand_predictor.hpp"
 #include "control/plan_cache.hpp"
@@ -152,6 +156,55 @@ TEST(Replanning, PlansEachBinFromThePastAndAccountsForEveryRequest) {
     EXPECT_LE(s.slices_pct, 100.0);
     EXPECT_GE(s.accuracy_drop_pct, 0.0);
   }
+}
+
+// A space with no plan at any demand is reported as an infeasible row (comparison.md,
+// summary.json) instead of aborting the run; the other spaces keep their results. The
+// per-sub-request violations sit next to the per-frame ones.
+TEST(Replanning, ASpaceWithNoPlanIsAnInfeasibleRow) {
+  ControllerOptions c;
+  c.bin = 10.0;
+  c.history_bins = 1;
+  c.reconfiguration_delay = 1.0;
+  const auto times = stepped({100, 100}, c.bin);
+  VectorSource counting(times);
+  const auto counts = count_per_bin(counting, c.bin);
+
+  plan::PlanInput tight = tiny_input();
+  tight.latency_slo_ms = 5.0;  // below the fastest path: nothing is serviceable
+  VectorSource none(times);
+  const ReplanResult bad =
+      run_replanning(tight, tiny_options(), preset_config("jigsawserve"), {}, c, none, counts);
+  EXPECT_TRUE(bad.infeasible);
+  EXPECT_NE(bad.message.find("no plan of this search space serves any demand"), std::string::npos)
+      << bad.message;
+  EXPECT_EQ(bad.submitted, 0u);
+
+  VectorSource source(times);
+  const ReplanResult good = run_replanning(tiny_input(), tiny_options(),
+                                           preset_config("jigsawserve"), {}, c, source, counts);
+  ASSERT_FALSE(good.infeasible);
+  EXPECT_EQ(good.submitted, times.size());
+  // det fans out 2 cls items on average: about 2 final results (sub-requests) per frame.
+  EXPECT_GT(good.subrequests, 1.5 * static_cast<double>(good.submitted));
+  EXPECT_LT(good.subrequests, 2.5 * static_cast<double>(good.submitted));
+
+  const auto dir = std::filesystem::path(::testing::TempDir()) / "replan_infeasible_row";
+  std::filesystem::remove_all(dir);
+  write_replan_report(dir, {bad, good}, "tiny");
+  std::ifstream md(dir / "comparison.md");
+  const std::string table((std::istreambuf_iterator<char>(md)), {});
+  EXPECT_NE(table.find("| A+S+T | infeasible: no plan of this search space"), std::string::npos)
+      << table;
+  EXPECT_NE(table.find("per sub-request"), std::string::npos);
+  std::ifstream js(dir / "summary.json");
+  const auto summary = nlohmann::json::parse(js);
+  ASSERT_EQ(summary.size(), 2u);
+  EXPECT_TRUE(summary[0].value("infeasible", false));
+  EXPECT_FALSE(summary[1].contains("infeasible"));
+  EXPECT_NEAR(summary[1]["subrequests"]["total"].get<double>(), good.subrequests, 1e-6);
+  EXPECT_TRUE(std::filesystem::exists(dir / "A+S+T" / "bins.csv"));
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Replanning, RejectsADelayLongerThanTheBin) {

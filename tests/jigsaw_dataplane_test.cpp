@@ -80,6 +80,67 @@ TEST(JigsawDropping, DropsStaleItemsPastTimeoutPlusThreshold) {
   EXPECT_EQ(relaxed.m().count(Outcome::kOk), 3u);
 }
 
+PolicyConfig jigsaw_at_pickup(double stale_ms) {
+  PolicyConfig c = jigsaw(stale_ms);
+  c.stale_rule = "at_pickup";
+  return c;
+}
+
+// The paper's stale rule purges an item that no instance has picked up within its timeout
+// + threshold, while it still waits; the earlier rule (stale_rule: at_pickup) finds it
+// only when an instance picks it up. One worker busy for 100 ms, timeout 10 ms, stale
+// 5 ms: the second request goes stale at 15 ms.
+TEST(JigsawDropping, PurgesQueuedItemsNoInstancePicksUp) {
+  App app = chain(1, 10.0);
+  ProfileTable p;
+  add_affine(p, "t0", 100.0, 0.0, 1);
+  Deployment d = uniform_deployment(app, 1, 1);
+  d.groups[0].batch_timeout = 0.010;
+  SimOptions o;
+  o.window = 0.010;
+  SimRun queued = simulate(app, d, p, jigsaw(5.0), {0.0, 0.0}, o);
+  EXPECT_EQ(queued.m().count(Outcome::kOk), 1u);
+  EXPECT_EQ(queued.m().dropped_for(DropReason::kStale), 1u);
+  ASSERT_GT(queued.m().windows().size(), 1u);
+  EXPECT_EQ(queued.m().windows()[1].dropped, 1u);  // dropped at 15 ms, by the timer
+  EXPECT_EQ(queued.m().tasks()[0].batches, 1u);
+
+  SimRun pickup = simulate(app, d, p, jigsaw_at_pickup(5.0), {0.0, 0.0}, o);
+  EXPECT_EQ(pickup.m().count(Outcome::kOk), 1u);
+  EXPECT_EQ(pickup.m().dropped_for(DropReason::kStale), 1u);
+  ASSERT_GT(pickup.m().windows().size(), 10u);
+  EXPECT_EQ(pickup.m().windows()[1].dropped, 0u);
+  EXPECT_EQ(pickup.m().windows()[10].dropped, 1u);  // found stale at 100 ms, at pickup
+}
+
+// The queued rule keeps purging while the instance stays busy: an arrival re-arms the
+// timer for the new front of the queue.
+TEST(JigsawDropping, QueuedRuleKeepsPurgingWhileBusy) {
+  App app = chain(1, 10.0);
+  ProfileTable p;
+  add_affine(p, "t0", 100.0, 0.0, 1);
+  Deployment d = uniform_deployment(app, 1, 1);
+  d.groups[0].batch_timeout = 0.010;
+  // #1 runs 0-100 ms, #2 (at 0) is stale from 15 ms, #3 arrives at 50 ms and is stale
+  // from 65 ms; #4 at 101 ms is picked up at once by the idle worker.
+  SimOptions o;
+  o.window = 0.010;
+  SimRun r = simulate(app, d, p, jigsaw(5.0), {0.0, 0.0, 0.050, 0.101}, o);
+  EXPECT_EQ(r.m().count(Outcome::kOk), 2u);
+  EXPECT_EQ(r.m().dropped_for(DropReason::kStale), 2u);
+  EXPECT_EQ(r.m().windows()[1].dropped, 1u);
+  EXPECT_EQ(r.m().windows()[6].dropped, 1u);
+  EXPECT_EQ(r.m().tasks()[0].batches, 2u);
+}
+
+TEST(JigsawDropping, StaleRuleIsAJigsawOption) {
+  PolicyConfig c = preset_config("jigsawserve");
+  EXPECT_EQ(c.stale_rule, "queued");
+  EXPECT_NE(c.describe().find("queued"), std::string::npos);
+  c.stale_rule = "at_pickup";
+  EXPECT_NE(c.describe().find("at_pickup"), std::string::npos);
+}
+
 TEST(JigsawDropping, FastestAfterFollowsTheLiveWorkers) {
   App app = chain(3, 1.0);
   app.edges[1].delay = 0.005;

@@ -200,6 +200,82 @@ TEST(PlanMilp, InfeasibleInputsNameTheBindingConstraint) {
   EXPECT_NE(p.message.find("accuracy SLO"), std::string::npos) << p.message;
 }
 
+// Appendix B's slice budget counts any instance of a task's most accurate variant. When
+// that variant has no instance within the task's latency budget (here cls's c_hi: 2 x 100
+// ms against a budget of ~94 ms), the task still gets its share of the slices; the rule
+// restricted to instances within the budget gave it 0 slices and made A and A+S
+// infeasible at every demand.
+TEST(PlanMilp, AppendixBSliceBudgetUsesAnyInstance) {
+  PlanInput in;
+  in.app.name = "slow_accurate";
+  Task det{"det", {{"d_lo", 0.9, 1.0}, {"d_hi", 1.0, 1.0}}, {}, {}, {}, {}};
+  Task cls{"cls", {{"c_lo", 0.85, 1.0}, {"c_hi", 1.0, 1.0}}, {}, {}, {}, {}};
+  in.app.tasks = {det, cls};
+  in.app.edges = {Edge{0, 1, EdgeMode::kAll, {}, 0.0}};
+  in.app.finalize();
+  in.catalogue = small_catalogue();
+  in.batch_sizes = {1, 4};
+  for (const auto& seg : in.catalogue.segments) {
+    for (const char* v : {"d_lo", "d_hi"}) {
+      in.profiles.add(v, seg.name, 1, 20.0);
+      in.profiles.add(v, seg.name, 4, 60.0);
+    }
+    in.profiles.add("c_lo", seg.name, 1, 5.0);
+    in.profiles.add("c_lo", seg.name, 4, 12.0);
+    in.profiles.add("c_hi", seg.name, 1, 100.0);
+    in.profiles.add("c_hi", seg.name, 4, 100.0);
+  }
+  in.slices = 21;
+  in.accuracy_slo = 0.8;
+  in.latency_slo_ms = 150;
+  in.demand_rps = 20;
+  for (const char* name : {"A", "A+S"}) {
+    SCOPED_TRACE(name);
+    PlanOptions o = exact_options();
+    o.space = parse_search_space(name);
+    const auto graph = analyse_graph(in.app);
+    const auto cands = enumerate_candidates(in, o.space);
+    const auto paper = static_budgets(in, graph, cands);
+    EXPECT_GT(paper.slices[1], 0.0);
+    EXPECT_NEAR(paper.slices[0] + paper.slices[1], 21.0, 1e-9);
+    const auto plan = make_plan(in, o);
+    ASSERT_TRUE(plan.has_plan()) << plan.message;
+    EXPECT_TRUE(plan.evaluation.ok());
+    const auto md = max_serviceable_demand(in, o);
+    EXPECT_GT(md.max_demand_rps, 0.0) << md.message;
+
+    // Today's earlier rule, kept as an option: cls gets no slices, nothing is serviceable.
+    o.budget_any_instance = false;
+    EXPECT_EQ(static_budgets(in, graph, cands, false).slices[1], 0.0);
+    EXPECT_FALSE(make_plan(in, o).has_plan());
+    EXPECT_FALSE(max_serviceable_demand(in, o).plan.has_plan());
+  }
+}
+
+// The planner's limits are counts (nodes, solves), not seconds: the same input gives the
+// same answer on every run, and a search they cut short says so.
+TEST(PlanMilp, SolverLimitsAreDeterministicAndReported) {
+  std::mt19937 rng(0);
+  PlanInput in = small_input(rng);
+  in.slices = 14;
+  PlanOptions o;
+  o.max_demand_nodes = 1;   // the R-maximising MILP leaves work to the probes
+  o.max_demand_solves = 3;  // fewer probes than the search needs (14 MILPs in all)
+  const auto a = max_serviceable_demand(in, o);
+  const auto b = max_serviceable_demand(in, o);
+  ASSERT_TRUE(a.plan.has_plan()) << a.message;
+  EXPECT_EQ(a.status, PlanStatus::kFeasible);
+  EXPECT_EQ(a.limit, "solve budget");
+  EXPECT_EQ(a.max_demand_rps, b.max_demand_rps);
+  EXPECT_EQ(a.upper_bound_rps, b.upper_bound_rps);
+  EXPECT_EQ(a.nodes, b.nodes);
+  EXPECT_EQ(a.solves, 4);
+  // The JSON names the limit.
+  const auto j = max_demand_to_json({a}, in);
+  EXPECT_EQ(j[0]["limit"], "solve budget");
+  EXPECT_EQ(j[0]["plan"]["solver"]["limit"], "none");
+}
+
 TEST(PlanMilp, CombinationDominanceKeepsPackability) {
   auto type = [](int cost, double latency, double throughput) {
     Candidate c;

@@ -22,6 +22,7 @@ struct PlanArgs {
   double demand = 0.0;
   int slices = 0;
   double time_limit = 0.0;
+  long node_limit = -1;
   bool max_demand = false;
   bool solver_log = false;
   bool report = false;
@@ -65,6 +66,7 @@ void run_plan(const PlanArgs& args) {
   if (args.demand > 0.0) in.demand_rps = args.demand;
   if (args.slices > 0) in.slices = args.slices;
   if (args.time_limit > 0.0) spec.options.milp.time_limit_s = args.time_limit;
+  if (args.node_limit >= 0) spec.options.milp.node_limit = args.node_limit;
   spec.options.milp.log = args.solver_log;
   std::vector<plan::SearchSpace> spaces;
   for (const auto& s : args.spaces) spaces.push_back(plan::parse_search_space(s));
@@ -139,7 +141,11 @@ void add_plan_command(CLI::App& app) {
                   "--max-demand)");
   cmd->add_option("--demand", args->demand, "Override the spec's demand_rps");
   cmd->add_option("--slices", args->slices, "Override the spec's slices");
-  cmd->add_option("--time-limit", args->time_limit, "CBC time limit per solve, seconds");
+  cmd->add_option("--time-limit", args->time_limit,
+                  "CBC wall-clock limit per solve, seconds (a backstop)");
+  cmd->add_option("--node-limit", args->node_limit,
+                  "CBC node limit per solve (0: none), overriding the spec's node_limit")
+      ->check(CLI::Range(0L, 1'000'000'000L));
   cmd->add_flag("--max-demand", args->max_demand,
                 "Largest demand each search space can serve (the paper's Fig. 3)");
   cmd->add_flag("--solver-log", args->solver_log, "Show CBC's log");

@@ -16,6 +16,7 @@ struct ReplanArgs {
   std::string out_dir = "out/replan";
   std::vector<std::string> spaces;
   double time_limit = 0.0;
+  long node_limit = -1;
   double stale_ms = -1.0;
   bool disruptive = false;
   bool quiet = false;
@@ -29,6 +30,7 @@ void run_replan(const ReplanArgs& args) {
     for (const auto& s : args.spaces) spec.spaces.push_back(plan::parse_search_space(s));
   }
   if (args.time_limit > 0.0) spec.plan.options.milp.time_limit_s = args.time_limit;
+  if (args.node_limit >= 0) spec.plan.options.milp.node_limit = args.node_limit;
   if (args.stale_ms >= 0.0) {
     if (spec.policies.dropping != "jigsaw") {
       throw std::invalid_argument("--stale-ms needs the spec's dropping policy to be jigsaw");
@@ -64,12 +66,21 @@ void run_replan(const ReplanArgs& args) {
     runs.push_back(control::run_replanning(spec.plan.input, options, spec.policies, spec.sim,
                                            spec.controller, *workload.source, counts));
     const auto s = control::summarize_replan(runs.back());
-    if (!args.quiet) {
+    if (s.infeasible) {
+      spdlog::warn("{}: infeasible: {}", s.space, s.message);
+    } else if (!args.quiet) {
       spdlog::info(
-          "{}: {:.1f} % slices, accuracy drop {:.2f} %, SLO violations {:.2f} % ({} "
-          "MILP solves, {:.0f} s wall)",
-          s.space, s.slices_pct, s.accuracy_drop_pct, s.violation_pct, s.solves,
-          runs.back().wall_seconds);
+          "{}: {:.1f} % slices, accuracy drop {:.2f} %, SLO violations {:.2f} % per frame, "
+          "{:.2f} % per sub-request ({} MILP solves, {} cut short by a solver limit, {:.0f} s "
+          "wall)",
+          s.space, s.slices_pct, s.accuracy_drop_pct, s.violation_pct, s.subrequest_violation_pct,
+          s.solves, s.limited_solves, runs.back().wall_seconds);
+    }
+    if (s.limited_solves > 0) {
+      spdlog::warn(
+          "{}: {} MILP solve(s) were cut short by a solver limit: their plans may not be "
+          "optimal (bins.csv: solve_limited)",
+          s.space, s.limited_solves);
     }
   }
   std::vector<control::ReplanSummary> rows;
@@ -96,7 +107,11 @@ void add_replan_command(CLI::App& app) {
   cmd->add_option("--out,-o", args->out_dir, "Output directory")->capture_default_str();
   cmd->add_option("--space", args->spaces,
                   "Search space to run (repeatable; default: the spec's spaces)");
-  cmd->add_option("--time-limit", args->time_limit, "CBC time limit per solve, seconds");
+  cmd->add_option("--time-limit", args->time_limit,
+                  "CBC wall-clock limit per solve, seconds (a backstop)");
+  cmd->add_option("--node-limit", args->node_limit,
+                  "CBC node limit per solve (0: none), overriding the plan spec's node_limit")
+      ->check(CLI::Range(0L, 1'000'000'000L));
   cmd->add_option("--stale-ms", args->stale_ms,
                   "Override the jigsaw dropping policy's staleness threshold, ms");
   cmd->add_flag("--disruptive", args->disruptive,

@@ -21,6 +21,12 @@ const plan::MaxDemand& PlanCache::max_demand() {
                  options_.space.name());
     max_ = plan::max_serviceable_demand(input_, options_);
     ++solves_;
+    if (!max_->limit.empty() || max_->plan.stats.limit != plan::MilpLimit::kNone) {
+      ++limited_solves_;
+      spdlog::warn("{}: the max-demand search was cut short ({}): its plan may not be optimal",
+                   options_.space.name(),
+                   max_->limit.empty() ? plan::to_string(max_->plan.stats.limit) : max_->limit);
+    }
   }
   return *max_;
 }
@@ -39,16 +45,23 @@ PlanCache::Lookup PlanCache::plan_for(double demand_rps) {
     ++solves_;
     out.solved = true;
     out.solve_seconds = p.stats.seconds;
+    if (p.stats.limit != plan::MilpLimit::kNone) {
+      ++limited_solves_;
+      spdlog::warn("{}: the plan for {:.1f} req/s was cut short by the {}: it may not be optimal",
+                   options_.space.name(), grid, plan::to_string(p.stats.limit));
+    }
     it = plans_.emplace(key, std::move(p)).first;
   }
   out.grid_demand_rps = grid;
   if (it->second.has_plan()) {
     out.plan = &it->second;
+    out.limited = it->second.stats.limit != plan::MilpLimit::kNone;
     return out;
   }
   const plan::MaxDemand& max = max_demand();
   if (!max.plan.has_plan()) return out;  // nothing is serviceable at all
   out.plan = &max.plan;
+  out.limited = !max.limit.empty() || max.plan.stats.limit != plan::MilpLimit::kNone;
   out.fallback = true;
   out.grid_demand_rps = max.max_demand_rps;
   return out;

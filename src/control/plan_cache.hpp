@@ -23,10 +23,14 @@ class PlanCache {
     bool fallback = false;         // the demand was not serviceable: the max-demand plan
     bool solved = false;           // this lookup ran the MILP (not cached)
     double solve_seconds = 0.0;
+    // A solver limit cut the plan's MILP (or the max-demand search) short: the plan may not
+    // be the optimum (PlanOptions::milp.node_limit / time_limit_s).
+    bool limited = false;
   };
   Lookup plan_for(double demand_rps);
 
   int solves() const { return solves_; }
+  int limited_solves() const { return limited_solves_; }
   // The largest serviceable demand (solved on first need).
   const plan::MaxDemand& max_demand();
 
@@ -39,6 +43,7 @@ class PlanCache {
   std::map<long, plan::Plan> plans_;  // by grid index
   std::optional<plan::MaxDemand> max_;
   int solves_ = 0;
+  int limited_solves_ = 0;
 };
 
 }  // namespace tessera::control

@@ -35,6 +35,7 @@ double accuracy_drop_pct(const BinRecord& b) {
 struct Means {
   double slices_pct = 0.0;
   double violation_pct = 0.0;
+  double subrequest_violation_pct = 0.0;
 };
 Means means(const std::vector<const BinRecord*>& bins, int slices) {
   Means m;
@@ -42,9 +43,11 @@ Means means(const std::vector<const BinRecord*>& bins, int slices) {
   for (const BinRecord* b : bins) {
     m.slices_pct += 100.0 * b->slices / std::max(slices, 1);
     m.violation_pct += 100.0 * b->violation_rate();
+    m.subrequest_violation_pct += 100.0 * b->subrequest_violation_rate();
   }
   m.slices_pct /= static_cast<double>(bins.size());
   m.violation_pct /= static_cast<double>(bins.size());
+  m.subrequest_violation_pct /= static_cast<double>(bins.size());
   return m;
 }
 
@@ -60,10 +63,18 @@ ReplanSummary summarize_replan(const ReplanResult& r) {
   ReplanSummary s;
   s.space = r.space;
   s.solves = r.solves;
+  s.limited_solves = r.limited_solves;
+  s.infeasible = r.infeasible;
+  s.message = r.message;
+  if (r.infeasible) return s;
   const auto bins = active_bins(r);
   const Means all = means(bins, r.slices_available);
   s.slices_pct = all.slices_pct;
   s.violation_pct = all.violation_pct;
+  s.subrequest_violation_pct = all.subrequest_violation_pct;
+  if (r.subrequests > 0.0) {
+    s.subrequest_violation_total_pct = 100.0 * r.subrequests_violated / r.subrequests;
+  }
   double acc = 0.0, realized = 0.0;
   int realized_n = 0;
   for (const BinRecord* b : bins) {
@@ -102,18 +113,28 @@ ReplanSummary summarize_replan(const ReplanResult& r) {
 }
 
 std::string comparison_table(const std::vector<ReplanSummary>& rows) {
+  // Violations per frame (a request that is not ok counts 1) and per sub-request (§4.5: a
+  // drop at a task with multiplicative factor F counts F).
   std::string out =
-      "| space | slices used | accuracy drop | SLO violations (mean per bin) | all requests | "
-      "bins >= 10 % | worst bin | quiet quarter: slices / viol. | busy quarter: slices / viol. "
-      "| max-demand bins | MILP solves |\n"
-      "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+      "| space | slices used | accuracy drop | SLO violations per frame (mean per bin) | all "
+      "frames | per sub-request (mean per bin) | all sub-requests | bins >= 10 % | worst bin | "
+      "quiet quarter: slices / viol. | busy quarter: slices / viol. | max-demand bins | MILP "
+      "solves (cut short) |\n"
+      "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const ReplanSummary& s : rows) {
+    if (s.infeasible) {
+      out +=
+          fmt::format("| {} | infeasible: {} | - | - | - | - | - | - | - | - | - | - | {} ({}) |\n",
+                      s.space, s.message, s.solves, s.limited_solves);
+      continue;
+    }
     out += fmt::format(
-        "| {} | {:.1f} % | {:.2f} % | {:.2f} % | {:.2f} % | {} | {:.1f} % | {:.1f} % / {:.2f} % | "
-        "{:.1f} % / {:.2f} % | {} | {} |\n",
+        "| {} | {:.1f} % | {:.2f} % | {:.2f} % | {:.2f} % | {:.2f} % | {:.2f} % | {} | {:.1f} % | "
+        "{:.1f} % / {:.2f} % | {:.1f} % / {:.2f} % | {} | {} ({}) |\n",
         s.space, s.slices_pct, s.accuracy_drop_pct, s.violation_pct, s.violation_total_pct,
-        s.bad_bins, s.max_violation_pct, s.low_slices_pct, s.low_violation_pct, s.high_slices_pct,
-        s.high_violation_pct, s.fallback_bins, s.solves);
+        s.subrequest_violation_pct, s.subrequest_violation_total_pct, s.bad_bins,
+        s.max_violation_pct, s.low_slices_pct, s.low_violation_pct, s.high_slices_pct,
+        s.high_violation_pct, s.fallback_bins, s.solves, s.limited_solves);
   }
   return out;
 }
@@ -135,21 +156,40 @@ void write_replan_report(const std::filesystem::path& dir, const std::vector<Rep
   Chart accuracy{
       "accuracy drop of the plan (1 - A_obj)", "time (h)", "% of best accuracy", hours, {}};
   for (const ReplanResult& r : runs) {
+    if (r.infeasible) {
+      const ReplanSummary s = summarize_replan(r);
+      rows.push_back(s);
+      summary.push_back({{"app", title},
+                         {"space", s.space},
+                         {"infeasible", true},
+                         {"message", s.message},
+                         {"milp_solves", s.solves},
+                         {"milp_solves_cut_short", s.limited_solves},
+                         {"wall_seconds", r.wall_seconds},
+                         {"bin_s", r.bin},
+                         {"slices_available", r.slices_available}});
+      continue;
+    }
     const std::filesystem::path sub = dir / r.space;
     std::filesystem::create_directories(sub);
     std::string csv =
         "bin,demand_rps,predicted_rps,planned_rps,fallback,slices,planned_accuracy,workers,"
-        "started,stopped,solve_s,finished,ok,late,dropped,failed,violation_rate,accuracy\n";
+        "started,stopped,solve_s,solve_limited,finished,ok,late,dropped,failed,violation_rate,"
+        "subrequests,subrequests_violated,subrequest_violation_rate,accuracy\n";
     ChartSeries d{r.space + " predicted", {}, {}, r.space}, sl{r.space, {}}, v{r.space, {}},
         a{r.space, {}};
     ChartSeries actual{"measured", {}};
     const std::size_t drawn = chart_bins(r);
     for (const BinRecord& b : r.bins) {
       csv += fmt::format(
-          "{},{:.3f},{:.3f},{:.3f},{},{},{:.5f},{},{},{},{:.3f},{},{},{},{},{},{:.5f},{:.5f}\n",
+          "{},{:.3f},{:.3f},{:.3f},{},{},{:.5f},{},{},{},{:.3f},{},{},{},{},{},{},{:.5f},{:.3f},{:."
+          "3f},"
+          "{:.5f},{:.5f}\n",
           b.bin, b.demand_rps, b.predicted_rps, b.planned_rps, b.fallback ? 1 : 0, b.slices,
-          b.planned_accuracy, b.workers, b.started, b.stopped, b.solve_seconds, b.finished, b.ok,
-          b.late, b.dropped, b.failed, b.violation_rate(), b.accuracy);
+          b.planned_accuracy, b.workers, b.started, b.stopped, b.solve_seconds,
+          b.solve_limited ? 1 : 0, b.finished, b.ok, b.late, b.dropped, b.failed,
+          b.violation_rate(), b.subrequests, b.subrequests_violated, b.subrequest_violation_rate(),
+          b.accuracy);
       if (static_cast<std::size_t>(&b - r.bins.data()) >= drawn) continue;
       actual.values.push_back(b.demand_rps);
       d.values.push_back(b.predicted_rps);
@@ -168,6 +208,11 @@ void write_replan_report(const std::filesystem::path& dir, const std::vector<Rep
          {"realized_accuracy", s.realized_accuracy},
          {"violation_pct_mean_per_bin", s.violation_pct},
          {"violation_pct_all_requests", s.violation_total_pct},
+         {"subrequests",
+          {{"total", r.subrequests},
+           {"violated", r.subrequests_violated},
+           {"violation_rate", r.subrequests > 0.0 ? r.subrequests_violated / r.subrequests : 0.0},
+           {"violation_pct_mean_per_bin", s.subrequest_violation_pct}}},
          {"bins_over_10pct", s.bad_bins},
          {"worst_bin_violation_pct", s.max_violation_pct},
          {"quiet_quarter",
@@ -176,6 +221,7 @@ void write_replan_report(const std::filesystem::path& dir, const std::vector<Rep
           {{"slices_used_pct", s.high_slices_pct}, {"violation_pct", s.high_violation_pct}}},
          {"max_demand_bins", s.fallback_bins},
          {"milp_solves", s.solves},
+         {"milp_solves_cut_short", s.limited_solves},
          {"requests",
           {{"submitted", r.submitted},
            {"ok", r.ok},

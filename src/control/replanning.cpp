@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 
 #include "control/demand_predictor.hpp"
@@ -44,14 +45,16 @@ class Controller {
         cache_(input, options, c.demand_step),
         predictor_(c.history_bins) {}
 
-  // The first deployment, sized for `rps`.
-  Deployment initial(double rps, BinRecord& rec) {
+  // The first deployment, sized for `rps`; nullopt when no plan of the space serves any
+  // demand (`why` says so).
+  std::optional<Deployment> initial(double rps, BinRecord& rec, std::string& why) {
     rec.predicted_rps = rps;
     const plan::Plan* p = choose(rps, rec);
     if (p == nullptr) {
-      throw std::runtime_error(
-          "no plan of this search space serves any demand (see `tessera "
-          "plan --max-demand`)");
+      const plan::MaxDemand& max = cache_.max_demand();
+      why = "no plan of this search space serves any demand";
+      if (!max.message.empty()) why += ": " + max.message;
+      return std::nullopt;
     }
     current_ = p;
     Deployment first = plan::to_deployment(*p, input_);
@@ -62,7 +65,7 @@ class Controller {
       for (int i = 0; i < g.count; ++i) ids.push_back(next++);
       live_.add(g, ids);
     }
-    return first;
+    return std::optional<Deployment>(std::move(first));
   }
 
   double accuracy_max() const { return current_ ? current_->evaluation.accuracy_max : 0.0; }
@@ -121,6 +124,7 @@ class Controller {
   }
 
   int solves() const { return cache_.solves(); }
+  int limited_solves() const { return cache_.limited_solves(); }
 
  private:
   const plan::Plan* choose(double rps, BinRecord& rec) {
@@ -128,6 +132,7 @@ class Controller {
     rec.planned_rps = look.grid_demand_rps;
     rec.fallback = look.fallback;
     rec.solve_seconds = look.solve_seconds;
+    rec.solve_limited = look.limited;
     if (look.plan != nullptr) fill_plan_facts(*look.plan, rec);
     return look.plan;
   }
@@ -168,15 +173,24 @@ ReplanResult run_replanning(const plan::PlanInput& input, const plan::PlanOption
   const int bin_count = static_cast<int>(expected_counts.size());
   Controller controller(input, options, c);
   std::vector<BinRecord> bins(1);
-  const Deployment first =
-      controller.initial(static_cast<double>(expected_counts[0]) / c.bin, bins[0]);
+  const std::optional<Deployment> first =
+      controller.initial(static_cast<double>(expected_counts[0]) / c.bin, bins[0], result.message);
+  if (!first) {
+    spdlog::warn("{}: {}", result.space, result.message);
+    result.infeasible = true;
+    result.solves = controller.solves();
+    result.limited_solves = controller.limited_solves();
+    result.wall_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+    return result;
+  }
   spdlog::info("{}: bin 0 planned for {:.1f} req/s: {} slices, {} workers", result.space,
                bins[0].planned_rps, bins[0].slices, bins[0].workers);
 
   SimOptions so = sim_options;
   so.window = c.bin;
   const PolicySet policy_set(policies);
-  Simulator sim(input.app, first, input.profiles, policy_set, so);
+  Simulator sim(input.app, *first, input.profiles, policy_set, so);
   CountingSource counted(arrivals, c.bin);
 
   // At the start of each bin: observe, plan, reconfigure.
@@ -219,6 +233,8 @@ ReplanResult run_replanning(const plan::PlanInput& input, const plan::PlanOption
     rec.failed = w.failed;
     rec.finished = w.ok + w.late + w.dropped + w.failed;
     rec.accuracy = w.accuracy_count ? w.accuracy_sum / static_cast<double>(w.accuracy_count) : 0.0;
+    rec.subrequests = w.subrequests;
+    rec.subrequests_violated = w.subrequests_violated;
   }
   // Bins after the last tick (requests finishing after the last arrival) carry no plan of
   // their own: they run the last one.
@@ -242,6 +258,9 @@ ReplanResult run_replanning(const plan::PlanInput& input, const plan::PlanOption
   result.late = m.count(Outcome::kLate);
   result.dropped = m.count(Outcome::kDropped);
   result.failed = m.count(Outcome::kFailed);
+  result.subrequests = m.subrequests();
+  result.subrequests_violated = m.subrequests_violated();
+  result.limited_solves = controller.limited_solves();
   result.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return result;

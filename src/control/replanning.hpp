@@ -45,8 +45,16 @@ struct BinRecord {
   // Requests that finished in the bin.
   uint64_t finished = 0, ok = 0, late = 0, dropped = 0, failed = 0;
   double accuracy = 0.0;  // mean accuracy of the completed ones
+  // Per sub-request (§4.5; RequestRecord::subrequests): a drop at a task with
+  // multiplicative factor F counts F.
+  double subrequests = 0.0, subrequests_violated = 0.0;
+  bool solve_limited = false;  // a solver limit cut this bin's MILP short (not proven optimal)
+  // Per frame: requests that were not ok over finished requests.
   double violation_rate() const {
     return finished ? static_cast<double>(finished - ok) / static_cast<double>(finished) : 0.0;
+  }
+  double subrequest_violation_rate() const {
+    return subrequests > 0.0 ? subrequests_violated / subrequests : 0.0;
   }
 };
 
@@ -58,10 +66,16 @@ struct ReplanResult {
   double accuracy_max = 0.0;  // A_max of the app (Eq. 12)
   int slices_available = 0;
   uint64_t submitted = 0, ok = 0, late = 0, dropped = 0, failed = 0;
+  double subrequests = 0.0, subrequests_violated = 0.0;
   double wall_seconds = 0.0;
+  // No plan of the space serves any demand: the day was not run; `message` says why.
+  bool infeasible = false;
+  std::string message;
+  int limited_solves = 0;  // MILP solves a solver limit cut short (PlanCache::limited_solves)
 };
 
-// Runs the day: the arrivals from `arrivals` (a finite stream), the deployment re-planned
+// Runs the day (a space with no plan at any demand comes back `infeasible`, without
+// simulating): the arrivals from `arrivals` (a finite stream), the deployment re-planned
 // every bin in `options.space`. `expected_counts` are the stream's arrivals per bin, read
 // beforehand (count_per_bin on a second copy of the stream): the first bin, with no
 // history yet, is planned for its own demand (a deployment sized before traffic starts),

@@ -1,11 +1,13 @@
 #include "engine/batch_scheduler.hpp"
 
 #include <algorithm>
+#include <limits>
 
 namespace tessera {
 
 void BatchInstanceScheduler::on_queue_grew(Worker& worker) {
   if (!worker.alive) return;
+  purge_stale(worker);
   if (!worker.busy) {
     try_start(worker);
   } else if (batching_.forms_while_busy()) {
@@ -15,6 +17,7 @@ void BatchInstanceScheduler::on_queue_grew(Worker& worker) {
 
 void BatchInstanceScheduler::on_step_done(Worker& worker) {
   if (!worker.alive) return;
+  purge_stale(worker);
   if (!worker.forming.empty()) {
     worker.running.swap(worker.forming);
     worker.running_variant = worker.forming_variant;
@@ -25,9 +28,29 @@ void BatchInstanceScheduler::on_step_done(Worker& worker) {
 }
 
 void BatchInstanceScheduler::on_timer(Worker& worker) {
-  if (worker.busy) return;
+  if (!worker.alive) return;
   worker.timer_at = -1.0;
+  purge_stale(worker);
+  if (worker.busy) return;
   try_start(worker);
+}
+
+void BatchInstanceScheduler::purge_stale(Worker& worker) {
+  const Time now = host_.now();
+  while (!worker.queue->empty()) {
+    const Item& front = worker.queue->front();
+    if (dropping_.stale_at(front, worker) > now) break;
+    const Item item = worker.queue->pop();
+    host_.drop_queued(worker, item, DropReason::kStale);
+  }
+  // Busy: no batching timer is pending, so wake for the next item to go stale. (Idle, the
+  // batching policy's own wake-up comes first: it starts a batch.)
+  if (worker.busy && !worker.queue->empty()) {
+    const Time next = dropping_.stale_at(worker.queue->front(), worker);
+    if (next < std::numeric_limits<Time>::infinity() && worker.timer_at != next) {
+      host_.set_timer(worker, next);
+    }
+  }
 }
 
 void BatchInstanceScheduler::on_settings_changed(Worker& worker) {

@@ -3,8 +3,10 @@
 // BatchInstanceScheduler: the instance scheduler of a model that runs atomic batches (every
 // wave-1 policy). The batching policy says when an idle instance starts (eager, timeout,
 // idle); the variant policy picks the variant and the batch cap; each item passes the drop
-// policy (through SchedulerHost::admit) as it joins. With a batching policy that forms while
-// busy (PARD §4.2), the next batch forms while one runs and starts the moment it ends.
+// policy (through SchedulerHost::admit) as it joins. Items the drop policy deems stale while
+// still queued (DropPolicy::stale_at) are purged from the queue's front whenever the
+// queue is touched, and by a timer while the instance is busy. With a batching policy that forms
+// while busy (PARD §4.2), the next batch forms while one runs and starts the moment it ends.
 //
 // Holds references to policies owned by the engine; one object per instance. Not
 // thread-safe.
@@ -17,8 +19,8 @@ namespace tessera {
 class BatchInstanceScheduler final : public InstanceScheduler {
  public:
   BatchInstanceScheduler(const BatchingPolicy& batching, VariantPolicy& variant,
-                         SchedulerHost& host)
-      : batching_(batching), variant_(variant), host_(host) {}
+                         const DropPolicy& dropping, SchedulerHost& host)
+      : batching_(batching), variant_(variant), dropping_(dropping), host_(host) {}
 
   void on_queue_grew(Worker& worker) override;
   void on_step_done(Worker& worker) override;
@@ -30,9 +32,12 @@ class BatchInstanceScheduler final : public InstanceScheduler {
   void try_start(Worker& worker);
   void fill_forming(Worker& worker);
   void start(Worker& worker);
+  // Drops the stale items at the queue's front; while busy, a timer for the next one.
+  void purge_stale(Worker& worker);
 
   const BatchingPolicy& batching_;
   VariantPolicy& variant_;
+  const DropPolicy& dropping_;
   SchedulerHost& host_;
 };
 

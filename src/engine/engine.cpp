@@ -126,8 +126,8 @@ std::vector<WorkerId> Engine::add_workers(const WorkerGroup& group, const Profil
     w->running.reserve(static_cast<std::size_t>(group.max_batch));
     w->forming.reserve(static_cast<std::size_t>(group.max_batch));
     SchedulerHost& host = *this;
-    schedulers_.push_back(
-        std::make_unique<BatchInstanceScheduler>(*policies_.batching, *policies_.variant, host));
+    schedulers_.push_back(std::make_unique<BatchInstanceScheduler>(
+        *policies_.batching, *policies_.variant, *policies_.dropping, host));
     task_workers_[group.task].push_back(w.get());
     ids.push_back(w->id);
     workers_.push_back(std::move(w));
@@ -393,6 +393,14 @@ void Engine::set_timer(Worker& worker, Time at) {
   driver_.set_timer(worker.id, ++worker.timer_generation, at);
 }
 
+void Engine::drop_queued(Worker& /*worker*/, const Item& item, DropReason reason) {
+  if (cancelled(requests_[item.request])) {
+    discard(item);
+    return;
+  }
+  terminate(item, Outcome::kDropped, reason);
+}
+
 void Engine::on_batch_done(WorkerId id) { on_batch_done(id, {}); }
 
 void Engine::on_batch_done(WorkerId id, std::span<const int> fanout) {
@@ -470,7 +478,8 @@ void Engine::send_over_link(const Worker& from, const Edge& edge, std::vector<It
 
 void Engine::on_timer(WorkerId id, uint64_t generation) {
   Worker& worker = *workers_.at(id);
-  if (generation != worker.timer_generation || worker.busy) return;
+  // A busy instance's scheduler may have asked for a timer too (stale purges).
+  if (generation != worker.timer_generation) return;
   scheduler(worker).on_timer(worker);
 }
 

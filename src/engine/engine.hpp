@@ -135,6 +135,7 @@ class Engine final : public DeploymentView, private SchedulerHost {
   bool admit(Worker& worker, const Item& item, Time start, Time exec) override;
   void start_step(Worker& worker) override;
   void set_timer(Worker& worker, Time at) override;
+  void drop_queued(Worker& worker, const Item& item, DropReason reason) override;
 
   bool cancelled(const RequestState& r) const { return r.stopped && cancel_siblings_; }
   RequestSlot allocate_request();

@@ -13,6 +13,7 @@
 
 #include <vector>
 
+#include "core/outcome.hpp"
 #include "core/time.hpp"
 #include "engine/item.hpp"
 #include "engine/worker.hpp"
@@ -28,8 +29,12 @@ class SchedulerHost {
   virtual bool admit(Worker& worker, const Item& item, Time start, Time exec) = 0;
   // Runs worker.running, with variant worker.running_variant, as the instance's next step.
   virtual void start_step(Worker& worker) = 0;
-  // Calls the scheduler's on_timer at `at` (a pending timer at another time is replaced).
+  // Calls the scheduler's on_timer at `at` (a pending timer at another time is replaced),
+  // whether the instance is busy or idle then.
   virtual void set_timer(Worker& worker, Time at) = 0;
+  // `item`, just taken from the queue without joining a step, is dropped for `reason` (or
+  // retired, if its request was cancelled meanwhile).
+  virtual void drop_queued(Worker& worker, const Item& item, DropReason reason) = 0;
 };
 
 class InstanceScheduler {

@@ -127,6 +127,13 @@ class DropPolicy {
   virtual void on_batch_start(const Worker&, int /*size*/, const DeploymentView&, Time /*now*/) {}
   // Called when the item would join a batch.
   virtual DropReason on_batch(const Item& item, const DropContext& ctx) = 0;
+  // The time from which `item`, still waiting in a queue of `worker` (picked up by no
+  // instance), is dropped as stale (DropReason::kStale); +inf: never. The instance
+  // scheduler purges such items from the queue's front whenever the queue is touched and
+  // by a timer (exact for FIFO queues, whose front is the oldest item).
+  virtual Time stale_at(const Item& /*item*/, const Worker& /*worker*/) const {
+    return std::numeric_limits<Time>::infinity();
+  }
 };
 
 // ---- the bundle ----------------------------------------------------------------------------

@@ -49,6 +49,8 @@ void MetricsCollector::on_request_done(const RequestRecord& r) {
   subrequests_violated_ += r.subrequests_violated;
   last_finish_ = std::max(last_finish_, r.finish);
   WindowStats& w = window_at(r.finish);
+  w.subrequests += r.subrequests;
+  w.subrequests_violated += r.subrequests_violated;
   switch (r.outcome) {
     case Outcome::kOk:
       w.ok++;

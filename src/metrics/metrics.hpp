@@ -25,6 +25,8 @@ struct WindowStats {
   Time gpu_busy = 0.0;
   double accuracy_sum = 0.0;  // over completed (ok or late) requests
   uint64_t accuracy_count = 0;
+  double subrequests = 0.0;            // RequestRecord::subrequests of the finished requests
+  double subrequests_violated = 0.0;   // and their violated share
   std::vector<uint64_t> queue_length;  // per task, sampled when the window closed
 };
 

@@ -60,11 +60,23 @@ const char* to_string(MilpStatus status) {
     case MilpStatus::kOptimal:
       return "optimal";
     case MilpStatus::kFeasible:
-      return "feasible (time limit)";
+      return "feasible (solver limit)";
     case MilpStatus::kInfeasible:
       return "infeasible";
     case MilpStatus::kNoSolution:
-      return "no solution (time limit)";
+      return "no solution (solver limit)";
+  }
+  return "?";
+}
+
+const char* to_string(MilpLimit limit) {
+  switch (limit) {
+    case MilpLimit::kNone:
+      return "none";
+    case MilpLimit::kNodes:
+      return "node limit";
+    case MilpLimit::kTime:
+      return "time limit";
   }
   return "?";
 }
@@ -136,6 +148,10 @@ MilpResult solve_cbc(const MilpModel& model, const MilpOptions& options) {
   const std::string log = options.log ? "1" : "0";
   std::vector<std::string> args = {"tessera", "-log",   log, "-timeMode", "elapsed", "-sec",
                                    seconds,   "-ratio", gap, "-allow",    allow};
+  if (options.node_limit > 0) {
+    args.push_back("-maxNodes");
+    args.push_back(std::to_string(options.node_limit));
+  }
   if (!options.preprocess) {
     args.push_back("-preprocess");
     args.push_back("off");
@@ -152,18 +168,26 @@ MilpResult solve_cbc(const MilpModel& model, const MilpOptions& options) {
 
   MilpResult result;
   result.nodes = cbc.getNodeCount();
+  if (cbc.isSecondsLimitReached()) {
+    result.limit = MilpLimit::kTime;
+  } else if (cbc.isNodeLimitReached()) {
+    result.limit = MilpLimit::kNodes;
+  }
   const double* best = cbc.bestSolution();
+  // Stopped on another limit with an incumbent (CBC's status 1): count it as the nodes'.
+  if (best != nullptr && result.limit == MilpLimit::kNone && cbc.status() == 1) {
+    result.limit = MilpLimit::kNodes;
+  }
   if (best != nullptr) {
     result.values.assign(best, best + n);
     double value = 0.0;
     for (int j = 0; j < n; ++j) value += obj[static_cast<size_t>(j)] * best[j];
     result.objective = value;
     result.best_bound = cbc.getBestPossibleObjValue();  // already in the model's sense
-    const bool stopped = cbc.isSecondsLimitReached() || cbc.status() == 1;
-    result.status = stopped ? MilpStatus::kFeasible : MilpStatus::kOptimal;
+    result.status = result.limit != MilpLimit::kNone ? MilpStatus::kFeasible : MilpStatus::kOptimal;
   } else {
-    const bool stopped = cbc.isSecondsLimitReached();
-    result.status = stopped ? MilpStatus::kNoSolution : MilpStatus::kInfeasible;
+    result.status =
+        result.limit != MilpLimit::kNone ? MilpStatus::kNoSolution : MilpStatus::kInfeasible;
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;

@@ -57,14 +57,22 @@ class MilpModel {
 
 enum class MilpStatus {
   kOptimal,     // proven optimal (within the gap)
-  kFeasible,    // time limit reached with an incumbent
+  kFeasible,    // a limit (nodes or time) stopped the search with an incumbent
   kInfeasible,  // proven infeasible
-  kNoSolution,  // time limit reached without any incumbent
+  kNoSolution,  // a limit stopped the search without any incumbent
 };
 const char* to_string(MilpStatus status);
 
+// What stopped a search before it finished: nothing, the node limit (deterministic: the
+// same model stops at the same node on any machine) or the wall-clock limit (depends on
+// the machine and its load).
+enum class MilpLimit { kNone, kNodes, kTime };
+const char* to_string(MilpLimit limit);
+
 struct MilpOptions {
   double time_limit_s = 60.0;
+  // Branch-and-bound nodes before CBC stops (CBC's -maxNodes); 0: no node limit.
+  long node_limit = 0;
   double relative_gap = 1e-6;
   double absolute_gap = 1e-7;  // stop when incumbent and bound differ by less
   bool log = false;            // CBC's own log on stdout
@@ -78,6 +86,7 @@ struct MilpResult {
   std::vector<double> values;
   double seconds = 0.0;
   int nodes = 0;
+  MilpLimit limit = MilpLimit::kNone;  // what stopped the search, when not finished
 
   bool has_solution() const {
     return status == MilpStatus::kOptimal || status == MilpStatus::kFeasible;

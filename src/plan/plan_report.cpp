@@ -119,7 +119,8 @@ nlohmann::json plan_to_json(const Plan& plan, const PlanInput& in) {
                  {"rows", plan.stats.rows},
                  {"candidates", plan.stats.candidates},
                  {"milp_objective", plan.stats.milp_objective},
-                 {"milp_bound", plan.stats.milp_bound}};
+                 {"milp_bound", plan.stats.milp_bound},
+                 {"limit", to_string(plan.stats.limit)}};
   return j;
 }
 
@@ -180,6 +181,12 @@ void print_plan(std::ostream& out, const Plan& plan, const PlanInput& in) {
       "bound {:.4f}\n",
       plan.stats.seconds, plan.stats.nodes, plan.stats.variables, plan.stats.integers,
       plan.stats.rows, plan.stats.milp_objective, plan.stats.milp_bound);
+  if (plan.stats.limit != MilpLimit::kNone) {
+    out << fmt::format(
+        "  solver  stopped by the {} before proving optimality: the plan may differ from the "
+        "optimum (raise node_limit / time_limit_s)\n",
+        to_string(plan.stats.limit));
+  }
 }
 
 void write_deployment_yaml(std::ostream& out, const Plan& plan, const PlanInput& in) {
@@ -223,8 +230,12 @@ void print_max_demand(std::ostream& out, const std::vector<MaxDemand>& rows, int
                                  : "-";
     const std::string acc =
         ok && r.plan.has_plan() ? fmt::format("{:.4f}", r.plan.evaluation.accuracy) : "-";
-    const std::string status =
+    std::string status =
         ok ? std::string(to_string(r.status)) + " / " + to_string(r.plan.status) : r.message;
+    if (!r.limit.empty()) status += " [search stopped by the " + r.limit + "]";
+    if (r.plan.stats.limit != MilpLimit::kNone) {
+      status += std::string(" [plan stopped by the ") + to_string(r.plan.stats.limit) + "]";
+    }
     out << fmt::format("  {:<8} {:>12.2f} {:>9} {:>13} {:>9} {:>8.2f} {:>8.2f}  {}\n",
                        r.space.name(), r.max_demand_rps, rel, used, acc, r.seconds,
                        r.plan.stats.seconds, status);
@@ -239,6 +250,8 @@ nlohmann::json max_demand_to_json(const std::vector<MaxDemand>& rows, const Plan
                         {"max_demand_rps", r.max_demand_rps},
                         {"upper_bound_rps", r.upper_bound_rps},
                         {"milps", r.solves},
+                        {"nodes", r.nodes},
+                        {"limit", r.limit.empty() ? "none" : r.limit},
                         {"seconds", r.seconds}};
     if (!r.message.empty()) j["message"] = r.message;
     if (r.plan.has_plan()) j["plan"] = plan_to_json(r.plan, input);

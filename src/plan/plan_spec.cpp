@@ -95,9 +95,26 @@ void parse_scaling(const SpecNode& node, PlanSpec& spec) {
 
 PlanSpec parse_plan_spec(const SpecNode& node) {
   node.expect_map();
-  node.allow_only({"app", "profiles", "whole_gpu_segment", "gpu", "scaling", "batch_sizes",
-                   "slo_ms", "accuracy_slo", "demand_rps", "slices", "slack", "search_space",
-                   "objective", "accuracy_tolerance", "packing", "time_limit_s"});
+  node.allow_only({"app",
+                   "profiles",
+                   "whole_gpu_segment",
+                   "gpu",
+                   "scaling",
+                   "batch_sizes",
+                   "slo_ms",
+                   "accuracy_slo",
+                   "demand_rps",
+                   "slices",
+                   "slack",
+                   "search_space",
+                   "objective",
+                   "accuracy_tolerance",
+                   "packing",
+                   "time_limit_s",
+                   "budget_slices",
+                   "node_limit",
+                   "max_demand_nodes",
+                   "max_demand_solves"});
   PlanSpec spec;
   spec.file = node.file();
   auto& in = spec.input;
@@ -155,6 +172,15 @@ PlanSpec parse_plan_spec(const SpecNode& node) {
     opt.packing_constraints = p->as_choice({"placement", "aggregate"}) == "placement";
   }
   if (auto t = node.get("time_limit_s")) opt.milp.time_limit_s = t->as_positive(86'400.0);
+  opt.milp.node_limit =
+      static_cast<long>(node.integer_in_or("node_limit", 0, 1'000'000'000, opt.milp.node_limit));
+  opt.max_demand_nodes = static_cast<long>(
+      node.integer_in_or("max_demand_nodes", 1, 1'000'000'000, opt.max_demand_nodes));
+  opt.max_demand_solves =
+      static_cast<int>(node.integer_in_or("max_demand_solves", 1, 10'000, opt.max_demand_solves));
+  if (auto b = node.get("budget_slices")) {
+    opt.budget_any_instance = b->as_choice({"any_instance", "within_latency"}) == "any_instance";
+  }
 
   // Profiles: measured curves, then the segment curves the catalogue needs.
   const SpecNode profiles_field = node.at("profiles");

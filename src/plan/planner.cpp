@@ -14,11 +14,11 @@ const char* to_string(PlanStatus status) {
     case PlanStatus::kOptimal:
       return "optimal";
     case PlanStatus::kFeasible:
-      return "feasible (time limit)";
+      return "feasible (solver limit)";
     case PlanStatus::kInfeasible:
       return "infeasible";
     case PlanStatus::kNoSolution:
-      return "no solution (time limit)";
+      return "no solution (solver limit)";
   }
   return "?";
 }
@@ -36,7 +36,9 @@ Context prepare(const PlanInput& input, const PlanOptions& options) {
   c.graph = analyse_graph(input.app);
   c.candidates = enumerate_candidates(input, options.space);
   // Budgets come from the full set (Appendix B's "any instance"), then pruning.
-  if (!options.space.task_graph) c.budgets = static_budgets(input, c.graph, c.candidates);
+  if (!options.space.task_graph) {
+    c.budgets = static_budgets(input, c.graph, c.candidates, options.budget_any_instance);
+  }
   if (options.prune_dominated) {
     // Several small instances may stand in for a large one where the slice sum and the
     // packability rows are all that limit them.
@@ -88,6 +90,7 @@ void read_solution(const PlanInput& input, const PlanOptions& options, const Con
   plan.stats.nodes = r.nodes;
   plan.stats.milp_objective = r.objective;
   plan.stats.milp_bound = r.best_bound;
+  plan.stats.limit = r.limit;
 }
 
 bool solvable(const PlanInput& input, const PlanOptions& options, const Context& ctx, PlanMode mode,
@@ -169,9 +172,12 @@ Plan solve_plan(const PlanInput& input, const PlanOptions& options, const Contex
     plan.status =
         r.status == MilpStatus::kInfeasible ? PlanStatus::kInfeasible : PlanStatus::kNoSolution;
     plan.stats.seconds = r.seconds;
-    plan.message = plan.status == PlanStatus::kInfeasible
-                       ? diagnose(in, options, ctx, PlanMode::kServeDemand)
-                       : "the time limit stopped CBC before it found a plan";
+    plan.stats.nodes = r.nodes;
+    plan.stats.limit = r.limit;
+    plan.message =
+        plan.status == PlanStatus::kInfeasible
+            ? diagnose(in, options, ctx, PlanMode::kServeDemand)
+            : std::string("the ") + to_string(r.limit) + " stopped CBC before it found a plan";
     return plan;
   }
   plan.status = r.status == MilpStatus::kOptimal ? PlanStatus::kOptimal : PlanStatus::kFeasible;
@@ -193,12 +199,6 @@ bool is_subspace(const SearchSpace& a, const SearchSpace& b) {
 
 namespace {
 
-// Max demand: the R-maximising MILP gets this share of the time limit, the whole search
-// (that MILP and the bisection's feasibility MILPs, each within the time limit) this
-// multiple of it.
-constexpr double kMaxDemandMilpShare = 0.2;
-constexpr double kMaxDemandTotalShare = 3.0;
-
 // The largest root demand the configuration of `plan` serves: its capacities over the
 // demand each task sees per unit of root demand (linear in R for a fixed configuration).
 double demand_served(const Plan& plan) {
@@ -215,11 +215,13 @@ double demand_served(const Plan& plan) {
 // at its first plan or proves that there is none.
 struct Probe {
   MilpStatus status = MilpStatus::kNoSolution;
+  MilpLimit limit = MilpLimit::kNone;
+  long nodes = 0;
   Plan plan;  // when feasible
 };
 
 Probe probe_demand(const PlanInput& input, const PlanOptions& options, const Context& ctx,
-                   double demand, double time_limit_s) {
+                   double demand) {
   Probe out;
   PlanInput in = input;
   in.demand_rps = demand;
@@ -236,10 +238,11 @@ Probe probe_demand(const PlanInput& input, const PlanOptions& options, const Con
     f.model.set_objective(f.count_var[i], -static_cast<double>(f.candidates[i].cost));
   }
   MilpOptions mo = options.milp;
-  mo.time_limit_s = time_limit_s;
   mo.absolute_gap = 1e9;
   const auto r = solve_cbc(f.model, mo);
   out.status = r.status;
+  out.limit = r.limit;
+  out.nodes = r.nodes;
   if (r.has_solution()) {
     out.plan.space = options.space;
     out.plan.demand_rps = demand;
@@ -275,17 +278,20 @@ MaxDemand max_serviceable_demand(const PlanInput& input, const PlanOptions& opti
     f.model.add_row("known_serviceable", {{f.demand_var, 1.0}}, at_least_rps * (1.0 - 1e-6),
                     MilpModel::kInf);
   }
-  // 1. The MILP that maximises R, for a short while: a serviceable R and CBC's bound on R.
-  const double limit = options.milp.time_limit_s;
+  // 1. The MILP that maximises R, for a bounded number of nodes: a serviceable R and CBC's
+  // bound on R. (Its node limit is not a cut-short result: the bisection goes on from it.)
   MilpOptions mo = options.milp;
   mo.relative_gap = options.max_demand_gap;
   mo.absolute_gap = 1e-9;
-  mo.time_limit_s = std::min(limit, kMaxDemandMilpShare * limit);
+  mo.node_limit = options.max_demand_nodes;
   // With CBC's preprocessing: without it, CBC 2.10.8's feasibility pump hit an assertion
   // (OsiClpSolverInterface::crunch) on this model for traffic in space S at 28 slices.
   mo.preprocess = true;
   const auto r = solve_cbc(f.model, mo);
   ++out.solves;
+  out.nodes += r.nodes;
+  // A wall-clock stop makes the rest depend on the machine: report it.
+  if (r.limit == MilpLimit::kTime) out.limit = to_string(r.limit);
   if (r.status == MilpStatus::kInfeasible) {
     out.status = PlanStatus::kInfeasible;
     out.message = diagnose(input, options, ctx, PlanMode::kMaxDemand);
@@ -313,17 +319,20 @@ MaxDemand max_serviceable_demand(const PlanInput& input, const PlanOptions& opti
   bool exact = true;
   double step = options.max_demand_gap;
   bool bracketed = false;  // an unserviceable R above lo has been proven
+  int probes = 0;
   while (hi - lo > options.max_demand_gap * lo) {
-    const double left = kMaxDemandTotalShare * limit - elapsed();
-    if (left <= 0.0) {
+    if (probes >= options.max_demand_solves) {
       exact = false;
+      if (out.limit.empty()) out.limit = "solve budget";
       break;
     }
+    ++probes;
     const double mid = lo <= 0.0   ? 0.5 * hi
                        : bracketed ? 0.5 * (lo + hi)
                                    : std::min(lo * (1.0 + step), 0.5 * (lo + hi));
-    auto p = probe_demand(input, o, ctx, mid, std::min(limit, left));
+    auto p = probe_demand(input, o, ctx, mid);
     ++out.solves;
+    out.nodes += p.nodes;
     if (p.status == MilpStatus::kInfeasible) {
       hi = mid;
       bracketed = true;
@@ -332,7 +341,8 @@ MaxDemand max_serviceable_demand(const PlanInput& input, const PlanOptions& opti
       lo = std::min(std::max(mid, demand_served(config)), hi);
       step *= 4.0;
     } else {
-      exact = false;  // the time limit stopped the probe
+      exact = false;  // a limit stopped the probe without an answer
+      out.limit = to_string(p.limit);
       break;
     }
   }
@@ -340,9 +350,12 @@ MaxDemand max_serviceable_demand(const PlanInput& input, const PlanOptions& opti
   out.upper_bound_rps = hi;
   if (lo <= 0.0) {
     out.status = PlanStatus::kNoSolution;
-    out.message = "the time limit stopped CBC before it found a plan";
+    out.message = "the " + (out.limit.empty() ? std::string("solver limit") : out.limit) +
+                  " stopped CBC before it found a plan";
     return out;
   }
+  if (exact) out.limit.clear();  // proven within the gap, whatever stopped a MILP early
+  if (!exact && out.limit.empty()) out.limit = "solver limit";
   out.status = exact ? PlanStatus::kOptimal : PlanStatus::kFeasible;
   out.max_demand_rps = lo;
   // The Eq. 14 plan at that demand (a hair below R* against rounding).

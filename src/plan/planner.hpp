@@ -13,9 +13,9 @@ namespace tessera::plan {
 
 enum class PlanStatus {
   kOptimal,     // proven optimal within the MILP gap
-  kFeasible,    // the time limit stopped the search; the plan is valid but maybe not optimal
+  kFeasible,    // a solver limit stopped the search; the plan is valid but maybe not optimal
   kInfeasible,  // no configuration meets the constraints; `message` names the binding one
-  kNoSolution,  // the time limit stopped the search before any plan was found
+  kNoSolution,  // a solver limit stopped the search before any plan was found
 };
 const char* to_string(PlanStatus status);
 
@@ -26,8 +26,9 @@ struct SolveStats {
   int candidates = 0;  // instance types after latency pruning
   double seconds = 0.0;
   int nodes = 0;
-  double milp_objective = 0.0;  // the linearised objective CBC optimised
-  double milp_bound = 0.0;      // CBC's bound on it (equal when optimal)
+  double milp_objective = 0.0;         // the linearised objective CBC optimised
+  double milp_bound = 0.0;             // CBC's bound on it (equal when optimal)
+  MilpLimit limit = MilpLimit::kNone;  // the limit that cut the solve short, if any
 };
 
 // The JigsawServe controller's output: instances per (task, variant, segment, batch),
@@ -64,12 +65,17 @@ struct MaxDemand {
   double upper_bound_rps = 0.0;  // proven: no plan serves more
   double seconds = 0.0;          // the search's time (without the final Eq. 14 plan)
   int solves = 0;                // MILPs solved in the search
-  Plan plan;                     // the Eq. 14 plan at that demand
+  long nodes = 0;                // CBC nodes over the search's MILPs
+  // What cut the search short (status feasible): "node limit", "time limit" or "solve
+  // budget" (PlanOptions::max_demand_solves); empty when it finished.
+  std::string limit;
+  Plan plan;  // the Eq. 14 plan at that demand
 };
 
 // The largest root demand the space can serve (the paper's Fig. 3), within
 // `options.max_demand_gap` (relative): a MILP maximising R with the same constraints
-// (briefly, for a serviceable R and a bound), then a bisection on R with feasibility MILPs
+// (up to `options.max_demand_nodes` nodes, for a serviceable R and a bound), then at most
+// `options.max_demand_solves` feasibility MILPs in a bisection on R with feasibility MILPs
 // at fixed R until the serviceable R and the proven bound meet; then the plan at that R.
 // Slack is not applied. `at_least_rps` > 0 is a demand known to be serviceable (e.g. the
 // max of a smaller search space: A+S+T contains A+S): it is added as R >= at_least

@@ -165,7 +165,7 @@ std::vector<double> propagate_demand(const TaskGraph& graph, const std::vector<i
 }
 
 TaskBudgets static_budgets(const PlanInput& input, const TaskGraph& graph,
-                           const std::vector<Candidate>& candidates) {
+                           const std::vector<Candidate>& candidates, bool any_instance) {
   const size_t n = input.app.tasks.size();
   std::vector<int> best(n);
   for (size_t t = 0; t < n; ++t) best[t] = best_variant(input.app.tasks[t]);
@@ -186,15 +186,16 @@ TaskBudgets static_budgets(const PlanInput& input, const TaskGraph& graph,
     }
   }
   // Slices: expected demand from the most accurate variants' factors, divided by the
-  // highest throughput of one of their instances (among those within the task's latency
-  // budget), times that instance's slices; the budget is split in proportion.
+  // highest throughput any instance of that variant can achieve, times that instance's
+  // slices (Appendix B); the budget is split in proportion. With !any_instance, only
+  // instances within the task's latency budget count (a task with none gets 0 slices).
   const auto demand = propagate_demand(graph, best, 1.0);
   std::vector<double> expected(n, 0.0);
   for (size_t t = 0; t < n; ++t) {
     const Candidate* top = nullptr;
     for (const auto& c : candidates) {
       if (c.task != t || c.variant != best[t]) continue;
-      if (2.0 * c.latency_ms > b.latency_ms[t]) continue;
+      if (!any_instance && 2.0 * c.latency_ms > b.latency_ms[t]) continue;
       if (top == nullptr || c.throughput_rps > top->throughput_rps) top = &c;
     }
     expected[t] = top != nullptr ? demand[t] / top->throughput_rps * top->cost : 0.0;

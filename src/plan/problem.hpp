@@ -31,16 +31,29 @@ struct PlanOptions {
   double accuracy_tolerance = 0.005;  // relative grid step of the task-accuracy levels
   bool packing_constraints = true;    // add the MIG-packability rows (docs/plan.md)
   bool prune_dominated = true;        // drop dominated instance types (docs/plan.md#pruning)
+  // Appendix B slice budgets (task-graph-uninformed spaces): the expected resources of a
+  // task use the highest throughput of *any* instance of its most accurate variant (the
+  // paper). false: only instances within the task's latency budget (tessera's earlier
+  // rule; a task with none gets 0 slices). Spec key `budget_slices`.
+  bool budget_any_instance = true;
   MilpOptions milp = default_milp_options();
   // Max-demand solves stop within this relative gap on R.
   double max_demand_gap = 1e-3;
+  // The max-demand search's deterministic limits (docs/plan.md#max-serviceable-demand):
+  // nodes of the MILP that maximises R, and feasibility MILPs after it. Each MILP also
+  // has milp.node_limit and, as a backstop, milp.time_limit_s.
+  long max_demand_nodes = 2000;
+  int max_demand_solves = 40;
 
   // CBC stops when the objective is within 1e-4 of the bound: below one slice's worth
   // (beta = 0.035) and within the accuracy grid's own tolerance. CBC's integer
   // preprocessing is off: on these models it costs time and made the 840-slice solves
   // stall (docs/benchmarks.md#planner).
+  // The node limit makes a cut-short solve stop at the same point on any machine; the
+  // time limit stays as a backstop (a plan it cuts short says so: SolveStats::limit).
   static MilpOptions default_milp_options() {
     MilpOptions o;
+    o.node_limit = 500;
     o.relative_gap = 0.0;
     o.absolute_gap = 1e-4;
     o.preprocess = false;
@@ -103,8 +116,9 @@ struct TaskBudgets {
   std::vector<double> latency_ms;  // per task: 2 * L(t) must stay within it
   std::vector<double> slices;      // per task: slice budget
 };
+// `any_instance`: PlanOptions::budget_any_instance.
 TaskBudgets static_budgets(const PlanInput& input, const TaskGraph& graph,
-                           const std::vector<Candidate>& candidates);
+                           const std::vector<Candidate>& candidates, bool any_instance = true);
 
 // Demand per task when every task runs `variant_of[t]` (used for budgets and bounds).
 std::vector<double> propagate_demand(const TaskGraph& graph, const std::vector<int>& variant_of,

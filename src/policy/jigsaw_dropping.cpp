@@ -7,10 +7,12 @@
 
 namespace tessera {
 
-JigsawDropping::JigsawDropping(const App& app, Time stale_after, Time default_timeout)
+JigsawDropping::JigsawDropping(const App& app, Time stale_after, Time default_timeout,
+                               StaleRule rule)
     : app_(app),
       stale_after_(stale_after),
       default_timeout_(default_timeout),
+      rule_(rule),
       order_(app.topological_order()) {}
 
 void JigsawDropping::refresh(const DeploymentView& view) {
@@ -52,10 +54,17 @@ DropReason JigsawDropping::on_enqueue(const Item& item, const DropContext& ctx) 
 
 DropReason JigsawDropping::on_batch(const Item& item, const DropContext& ctx) {
   refresh(*ctx.view);
-  const Time timeout = ctx.worker->batch_timeout_or(default_timeout_);
-  if (ctx.now - item.enqueued > timeout + stale_after_) return DropReason::kStale;
+  if (rule_ == StaleRule::kAtPickup) {
+    const Time timeout = ctx.worker->batch_timeout_or(default_timeout_);
+    if (ctx.now - item.enqueued > timeout + stale_after_) return DropReason::kStale;
+  }
   const Time best_finish = ctx.batch_start + ctx.exec_time + after_[item.task];
   return best_finish > item.deadline ? DropReason::kPredictedLate : DropReason::kNone;
+}
+
+Time JigsawDropping::stale_at(const Item& item, const Worker& worker) const {
+  if (rule_ != StaleRule::kQueued) return std::numeric_limits<Time>::infinity();
+  return item.enqueued + worker.batch_timeout_or(default_timeout_) + stale_after_;
 }
 
 }  // namespace tessera

@@ -68,7 +68,9 @@ std::string PolicyConfig::describe() const {
   out += "dispatch=" + dispatch + " queue=" + queue + " batching=" + batching;
   if (batching == "timeout") out += fmt::format("({:g}ms)", to_ms(batch_timeout));
   out += " dropping=" + dropping;
-  if (dropping == "jigsaw") out += fmt::format("(stale={:g}ms)", to_ms(stale_after));
+  if (dropping == "jigsaw") {
+    out += fmt::format("(stale={:g}ms {})", to_ms(stale_after), stale_rule);
+  }
   if (dropping == "pard") {
     out += fmt::format("(estimate={} lambda={:g})", estimate_name(pard.estimate), pard.lambda);
   }
@@ -162,12 +164,15 @@ std::optional<PolicyConfigError> policy_config_error(const PolicyConfig& c) {
   if (c.dropping != "jigsaw" && c.stale_after != PolicyConfig{}.stale_after) {
     return PolicyConfigError{"stale_ms", "only jigsaw dropping takes a staleness threshold"};
   }
+  if (c.dropping != "jigsaw" && c.stale_rule != PolicyConfig{}.stale_rule) {
+    return PolicyConfigError{"stale_rule", "only jigsaw dropping takes a stale rule"};
+  }
   return std::nullopt;
 }
 
 PolicyConfig parse_policy_config(const SpecNode& node) {
-  node.allow_only({"preset", "dispatch", "queue", "batching", "dropping", "stale_ms", "variant",
-                   "max_queue", "pard", "cancel_siblings"});
+  node.allow_only({"preset", "dispatch", "queue", "batching", "dropping", "stale_ms", "stale_rule",
+                   "variant", "max_queue", "pard", "cancel_siblings"});
   PolicyConfig config;
   if (auto n = node.get("preset")) {
     try {
@@ -189,6 +194,10 @@ PolicyConfig parse_policy_config(const SpecNode& node) {
   if (auto n = node.get("stale_ms")) {
     if (config.dropping != "jigsaw") n->fail("only jigsaw dropping takes a staleness threshold");
     config.stale_after = from_ms(n->as_ms());
+  }
+  if (auto n = node.get("stale_rule")) {
+    if (config.dropping != "jigsaw") n->fail("only jigsaw dropping takes a stale rule");
+    config.stale_rule = n->as_choice({"queued", "at_pickup"});
   }
   if (auto n = node.get("variant")) {
     const SpecNode kind = n->is_scalar() ? *n : n->at("kind");
@@ -304,7 +313,10 @@ EnginePolicies PolicySet::instantiate(const App& app, uint64_t seed) const {
   } else if (c.dropping == "expired") {
     out.dropping = std::make_unique<DropExpired>();
   } else if (c.dropping == "jigsaw") {
-    out.dropping = std::make_unique<JigsawDropping>(app, c.stale_after, c.batch_timeout);
+    out.dropping = std::make_unique<JigsawDropping>(app, c.stale_after, c.batch_timeout,
+                                                    c.stale_rule == "at_pickup"
+                                                        ? JigsawDropping::StaleRule::kAtPickup
+                                                        : JigsawDropping::StaleRule::kQueued);
   } else if (c.dropping == "none") {
     out.dropping = std::make_unique<NoDropping>();
   } else {

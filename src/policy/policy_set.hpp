@@ -32,6 +32,10 @@ struct PolicyConfig {
                                   // the deployment sets none)
   std::string dropping = "none";  // none | expired | pard | split | split_wcl | jigsaw
   Time stale_after = 0.020;       // jigsaw dropping: staleness threshold past the timeout
+  // jigsaw dropping: when the stale rule applies. "queued" (the paper): an item picked up
+  // by no instance within its timeout + stale_after is purged from the queue. "at_pickup"
+  // (tessera's earlier rule): checked when an instance picks the item up.
+  std::string stale_rule = "queued";
   std::string variant = "fixed";  // fixed | slackfit | maxbatch | maxacc | infaas | clipper+
   SlackSettings slack;            // settings of the slack-driven variant policies
   std::size_t max_queue = 0;      // per-worker queue bound; 0 = unbounded
