@@ -36,6 +36,7 @@ void BatchInstanceScheduler::on_timer(Worker& worker) {
 }
 
 void BatchInstanceScheduler::purge_stale(Worker& worker) {
+  if (!purges_stale_) return;
   const Time now = host_.now();
   while (!worker.queue->empty()) {
     const Item& front = worker.queue->front();

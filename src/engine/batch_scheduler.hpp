@@ -20,7 +20,11 @@ class BatchInstanceScheduler final : public InstanceScheduler {
  public:
   BatchInstanceScheduler(const BatchingPolicy& batching, VariantPolicy& variant,
                          const DropPolicy& dropping, SchedulerHost& host)
-      : batching_(batching), variant_(variant), dropping_(dropping), host_(host) {}
+      : batching_(batching),
+        variant_(variant),
+        dropping_(dropping),
+        purges_stale_(dropping.purges_stale()),
+        host_(host) {}
 
   void on_queue_grew(Worker& worker) override;
   void on_step_done(Worker& worker) override;
@@ -38,6 +42,7 @@ class BatchInstanceScheduler final : public InstanceScheduler {
   const BatchingPolicy& batching_;
   VariantPolicy& variant_;
   const DropPolicy& dropping_;
+  const bool purges_stale_;
   SchedulerHost& host_;
 };
 

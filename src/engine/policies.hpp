@@ -134,6 +134,9 @@ class DropPolicy {
   virtual Time stale_at(const Item& /*item*/, const Worker& /*worker*/) const {
     return std::numeric_limits<Time>::infinity();
   }
+  // Whether stale_at can ever be finite; asked once, so that instance schedulers of
+  // policies without a stale rule skip the purge on the hot path.
+  virtual bool purges_stale() const { return false; }
 };
 
 // ---- the bundle ----------------------------------------------------------------------------

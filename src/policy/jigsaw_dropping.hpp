@@ -36,6 +36,7 @@ class JigsawDropping final : public DropPolicy {
   DropReason on_enqueue(const Item& item, const DropContext& ctx) override;
   DropReason on_batch(const Item& item, const DropContext& ctx) override;
   Time stale_at(const Item& item, const Worker& worker) const override;
+  bool purges_stale() const override { return rule_ == StaleRule::kQueued; }
 
   // The least time from the end of `task`'s execution to the end of the item's slowest
   // branch: hops plus the fastest deployed latency of every task after it.
