@@ -7,9 +7,11 @@
 #include <filesystem>
 #include <fstream>
 #include <numeric>
+#include <set>
 
 #include "core/error.hpp"
 #include "core/spec_node.hpp"
+#include "llm/checkpoint_layout.hpp"
 #include "llm/deployment_config.hpp"
 #include "llm/llm_architecture.hpp"
 #include "llm/safetensors.hpp"
@@ -227,6 +229,85 @@ TEST(Safetensors, HostileHeadersAreRefusedWithTheTensorNamed) {
   EXPECT_NE(index_error(file).find("shorter than the 8-byte"), std::string::npos);
   std::filesystem::remove(file);
   EXPECT_FALSE(index_error("/dev/zero").empty());
+}
+
+// --- checkpoints and fingerprints ---
+
+TEST(CheckpointLayout, HoldsExactlyTheParametersOfEveryFamily) {
+  for (const char* name : {"llama-2-7b", "llama-2-70b", "gpt-j-6b", "falcon-7b", "falcon-40b"}) {
+    const LlmArchitecture arch = bundled(name);
+    uint64_t elements = 0;
+    std::set<std::string> names;
+    for (const TensorToWrite& t : checkpoint_layout(arch, Dtype::kF16)) {
+      uint64_t n = 1;
+      for (int64_t d : t.shape) n *= static_cast<uint64_t>(d);
+      elements += n;
+      names.insert(t.name);
+    }
+    EXPECT_EQ(elements, static_cast<uint64_t>(arch.total_params())) << name;
+    EXPECT_EQ(names.size(), checkpoint_layout(arch, Dtype::kF16).size()) << name;
+  }
+  EXPECT_EQ(layer_of_tensor("model.layers.17.mlp.up_proj.weight"), 17);
+  EXPECT_EQ(layer_of_tensor("transformer.h.3.ln_1.bias"), 3);
+  EXPECT_EQ(layer_of_tensor("model.embed_tokens.weight"), -1);
+  EXPECT_EQ(layer_of_tensor("lm_head.weight"), -1);
+}
+
+TEST(CheckpointLayout, HalfPrecisionRoundsToNearestEven) {
+  EXPECT_EQ(float_to_half_bits(1.0f), 0x3c00);
+  EXPECT_EQ(float_to_half_bits(-2.0f), 0xc000);
+  EXPECT_EQ(float_to_half_bits(65504.0f), 0x7bff);
+  EXPECT_EQ(float_to_half_bits(1e6f), 0x7c00);
+  EXPECT_EQ(float_to_half_bits(5.960464477539063e-08f), 0x0001);  // smallest subnormal
+  EXPECT_EQ(float_to_half_bits(0.0f), 0x0000);
+  EXPECT_EQ(float_to_half_bits(1.0f + 1.0f / 2048.0f), 0x3c00);  // a tie goes to even
+  EXPECT_EQ(float_to_bfloat16_bits(1.0f), 0x3f80);
+}
+
+TEST(Fingerprint, KeepsTheFirstLayersByteForByteAndRewritesTheConfig) {
+  LlmArchitecture tiny = bundled("llama-2-70b");  // GQA, like the real one, but small
+  tiny.layers = 4;
+  tiny.hidden = 64;
+  tiny.heads = 8;
+  tiny.kv_heads = 2;
+  tiny.ffn = 96;
+  tiny.vocab = 50;
+  const auto dir = temp_file("ckpt");
+  const auto fp_dir = temp_file("fp");
+  write_random_checkpoint(tiny, dir, Dtype::kF16, 7);
+  const SafetensorsIndex full = read_safetensors_index(dir / "model.safetensors");
+  EXPECT_EQ(full.tensors.size(), checkpoint_layout(tiny, Dtype::kF16).size());
+
+  const LlmArchitecture fp = write_fingerprint(dir, 2, fp_dir);
+  EXPECT_EQ(fp.layers, 2);
+  EXPECT_EQ(load_llm_architecture(fp_dir / "config.json").layers, 2);
+  const SafetensorsIndex cut = read_safetensors_index(fp_dir / "model.safetensors");
+  uint64_t elements = 0;
+  for (const TensorInfo& t : cut.tensors) {
+    EXPECT_LT(layer_of_tensor(t.name), 2) << t.name;
+    elements += t.elements();
+    const TensorInfo* original = full.find(t.name);
+    ASSERT_NE(original, nullptr) << t.name;
+    EXPECT_EQ(read_tensor_bytes(fp_dir / "model.safetensors", cut, t),
+              read_tensor_bytes(dir / "model.safetensors", full, *original))
+        << t.name;
+  }
+  EXPECT_EQ(elements, static_cast<uint64_t>(fp.total_params()));
+  EXPECT_NE(cut.find("lm_head.weight"), nullptr);
+  EXPECT_NE(cut.find("model.norm.weight"), nullptr);
+  EXPECT_THROW(write_fingerprint(dir, 5, fp_dir), SpecError);
+
+  // The same seed writes the same bytes; norm weights are 1.
+  const auto again = temp_file("ckpt2");
+  write_random_checkpoint(tiny, again, Dtype::kF16, 7);
+  const TensorInfo* q = full.find("model.layers.0.self_attn.q_proj.weight");
+  EXPECT_EQ(read_tensor_bytes(again / "model.safetensors", full, *q),
+            read_tensor_bytes(dir / "model.safetensors", full, *q));
+  const std::vector<char> norm =
+      read_tensor_bytes(dir / "model.safetensors", full, *full.find("model.norm.weight"));
+  EXPECT_EQ(static_cast<unsigned char>(norm[0]), 0x00);
+  EXPECT_EQ(static_cast<unsigned char>(norm[1]), 0x3c);
+  for (const auto& d : {dir, fp_dir, again}) std::filesystem::remove_all(d);
 }
 
 }  // namespace

@@ -5,7 +5,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include <algorithm>
 #include "cli/commands.hpp"
+#include "core/spec_node.hpp"
+#include "llm/checkpoint_layout.hpp"
 #include "llm/deployment_config.hpp"
 #include "llm/llm_architecture.hpp"
 
@@ -82,6 +85,54 @@ void run_configs(const ConfigsOptions& o) {
   for (const LlmDeploymentConfig& c : configs) std::printf("  %s\n", c.name().c_str());
 }
 
+struct RandomCheckpointOptions {
+  std::string model;
+  std::string out;
+  int64_t layers = 0, hidden = 0, heads = 0, kv_heads = 0, ffn = 0, vocab = 0;
+  std::string dtype = "F16";
+  uint64_t seed = 1;
+};
+
+void run_random_checkpoint(const RandomCheckpointOptions& o) {
+  LlmArchitecture arch = load_llm_architecture(config_path(o.model));
+  // Scaled-down shapes keep the family's structure: only the dimensions given change.
+  if (o.layers > 0) arch.layers = o.layers;
+  if (o.hidden > 0) arch.hidden = o.hidden;
+  if (o.heads > 0) arch.heads = o.heads;
+  if (o.kv_heads > 0) arch.kv_heads = o.kv_heads;
+  if (o.ffn > 0) arch.ffn = o.ffn;
+  if (o.vocab > 0) arch.vocab = o.vocab;
+  if (arch.kv_heads > arch.heads) arch.kv_heads = arch.heads;
+  arch.rotary_dim = std::min(arch.rotary_dim, arch.hidden / arch.heads);
+  // Re-read what we would write, so an inconsistent shape is refused before writing.
+  const std::string json = llm_architecture_to_json(arch);
+  arch = parse_llm_architecture(SpecNode::load_string(json, "--shape"));
+  const Dtype dtype = o.dtype == "F32"    ? Dtype::kF32
+                      : o.dtype == "BF16" ? Dtype::kBF16
+                                          : Dtype::kF16;
+  write_random_checkpoint(arch, o.out, dtype, o.seed);
+  std::printf("wrote %s: %s-shaped, %lld layers, hidden %lld, %.3fB parameters, %s, seed %llu\n",
+              o.out.c_str(), arch.family.c_str(), static_cast<long long>(arch.layers),
+              static_cast<long long>(arch.hidden), static_cast<double>(arch.total_params()) / 1e9,
+              o.dtype.c_str(), static_cast<unsigned long long>(o.seed));
+}
+
+struct FingerprintOptions {
+  std::string checkpoint;
+  std::string out;
+  int64_t layers = 1;
+};
+
+void run_fingerprint(const FingerprintOptions& o) {
+  const LlmArchitecture full = load_llm_architecture(config_path(o.checkpoint));
+  const LlmArchitecture fp = write_fingerprint(o.checkpoint, o.layers, o.out);
+  std::printf(
+      "wrote %s: %lld of %lld layers, %.4fB of %.4fB parameters (%.2f%%)\n", o.out.c_str(),
+      static_cast<long long>(fp.layers), static_cast<long long>(full.layers),
+      static_cast<double>(fp.total_params()) / 1e9, static_cast<double>(full.total_params()) / 1e9,
+      100.0 * static_cast<double>(fp.total_params()) / static_cast<double>(full.total_params()));
+}
+
 }  // namespace
 
 void add_llm_command(CLI::App& app) {
@@ -102,6 +153,41 @@ void add_llm_command(CLI::App& app) {
                       "Pruning methods (wanda2:4 wanda50 llm-pruner25 llm-pruner50, or none)");
   configs->add_flag("--json", o->json, "Print JSON instead of a table");
   configs->callback([o] { run_configs(*o); });
+
+  auto r = std::make_shared<RandomCheckpointOptions>();
+  CLI::App* random = llm->add_subcommand(
+      "random-checkpoint",
+      "Write a random-weight checkpoint (config.json + model.safetensors) of a model's shape");
+  random->add_option("model", r->model, "config.json, or a folder holding one")->required();
+  random->add_option("--out", r->out, "Folder to write")->required();
+  random->add_option("--layers", r->layers, "Decoder layers (default: the model's)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1024}));
+  random->add_option("--hidden", r->hidden, "Hidden size")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 17));
+  random->add_option("--heads", r->heads, "Attention heads")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 17));
+  random->add_option("--kv-heads", r->kv_heads, "Key/value heads")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 17));
+  random->add_option("--ffn", r->ffn, "MLP inner size")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  random->add_option("--vocab", r->vocab, "Vocabulary size")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 22));
+  random->add_option("--dtype", r->dtype, "F16, BF16 or F32")
+      ->check(CLI::IsMember({"F16", "BF16", "F32"}));
+  random->add_option("--seed", r->seed, "Seed of the weights");
+  random->callback([r] { run_random_checkpoint(*r); });
+
+  auto f = std::make_shared<FingerprintOptions>();
+  CLI::App* fingerprint = llm->add_subcommand(
+      "fingerprint", "Cut a checkpoint to its first 1 or 2 layers (iServe's fingerprint)");
+  fingerprint
+      ->add_option("checkpoint", f->checkpoint, "Checkpoint folder (config.json + safetensors)")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  fingerprint->add_option("--out", f->out, "Folder to write")->required();
+  fingerprint->add_option("--layers", f->layers, "Layers to keep (iServe uses 1 and 2)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1024}));
+  fingerprint->callback([f] { run_fingerprint(*f); });
 }
 
 }  // namespace tessera::cli
