@@ -10,7 +10,7 @@
 #include <fstream>
 
 #include "core/error.hpp"
-#include "llm/checkpoint_layout.hpp"
+#include "llm_arch/checkpoint_layout.hpp"
 #include "llm_torch/decoder.hpp"
 
 namespace tessera {

@@ -8,9 +8,9 @@
 #include <algorithm>
 #include "cli/commands.hpp"
 #include "core/spec_node.hpp"
-#include "llm/checkpoint_layout.hpp"
-#include "llm/deployment_config.hpp"
-#include "llm/llm_architecture.hpp"
+#include "llm_arch/checkpoint_layout.hpp"
+#include "llm_arch/deployment_config.hpp"
+#include "llm_arch/llm_architecture.hpp"
 
 namespace tessera::cli {
 namespace {

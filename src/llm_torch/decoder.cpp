@@ -9,8 +9,8 @@
 #include <string>
 
 #include "core/error.hpp"
-#include "llm/checkpoint_layout.hpp"
-#include "llm/safetensors.hpp"
+#include "llm_arch/checkpoint_layout.hpp"
+#include "llm_arch/safetensors.hpp"
 
 namespace tessera {
 namespace {

@@ -17,8 +17,8 @@
 #include <memory>
 #include <vector>
 
-#include "llm/deployment_config.hpp"
-#include "llm/llm_architecture.hpp"
+#include "llm_arch/deployment_config.hpp"
+#include "llm_arch/llm_architecture.hpp"
 
 namespace tessera {
 

@@ -1,4 +1,4 @@
-#include "llm/llm_architecture.hpp"
+#include "llm_arch/llm_architecture.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -7,7 +7,7 @@
 namespace tessera {
 namespace {
 
-// Bounds on a config's dimensions (docs/llm.md#limits): generous for today's models, small
+// Bounds on a config's dimensions (docs/iserve.md#limits): generous for today's models, small
 // enough that products of two of them fit comfortably in 64 bits.
 constexpr int64_t kMaxLayers = 1024;
 constexpr int64_t kMaxHidden = 1 << 17;

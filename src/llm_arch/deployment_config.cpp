@@ -1,4 +1,4 @@
-#include "llm/deployment_config.hpp"
+#include "llm_arch/deployment_config.hpp"
 
 #include <array>
 #include <stdexcept>

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "llm/llm_architecture.hpp"
+#include "llm_arch/llm_architecture.hpp"
 
 namespace tessera {
 
@@ -17,7 +17,7 @@ enum class WeightQuant { kFp16, kInt8, kInt4, kGptq4 };
 enum class KvQuant { kFp16, kInt8 };
 // Wanda 2:4 and LLM-Pruner 25 % are the paper's named methods; the paper counts four
 // pruning variants without naming the other two, so Wanda unstructured 50 % and
-// LLM-Pruner 50 % stand in for them (docs/llm.md#configurations).
+// LLM-Pruner 50 % stand in for them (docs/iserve.md#configurations).
 enum class Pruning { kNone, kWanda24, kWanda50, kLlmPruner25, kLlmPruner50 };
 
 struct Parallelism {

@@ -1,4 +1,4 @@
-#include "llm/safetensors.hpp"
+#include "llm_arch/safetensors.hpp"
 
 #include <algorithm>
 #include <array>

@@ -1,7 +1,7 @@
 #pragma once
 
 // The shape of a decoder-only LLM, read from a Hugging Face `config.json` (Llama, GPT-J,
-// Falcon and compatible families; iServe §4.1 and docs/llm.md), and the sizes that follow
+// Falcon and compatible families; iServe §4.1 and docs/iserve.md), and the sizes that follow
 // from it: parameters per layer and in total, weight bytes, KV-cache bytes per token.
 // Plain values, safe to share between threads once built.
 

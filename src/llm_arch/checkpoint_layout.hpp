@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "llm/llm_architecture.hpp"
-#include "llm/safetensors.hpp"
+#include "llm_arch/llm_architecture.hpp"
+#include "llm_arch/safetensors.hpp"
 
 namespace tessera {
 

@@ -1,4 +1,4 @@
-#include "llm/checkpoint_layout.hpp"
+#include "llm_arch/checkpoint_layout.hpp"
 
 #include <algorithm>
 #include <bit>
