@@ -6,11 +6,13 @@
 #include <sstream>
 
 #include <algorithm>
+#include <chrono>
 #include "cli/commands.hpp"
 #include "core/spec_node.hpp"
 #include "llm_arch/checkpoint_layout.hpp"
 #include "llm_arch/deployment_config.hpp"
 #include "llm_arch/llm_architecture.hpp"
+#include "llm_torch/decoder.hpp"
 
 namespace tessera::cli {
 namespace {
@@ -104,6 +106,7 @@ void run_random_checkpoint(const RandomCheckpointOptions& o) {
   if (o.vocab > 0) arch.vocab = o.vocab;
   if (arch.kv_heads > arch.heads) arch.kv_heads = arch.heads;
   arch.rotary_dim = std::min(arch.rotary_dim, arch.hidden / arch.heads);
+  arch.name += "@random-L" + std::to_string(arch.layers) + "-H" + std::to_string(arch.hidden);
   // Re-read what we would write, so an inconsistent shape is refused before writing.
   const std::string json = llm_architecture_to_json(arch);
   arch = parse_llm_architecture(SpecNode::load_string(json, "--shape"));
@@ -131,6 +134,56 @@ void run_fingerprint(const FingerprintOptions& o) {
       static_cast<long long>(fp.layers), static_cast<long long>(full.layers),
       static_cast<double>(fp.total_params()) / 1e9, static_cast<double>(full.total_params()) / 1e9,
       100.0 * static_cast<double>(fp.total_params()) / static_cast<double>(full.total_params()));
+}
+
+struct GenerateOptions {
+  std::string checkpoint;
+  std::string prompt = "Hello";
+  int64_t new_tokens = 16;
+  std::string weights = "fp16";
+  std::string kv = "kv16";
+};
+
+// Greedy generation with the byte-level tokenizer (one token per byte, ids 0-255), timed:
+// the prefill is the time to the first token, then each decode step.
+void run_generate(const GenerateOptions& o) {
+  using Clock = std::chrono::steady_clock;
+  const DecoderOptions options{weight_quant_from_string(o.weights), kv_quant_from_string(o.kv)};
+  const auto decoder = Decoder::load(o.checkpoint, options);
+  const LlmArchitecture& arch = decoder->architecture();
+  if (arch.vocab < 256) {
+    throw std::invalid_argument(
+        "the byte-level tokenizer needs a vocabulary of at least 256 ids; " + o.checkpoint +
+        " has " + std::to_string(arch.vocab));
+  }
+  std::vector<int64_t> prompt;
+  for (unsigned char c : o.prompt) prompt.push_back(c);
+  if (prompt.empty()) throw std::invalid_argument("--prompt is empty");
+  const auto seq = decoder->start(static_cast<int64_t>(prompt.size()) + o.new_tokens);
+  const auto t0 = Clock::now();
+  std::vector<float> logits = decoder->step(*seq, prompt);
+  const auto t1 = Clock::now();
+  std::vector<int64_t> out;
+  for (int64_t i = 0; i < o.new_tokens; ++i) {
+    const auto best = std::max_element(logits.begin(), logits.end()) - logits.begin();
+    out.push_back(best);
+    if (i + 1 < o.new_tokens) logits = decoder->step(*seq, {best});
+  }
+  const auto t2 = Clock::now();
+  const double ttft = std::chrono::duration<double>(t1 - t0).count();
+  const double decode = std::chrono::duration<double>(t2 - t1).count();
+  std::string text;
+  for (int64_t id : out) text += (id >= 32 && id < 127) ? static_cast<char>(id) : '.';
+  std::printf("model %s (%s), weights %s, KV cache %s: %.1f MB of weights, %.2f MB of KV cache\n",
+              arch.name.c_str(), arch.family.c_str(), o.weights.c_str(), o.kv.c_str(),
+              static_cast<double>(decoder->weight_bytes()) / 1e6,
+              static_cast<double>(seq->kv_bytes()) / 1e6);
+  std::printf("prompt %zu tokens, generated %lld: TTFT %.1f ms, TPOT %.2f ms\n", prompt.size(),
+              static_cast<long long>(out.size()), 1e3 * ttft,
+              out.size() > 1 ? 1e3 * decode / static_cast<double>(out.size() - 1) : 0.0);
+  std::printf("tokens:");
+  for (int64_t id : out) std::printf(" %lld", static_cast<long long>(id));
+  std::printf("\ntext (bytes, unprintable as '.'): %s\n", text.c_str());
 }
 
 }  // namespace
@@ -188,6 +241,21 @@ void add_llm_command(CLI::App& app) {
   fingerprint->add_option("--layers", f->layers, "Layers to keep (iServe uses 1 and 2)")
       ->check(CLI::Range(int64_t{1}, int64_t{1024}));
   fingerprint->callback([f] { run_fingerprint(*f); });
+
+  auto g = std::make_shared<GenerateOptions>();
+  CLI::App* generate = llm->add_subcommand(
+      "generate", "Run a checkpoint on libtorch: greedy generation with TTFT and TPOT");
+  generate->add_option("checkpoint", g->checkpoint, "Checkpoint folder (config.json + safetensors)")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  generate->add_option("--prompt", g->prompt, "Prompt text (byte-level tokens)");
+  generate->add_option("--new-tokens", g->new_tokens, "Tokens to generate")
+      ->check(CLI::Range(int64_t{1}, int64_t{100000}));
+  generate->add_option("--weights", g->weights, "Weights: fp16 (as loaded), int8, int4")
+      ->check(CLI::IsMember({"fp16", "int8", "int4"}));
+  generate->add_option("--kv", g->kv, "KV cache: kv16 (FP32 here) or kv8")
+      ->check(CLI::IsMember({"kv16", "kv8"}));
+  generate->callback([g] { run_generate(*g); });
 }
 
 }  // namespace tessera::cli
