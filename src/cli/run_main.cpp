@@ -19,6 +19,9 @@ constexpr const char* kModelCommands[][2] = {
     {"serve", "serve a run's application over HTTP on real models (runs in tessera-torch)"},
     {"profile", "measure models' latency by batch size on this machine (runs in tessera-torch)"},
     {"supernet", "SubNetAct supernet: profile and memory (runs in tessera-torch)"},
+    {"llm",
+     "LLMs: architectures, iServe configurations, checkpoints, fingerprints, generation "
+     "(runs in tessera-torch)"},
 };
 
 }  // namespace

@@ -1,0 +1,261 @@
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include <algorithm>
+#include <chrono>
+#include "cli/commands.hpp"
+#include "core/spec_node.hpp"
+#include "llm_arch/checkpoint_layout.hpp"
+#include "llm_arch/deployment_config.hpp"
+#include "llm_arch/llm_architecture.hpp"
+#include "llm_torch/decoder.hpp"
+
+namespace tessera::cli {
+namespace {
+
+// A model argument: a config.json, or a directory holding one (a checkpoint folder or a
+// bundled model such as data/llm/llama-2-70b).
+std::filesystem::path config_path(const std::string& model) {
+  std::filesystem::path p(model);
+  if (std::filesystem::is_directory(p)) p /= "config.json";
+  return p;
+}
+
+template <typename Enum, typename Parse>
+std::vector<Enum> parse_list(const std::vector<std::string>& names, Parse parse,
+                             std::vector<Enum> fallback) {
+  if (names.empty()) return fallback;
+  std::vector<Enum> out;
+  for (const std::string& name : names) out.push_back(parse(name));
+  return out;
+}
+
+struct ConfigsOptions {
+  std::string model;
+  int gpus = 8;
+  std::vector<std::string> weights, kv_caches, prunings;
+  bool json = false;
+};
+
+void run_configs(const ConfigsOptions& o) {
+  const LlmArchitecture arch = load_llm_architecture(config_path(o.model));
+  SupportMask mask;
+  mask.weights = parse_list(o.weights, weight_quant_from_string, mask.weights);
+  mask.kv_caches = parse_list(o.kv_caches, kv_quant_from_string, mask.kv_caches);
+  if (o.prunings.size() == 1 && o.prunings[0] == "none") {
+    mask.prunings.clear();
+  } else {
+    mask.prunings = parse_list(o.prunings, pruning_from_string, mask.prunings);
+  }
+  const std::vector<Parallelism> options = parallelism_options(arch, o.gpus);
+  const std::vector<LlmDeploymentConfig> configs = enumerate_deployment_configs(arch, o.gpus, mask);
+  if (o.json) {
+    nlohmann::ordered_json j;
+    j["model"] = arch.name;
+    j["gpus"] = o.gpus;
+    j["parallelism_options"] = options.size();
+    j["configurations"] = nlohmann::json::array();
+    for (const LlmDeploymentConfig& c : configs) {
+      j["configurations"].push_back({{"name", c.name()},
+                                     {"tp", c.parallelism.tp},
+                                     {"pp", c.parallelism.pp},
+                                     {"weights", to_string(c.weights)},
+                                     {"kv_cache", to_string(c.kv_cache)},
+                                     {"pruning", to_string(c.pruning)}});
+    }
+    std::cout << j.dump(2) << "\n";
+    return;
+  }
+  std::printf("%s (%s): %lld layers, hidden %lld, %lld heads / %lld KV heads, %.2fB parameters\n",
+              arch.name.c_str(), arch.family.c_str(), static_cast<long long>(arch.layers),
+              static_cast<long long>(arch.hidden), static_cast<long long>(arch.heads),
+              static_cast<long long>(arch.kv_heads),
+              static_cast<double>(arch.total_params()) / 1e9);
+  std::ostringstream pairs;
+  for (const Parallelism& p : options) pairs << " " << p.tp << "x" << p.pp;
+  std::printf("%zu parallelism options (TP x PP) on %d GPUs:%s\n", options.size(), o.gpus,
+              pairs.str().c_str());
+  for (int tp = 1; tp <= o.gpus; tp *= 2) {
+    const std::string problem = parallelism_problem(arch, Parallelism{tp, 1});
+    if (!problem.empty()) std::printf("  not TP %d: %s\n", tp, problem.c_str());
+  }
+  std::printf("%zu configurations\n", configs.size());
+  for (const LlmDeploymentConfig& c : configs) std::printf("  %s\n", c.name().c_str());
+}
+
+struct RandomCheckpointOptions {
+  std::string model;
+  std::string out;
+  int64_t layers = 0, hidden = 0, heads = 0, kv_heads = 0, ffn = 0, vocab = 0;
+  std::string dtype = "F16";
+  uint64_t seed = 1;
+};
+
+void run_random_checkpoint(const RandomCheckpointOptions& o) {
+  LlmArchitecture arch = load_llm_architecture(config_path(o.model));
+  // Scaled-down shapes keep the family's structure: only the dimensions given change.
+  if (o.layers > 0) arch.layers = o.layers;
+  if (o.hidden > 0) arch.hidden = o.hidden;
+  if (o.heads > 0) arch.heads = o.heads;
+  if (o.kv_heads > 0) arch.kv_heads = o.kv_heads;
+  if (o.ffn > 0) arch.ffn = o.ffn;
+  if (o.vocab > 0) arch.vocab = o.vocab;
+  if (arch.kv_heads > arch.heads) arch.kv_heads = arch.heads;
+  arch.rotary_dim = std::min(arch.rotary_dim, arch.hidden / arch.heads);
+  arch.name += "@random-L" + std::to_string(arch.layers) + "-H" + std::to_string(arch.hidden);
+  // Re-read what we would write, so an inconsistent shape is refused before writing.
+  const std::string json = llm_architecture_to_json(arch);
+  arch = parse_llm_architecture(SpecNode::load_string(json, "--shape"));
+  const Dtype dtype = o.dtype == "F32"    ? Dtype::kF32
+                      : o.dtype == "BF16" ? Dtype::kBF16
+                                          : Dtype::kF16;
+  write_random_checkpoint(arch, o.out, dtype, o.seed);
+  std::printf("wrote %s: %s-shaped, %lld layers, hidden %lld, %.3fB parameters, %s, seed %llu\n",
+              o.out.c_str(), arch.family.c_str(), static_cast<long long>(arch.layers),
+              static_cast<long long>(arch.hidden), static_cast<double>(arch.total_params()) / 1e9,
+              o.dtype.c_str(), static_cast<unsigned long long>(o.seed));
+}
+
+struct FingerprintOptions {
+  std::string checkpoint;
+  std::string out;
+  int64_t layers = 1;
+};
+
+void run_fingerprint(const FingerprintOptions& o) {
+  const LlmArchitecture full = load_llm_architecture(config_path(o.checkpoint));
+  const LlmArchitecture fp = write_fingerprint(o.checkpoint, o.layers, o.out);
+  std::printf(
+      "wrote %s: %lld of %lld layers, %.4fB of %.4fB parameters (%.2f%%)\n", o.out.c_str(),
+      static_cast<long long>(fp.layers), static_cast<long long>(full.layers),
+      static_cast<double>(fp.total_params()) / 1e9, static_cast<double>(full.total_params()) / 1e9,
+      100.0 * static_cast<double>(fp.total_params()) / static_cast<double>(full.total_params()));
+}
+
+struct GenerateOptions {
+  std::string checkpoint;
+  std::string prompt = "Hello";
+  int64_t new_tokens = 16;
+  std::string weights = "fp16";
+  std::string kv = "kv16";
+};
+
+// Greedy generation with the byte-level tokenizer (one token per byte, ids 0-255), timed:
+// the prefill is the time to the first token, then each decode step.
+void run_generate(const GenerateOptions& o) {
+  using Clock = std::chrono::steady_clock;
+  const DecoderOptions options{weight_quant_from_string(o.weights), kv_quant_from_string(o.kv)};
+  const auto decoder = Decoder::load(o.checkpoint, options);
+  const LlmArchitecture& arch = decoder->architecture();
+  if (arch.vocab < 256) {
+    throw std::invalid_argument(
+        "the byte-level tokenizer needs a vocabulary of at least 256 ids; " + o.checkpoint +
+        " has " + std::to_string(arch.vocab));
+  }
+  std::vector<int64_t> prompt;
+  for (unsigned char c : o.prompt) prompt.push_back(c);
+  if (prompt.empty()) throw std::invalid_argument("--prompt is empty");
+  const auto seq = decoder->start(static_cast<int64_t>(prompt.size()) + o.new_tokens);
+  const auto t0 = Clock::now();
+  std::vector<float> logits = decoder->step(*seq, prompt);
+  const auto t1 = Clock::now();
+  std::vector<int64_t> out;
+  for (int64_t i = 0; i < o.new_tokens; ++i) {
+    const auto best = std::max_element(logits.begin(), logits.end()) - logits.begin();
+    out.push_back(best);
+    if (i + 1 < o.new_tokens) logits = decoder->step(*seq, {best});
+  }
+  const auto t2 = Clock::now();
+  const double ttft = std::chrono::duration<double>(t1 - t0).count();
+  const double decode = std::chrono::duration<double>(t2 - t1).count();
+  std::string text;
+  for (int64_t id : out) text += (id >= 32 && id < 127) ? static_cast<char>(id) : '.';
+  std::printf("model %s (%s), weights %s, KV cache %s: %.1f MB of weights, %.2f MB of KV cache\n",
+              arch.name.c_str(), arch.family.c_str(), o.weights.c_str(), o.kv.c_str(),
+              static_cast<double>(decoder->weight_bytes()) / 1e6,
+              static_cast<double>(seq->kv_bytes()) / 1e6);
+  std::printf("prompt %zu tokens, generated %lld: TTFT %.1f ms, TPOT %.2f ms\n", prompt.size(),
+              static_cast<long long>(out.size()), 1e3 * ttft,
+              out.size() > 1 ? 1e3 * decode / static_cast<double>(out.size() - 1) : 0.0);
+  std::printf("tokens:");
+  for (int64_t id : out) std::printf(" %lld", static_cast<long long>(id));
+  std::printf("\ntext (bytes, unprintable as '.'): %s\n", text.c_str());
+}
+
+}  // namespace
+
+void add_llm_command(CLI::App& app) {
+  CLI::App* llm =
+      app.add_subcommand("llm", "LLM deployment: architectures and iServe configurations");
+  llm->require_subcommand(1);
+
+  auto o = std::make_shared<ConfigsOptions>();
+  CLI::App* configs = llm->add_subcommand(
+      "configs", "List the deployment configurations (TP x PP x compression) of an LLM");
+  configs->add_option("model", o->model, "config.json, or a folder holding one (data/llm/NAME)")
+      ->required();
+  configs->add_option("--gpus", o->gpus, "GPUs available (TP x PP at most this)")
+      ->check(CLI::Range(1, 1024));
+  configs->add_option("--weights", o->weights, "Weight quantisations (fp16 int8 int4 gptq4)");
+  configs->add_option("--kv", o->kv_caches, "KV-cache quantisations (kv16 kv8)");
+  configs->add_option("--pruning", o->prunings,
+                      "Pruning methods (wanda2:4 wanda50 llm-pruner25 llm-pruner50, or none)");
+  configs->add_flag("--json", o->json, "Print JSON instead of a table");
+  configs->callback([o] { run_configs(*o); });
+
+  auto r = std::make_shared<RandomCheckpointOptions>();
+  CLI::App* random = llm->add_subcommand(
+      "random-checkpoint",
+      "Write a random-weight checkpoint (config.json + model.safetensors) of a model's shape");
+  random->add_option("model", r->model, "config.json, or a folder holding one")->required();
+  random->add_option("--out", r->out, "Folder to write")->required();
+  random->add_option("--layers", r->layers, "Decoder layers (default: the model's)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1024}));
+  random->add_option("--hidden", r->hidden, "Hidden size")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 17));
+  random->add_option("--heads", r->heads, "Attention heads")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 17));
+  random->add_option("--kv-heads", r->kv_heads, "Key/value heads")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 17));
+  random->add_option("--ffn", r->ffn, "MLP inner size")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  random->add_option("--vocab", r->vocab, "Vocabulary size")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 22));
+  random->add_option("--dtype", r->dtype, "F16, BF16 or F32")
+      ->check(CLI::IsMember({"F16", "BF16", "F32"}));
+  random->add_option("--seed", r->seed, "Seed of the weights");
+  random->callback([r] { run_random_checkpoint(*r); });
+
+  auto f = std::make_shared<FingerprintOptions>();
+  CLI::App* fingerprint = llm->add_subcommand(
+      "fingerprint", "Cut a checkpoint to its first 1 or 2 layers (iServe's fingerprint)");
+  fingerprint
+      ->add_option("checkpoint", f->checkpoint, "Checkpoint folder (config.json + safetensors)")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  fingerprint->add_option("--out", f->out, "Folder to write")->required();
+  fingerprint->add_option("--layers", f->layers, "Layers to keep (iServe uses 1 and 2)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1024}));
+  fingerprint->callback([f] { run_fingerprint(*f); });
+
+  auto g = std::make_shared<GenerateOptions>();
+  CLI::App* generate = llm->add_subcommand(
+      "generate", "Run a checkpoint on libtorch: greedy generation with TTFT and TPOT");
+  generate->add_option("checkpoint", g->checkpoint, "Checkpoint folder (config.json + safetensors)")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  generate->add_option("--prompt", g->prompt, "Prompt text (byte-level tokens)");
+  generate->add_option("--new-tokens", g->new_tokens, "Tokens to generate")
+      ->check(CLI::Range(int64_t{1}, int64_t{100000}));
+  generate->add_option("--weights", g->weights, "Weights: fp16 (as loaded), int8, int4")
+      ->check(CLI::IsMember({"fp16", "int8", "int4"}));
+  generate->add_option("--kv", g->kv, "KV cache: kv16 (FP32 here) or kv8")
+      ->check(CLI::IsMember({"kv16", "kv8"}));
+  generate->callback([g] { run_generate(*g); });
+}
+
+}  // namespace tessera::cli
