@@ -2,6 +2,7 @@
 // problem; and the positive parses fill in what the engine relies on.
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -27,9 +28,10 @@ namespace fs = std::filesystem;
 const fs::path kChainDir = fs::path(TESSERA_SOURCE_DIR) / "tests" / "data" / "chain";
 const std::string kChainProfiles = (kChainDir / "profiles.yaml").string();
 
-// A scratch folder for this binary's files.
+// A scratch folder for this process's files (ctest runs tests as parallel processes).
 fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::path(::testing::TempDir()) / "tessera_spec_test";
+  const fs::path dir =
+      fs::path(::testing::TempDir()) / ("tessera_spec_test_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   return dir / name;
 }

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -29,8 +30,11 @@ const std::string kProfiles =
 const std::string kFunctions =
     (fs::path(TESSERA_SOURCE_DIR) / "data" / "traces" / "functions_sample.csv").string();
 
+// One folder per process: ctest runs each test as its own process, two at a time, and
+// they must not overwrite each other's run.yaml.
 fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::path(::testing::TempDir()) / "tessera_spec_hostile_test";
+  const fs::path dir =
+      fs::path(::testing::TempDir()) / ("tessera_spec_hostile_test_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   return dir / name;
 }
