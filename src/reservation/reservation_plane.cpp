@@ -4,49 +4,12 @@
 #include <limits>
 #include <stdexcept>
 
-#include "policy/batching.hpp"
-#include "policy/dropping.hpp"
-#include "policy/fifo_queue.hpp"
-#include "policy/variant_choice.hpp"
+#include "reservation/forwarding.hpp"
 
 namespace tessera::reservation {
 namespace {
 
 constexpr Time kEps = 1e-12;
-
-// The instance scheduler of one vGPU: everything is decided by the plane.
-class VgpuScheduler final : public InstanceScheduler {
- public:
-  explicit VgpuScheduler(std::shared_ptr<ReservationPlane> plane) : plane_(std::move(plane)) {}
-  void on_queue_grew(Worker& w) override { plane_->on_queue_grew(w); }
-  void on_step_done(Worker& w) override { plane_->on_step_done(w); }
-  void on_timer(Worker& w) override { plane_->on_timer(w); }
-  void on_settings_changed(Worker&) override {}
-  void release(Worker& w, std::vector<Item>& out) override { plane_->release(w, out); }
-
- private:
-  std::shared_ptr<ReservationPlane> plane_;
-};
-
-class RouteDispatcher final : public Dispatcher {
- public:
-  RouteDispatcher(std::shared_ptr<const ReservationPlane> plane, TaskId task)
-      : plane_(std::move(plane)), task_(task) {}
-  int pick(const std::vector<Worker*>& workers, const Item& item) override {
-    return plane_->route(task_, workers, item);
-  }
-
- private:
-  std::shared_ptr<const ReservationPlane> plane_;
-  TaskId task_;
-};
-
-int index_of(const std::vector<Worker*>& workers, const Worker* w) {
-  for (std::size_t i = 0; i < workers.size(); ++i) {
-    if (workers[i] == w) return static_cast<int>(i);
-  }
-  return -1;
-}
 
 }  // namespace
 
@@ -79,19 +42,15 @@ ReservationPlane::ReservationPlane(const PpipeSetup& setup, BatcherOptions optio
 }
 
 EnginePolicies ReservationPlane::policies() {
-  EnginePolicies out;
-  out.batching = std::make_unique<EagerBatching>();
-  out.dropping = std::make_unique<NoDropping>();
-  out.variant = std::make_unique<FixedVariant>();
-  out.make_queue = [](TaskId) { return std::make_unique<FifoQueue>(); };
+  EnginePolicies out = central_plane_policies();
   std::shared_ptr<ReservationPlane> self = shared_from_this();
   out.make_dispatcher = [self](TaskId task) -> std::unique_ptr<Dispatcher> {
-    return std::make_unique<RouteDispatcher>(self, task);
+    return std::make_unique<ForwardingDispatcher<ReservationPlane>>(self, task);
   };
   out.make_scheduler = [self](Worker& w,
                               SchedulerHost& host) -> std::unique_ptr<InstanceScheduler> {
     self->attach(w, host);
-    return std::make_unique<VgpuScheduler>(self);
+    return std::make_unique<ForwardingScheduler<ReservationPlane>>(self);
   };
   return out;
 }
@@ -198,8 +157,7 @@ void ReservationPlane::resolve_transfer(Batch& b) {
     ++stats_.transfers;
     stats_.transfer_busy += h.xfer_len;
     b.ready = h.xfer_start + h.xfer_len + book_.transfer_latency(from, h.vgpu);
-    stats_.transfer_total += b.ready - t;
-    stats_.transfer_max = std::max(stats_.transfer_max, b.ready - t);
+    stats_.transfer_time.add(b.ready - t);
   } else {
     b.ready = t + book_.transfer_latency(from, h.vgpu);
   }

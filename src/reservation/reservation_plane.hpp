@@ -30,6 +30,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/log_histogram.hpp"
 #include "core/time.hpp"
 #include "engine/instance_scheduler.hpp"
 #include "engine/policies.hpp"
@@ -41,19 +42,18 @@
 namespace tessera::reservation {
 
 struct PlaneStats {
-  uint64_t batches = 0;           // dispatched
-  uint64_t batch_items = 0;       // requests in them
-  uint64_t decisions = 0;         // AdaptiveBatcher::decide calls
-  uint64_t drops = 0;             // heads dropped (kPredictedLate)
-  uint64_t first_look_drops = 0;  // ... of them by the first-look rule
-  uint64_t waits = 0;             // decisions to wait for more requests
-  uint64_t transfers = 0;         // inter-partition transfers over a NIC
-  uint64_t reslotted = 0;         // transfers whose sender ended after the reserved slot
-  Time transfer_busy = 0.0;       // link time of the transfers
-  Time transfer_total = 0.0;      // sender end to arrival, summed
-  Time transfer_max = 0.0;
-  std::vector<uint64_t> per_pipeline;  // batches per pipeline
-  std::vector<uint64_t> per_size;      // batches per size ([0] unused)
+  uint64_t batches = 0;                   // dispatched
+  uint64_t batch_items = 0;               // requests in them
+  uint64_t decisions = 0;                 // AdaptiveBatcher::decide calls
+  uint64_t drops = 0;                     // heads dropped (kPredictedLate)
+  uint64_t first_look_drops = 0;          // ... of them by the first-look rule
+  uint64_t waits = 0;                     // decisions to wait for more requests
+  uint64_t transfers = 0;                 // inter-partition transfers over a NIC
+  uint64_t reslotted = 0;                 // transfers whose sender ended after the reserved slot
+  Time transfer_busy = 0.0;               // link time of the transfers
+  LogHistogram transfer_time{1e-7, 1e3};  // sender end to arrival (s)
+  std::vector<uint64_t> per_pipeline;     // batches per pipeline
+  std::vector<uint64_t> per_size;         // batches per size ([0] unused)
 };
 
 class ReservationPlane final : public std::enable_shared_from_this<ReservationPlane> {
