@@ -25,6 +25,7 @@
 #include <random>
 
 #include "reservation/batcher.hpp"
+#include "reservation/reactive_plane.hpp"
 #include "reservation/reservation_plane.hpp"
 #include "reservation/setup.hpp"
 #include "sim/simulator.hpp"
@@ -216,6 +217,54 @@ void BM_Simulate(benchmark::State& state) {
   state.counters["transfer_ms_mean"] = stats.transfer_time.mean() * 1e3;
 }
 BENCHMARK(BM_Simulate)->Arg(100000)->Unit(benchmark::kMillisecond)->Iterations(1);
+
+// The ablation (§7.4) on the same plan: reservation vs reactive at load factors of the
+// planned capacity, 30 s of Poisson arrivals each.
+void BM_Ablation(benchmark::State& state) {
+  const bool reactive = state.range(0) == 1;
+  const double load = static_cast<double>(state.range(1)) / 100.0;
+  const double rate = load * 3130.0;
+  const auto requests = static_cast<uint64_t>(rate * 30.0);
+  SetupOptions o;
+  o.link_edges = reactive;
+  static const auto blocks = load_ppipe_model(kTimings, "wide_resnet101_2");
+  const PpipeSetup s = build_setup(plan_100(), 0, blocks, o);
+  double ok = 0, dropped = 0, late = 0, xfer_mean = 0, xfer_p99 = 0;
+  for (auto _ : state) {
+    SimOptions so;
+    so.seed = 42;
+    std::shared_ptr<ReservationPlane> rp;
+    std::shared_ptr<ReactivePlane> ap;
+    EnginePolicies policies;
+    if (reactive) {
+      ap = ReactivePlane::create(s);
+      policies = ap->policies();
+    } else {
+      rp = ReservationPlane::create(s);
+      policies = rp->policies();
+    }
+    Simulator sim(s.app, s.deployment, s.profiles, std::move(policies), so, EngineOptions{});
+    Bounded arrivals(std::make_unique<PoissonSource>(rate, 42), std::nullopt, requests);
+    sim.run(arrivals);
+    const auto n = static_cast<double>(sim.metrics().submitted());
+    ok = static_cast<double>(sim.metrics().count(Outcome::kOk)) / n;
+    late = static_cast<double>(sim.metrics().count(Outcome::kLate)) / n;
+    dropped = static_cast<double>(sim.metrics().count(Outcome::kDropped)) / n;
+    const LogHistogram& h = reactive ? ap->stats().transfer_time : rp->stats().transfer_time;
+    xfer_mean = h.mean() * 1e3;
+    xfer_p99 = h.quantile(0.99) * 1e3;
+  }
+  state.counters["attainment"] = ok;
+  state.counters["late"] = late;
+  state.counters["dropped"] = dropped;
+  state.counters["xfer_ms_mean"] = xfer_mean;
+  state.counters["xfer_ms_p99"] = xfer_p99;
+}
+BENCHMARK(BM_Ablation)
+    ->ArgsProduct({{0, 1}, {70, 80, 90, 100, 110}})
+    ->ArgNames({"reactive", "load_pct"})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
 
 }  // namespace
 }  // namespace tessera::reservation

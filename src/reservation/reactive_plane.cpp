@@ -117,17 +117,23 @@ int ReactivePlane::earliest_member(int p, int k) const {
   int best = -1;
   Time best_t = std::numeric_limits<Time>::infinity();
   const auto& lay = layout_[static_cast<std::size_t>(p)];
-  const Time per_item = lay.planned_step[static_cast<std::size_t>(k)] / lay.batch;
-  for (int id : pools_[static_cast<std::size_t>(p)][static_cast<std::size_t>(k)]) {
+  const Time step = lay.planned_step[static_cast<std::size_t>(k)];
+  const Time per_item = step / lay.batch;
+  const auto& pool = pools_[static_cast<std::size_t>(p)][static_cast<std::size_t>(k)];
+  const std::size_t n = pool.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const int id = pool[(i + rotate_) % n];
     const Member& m = members_[static_cast<std::size_t>(id)];
     if (!m.worker->alive) continue;
     Time done = m.worker->busy ? std::max(t, m.worker->running_expected_end) : t;
-    done += per_item * static_cast<double>(m.queue.size() + m.worker->queue->size());
+    done += per_item * static_cast<double>(m.queue.size() + m.worker->queue->size()) +
+            step * static_cast<double>(m.inbound);
     if (done < best_t) {
       best_t = done;
       best = id;
     }
   }
+  ++rotate_;
   return best;
 }
 
@@ -137,7 +143,9 @@ int ReactivePlane::route(TaskId task, const std::vector<Worker*>& workers, const
   }
   const auto [p, k] = task_pos_[task];
   const int id = earliest_member(p, k);
-  return id < 0 ? -1 : index_of(workers, members_[static_cast<std::size_t>(id)].worker);
+  if (id < 0) return -1;
+  ++members_[static_cast<std::size_t>(id)].inbound;  // one transfer per routed batch
+  return index_of(workers, members_[static_cast<std::size_t>(id)].worker);
 }
 
 void ReactivePlane::enqueue(Member& m, const Item& item) {
@@ -179,6 +187,7 @@ void ReactivePlane::on_queue_grew(Worker& w) {
     for (Member* m : touched) try_start(*m);
     return;
   }
+  if (!w.queue->empty() && self.inbound > 0) --self.inbound;  // a transfer's items arrived
   while (!w.queue->empty()) {
     const Item item = w.queue->pop();
     if (item.request < sent_at_.size()) {

@@ -13,8 +13,8 @@
 //     round robin over the pipelines' planned throughputs (the paper's reactive baseline
 //     runs one plan, so the split follows the plan) [I];
 //   - at every pool, an item goes to the member with the earliest expected completion
-//     (busy until its step's expected end, plus its queued items at the planned per-item
-//     time) [R];
+//     (busy until its step's expected end, plus its queued items and the batches on their
+//     way to it at the planned step time; ties rotate) [R];
 //   - a member batches its own queue (by deadline): remaining = deadline - now - the planned
 //     time of the downstream partitions and the transfers after the next one; the batch
 //     size is the largest bs <= the planned one with step(bs) + transfer-out(bs) <=
@@ -72,6 +72,7 @@ class ReactivePlane final : public std::enable_shared_from_this<ReactivePlane> {
     int partition = -1;
     std::deque<Item> queue;                  // by deadline
     std::vector<RequestSlot> running_slots;  // the items of its running step
+    int inbound = 0;                         // transfers sent to it, not yet arrived
   };
 
   ReactivePlane(const PpipeSetup& setup, BatcherOptions options);
@@ -90,7 +91,10 @@ class ReactivePlane final : public std::enable_shared_from_this<ReactivePlane> {
   std::vector<double> credit_;
   BatcherOptions options_;
   SchedulerHost* host_ = nullptr;
-  std::vector<Member> members_;
+  // Mutable: the dispatcher's pick is const in the plane's interface but books the
+  // transfer it routes (inbound) and rotates its tie-break.
+  mutable std::vector<Member> members_;
+  mutable std::size_t rotate_ = 0;
   std::vector<int64_t> member_of_worker_;
   std::vector<std::pair<int, int>> task_pos_;
   std::vector<double> link_bandwidth_;
