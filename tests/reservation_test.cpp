@@ -12,6 +12,7 @@
 
 #include "reservation/batcher.hpp"
 #include "reservation/book.hpp"
+#include "reservation/data_plane.hpp"
 #include "reservation/reactive_plane.hpp"
 #include "reservation/reservation_plane.hpp"
 #include "reservation/setup.hpp"
@@ -428,6 +429,55 @@ TEST(ReactivePlane, ReservationsServeMoreNearCapacity) {
     SCOPED_TRACE("rate " + std::to_string(rate));
     EXPECT_GT(a.ok, b.ok);
     EXPECT_EQ(a.late, 0u);
+  }
+}
+
+TEST(ReservationPlane, ThreePartitionsKeepABatchOnOnePath) {
+  // One pipeline: T4 [0,3) -> half-L4 [3,7) -> half-L4 [7,10), batch 1; two transfers per
+  // batch (4.3 MB and 2.2 MB per sample).
+  ppipe::Plan plan;
+  plan.cluster.classes = {{"L4", 4, 2, 50.0, 4}, {"T4", 4, 2, 50.0, 4}};
+  ppipe::DnnPlan d;
+  d.dnn = "wide_resnet101_2";
+  d.slo_ms = 67.1;
+  ppipe::Pipeline p;
+  p.batch = 1;
+  p.partitions.push_back({0, 3, "T4", 1, 4});
+  p.partitions.push_back({3, 7, "L4", 2, 4});
+  p.partitions.push_back({7, 10, "L4", 2, 4});
+  d.pipelines = {p};
+  plan.dnns.push_back(d);
+  for (double noise : {0.0, 0.1}) {
+    const RunResult r = simulate(plan, 250.0, 3000, 5, noise);
+    SCOPED_TRACE("noise " + std::to_string(noise));
+    EXPECT_EQ(r.ok + r.late + r.dropped + r.failed, r.submitted);
+    EXPECT_EQ(r.steps, r.hops);  // 3 steps per batch
+    EXPECT_EQ(r.hops, 3 * r.stats.batches);
+    EXPECT_EQ(r.stats.transfers, 2 * r.stats.batches);
+    EXPECT_LE(worst_overlap(r.usage, false), 1e-12);
+    EXPECT_LE(worst_overlap(r.usage, true), 1e-12);
+    if (noise == 0.0) {
+      EXPECT_EQ(r.late, 0u);
+      EXPECT_GT(r.ok, 2900u);
+    }
+  }
+}
+
+TEST(DataPlane, SelectedByName) {
+  EXPECT_EQ(parse_data_plane("reservation"), DataPlaneKind::kReservation);
+  EXPECT_EQ(parse_data_plane("reactive"), DataPlaneKind::kReactive);
+  EXPECT_THROW(parse_data_plane("ppipe"), std::invalid_argument);
+  for (DataPlaneKind kind : {DataPlaneKind::kReservation, DataPlaneKind::kReactive}) {
+    const PpipeSetup s = build_setup(wrn_plan(), 0, wrn_blocks(), setup_options_for(kind));
+    EXPECT_EQ(s.app.edges[0].bytes_per_item > 0, kind == DataPlaneKind::kReactive);
+    DataPlane dp = make_data_plane(s, kind);
+    Simulator sim(s.app, s.deployment, s.profiles, std::move(dp.policies), SimOptions{},
+                  EngineOptions{});
+    Bounded arrivals(std::make_unique<PoissonSource>(200.0, 1), std::nullopt, 500);
+    sim.run(arrivals);
+    EXPECT_EQ(sim.metrics().count(Outcome::kOk) + sim.metrics().count(Outcome::kDropped), 500u);
+    EXPECT_NE(dp.summary().find(data_plane_name(kind)), std::string::npos);
+    EXPECT_NE(dp.summary().find("transfers"), std::string::npos);
   }
 }
 

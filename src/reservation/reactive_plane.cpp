@@ -159,25 +159,36 @@ void ReactivePlane::enqueue(Member& m, const Item& item) {
 void ReactivePlane::on_queue_grew(Worker& w) {
   Member& self = members_[static_cast<std::size_t>(member_of_worker_[w.id])];
   const Time t = now();
-  if (w.task == root_ && &self == &members_[static_cast<std::size_t>(anchor_)]) {
+  if (w.task == root_ && anchor_ >= 0 && &self == &members_[static_cast<std::size_t>(anchor_)]) {
     // Arrivals: a pipeline by weighted round robin, then its first pool's earliest member.
     std::vector<Member*> touched;
     while (!w.queue->empty()) {
       Item item = w.queue->pop();
       double total = 0.0;
       int best = -1;
-      for (std::size_t p = 0; p < weight_.size(); ++p) {
-        if (weight_[p] <= 0) continue;
-        credit_[p] += weight_[p];
-        total += weight_[p];
-        if (best < 0 || credit_[p] > credit_[static_cast<std::size_t>(best)])
-          best = static_cast<int>(p);
+      int id = -1;
+      for (;;) {
+        total = 0.0;
+        best = -1;
+        for (std::size_t p = 0; p < weight_.size(); ++p) {
+          if (weight_[p] <= 0) continue;
+          total += weight_[p];
+          if (best < 0 || credit_[p] + weight_[p] > credit_[static_cast<std::size_t>(best)] +
+                                                        weight_[static_cast<std::size_t>(best)]) {
+            best = static_cast<int>(p);
+          }
+        }
+        if (best < 0) break;
+        id = earliest_member(best, 0);
+        if (id >= 0) break;
+        weight_[static_cast<std::size_t>(best)] = 0.0;  // its first pool has no live member
       }
-      const int id = best < 0 ? -1 : earliest_member(best, 0);
       if (id < 0) {
+        // No pipeline can take it. The host can only drop (no reason): nothing serves it.
         host_->drop_queued(w, item, DropReason::kNone);
         continue;
       }
+      for (std::size_t p = 0; p < weight_.size(); ++p) credit_[p] += weight_[p];
       credit_[static_cast<std::size_t>(best)] -= total;
       item.task = layout_[static_cast<std::size_t>(best)].tasks[0];
       Member& m = members_[static_cast<std::size_t>(id)];
