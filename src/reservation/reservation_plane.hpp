@@ -4,7 +4,7 @@
 // One object per DNN (one engine). It owns the DNN's central queue (sorted by deadline),
 // the ReservationBook (a table per vGPU and per NIC direction) and the batches in flight;
 // the engine's instances are the partitions' vGPUs (PpipeSetup), and each runs a
-// VgpuScheduler that forwards to this object.
+// forwarding InstanceScheduler (forwarding.hpp) that calls this object.
 //
 // Flow: a request enters the root task's anchor instance, whose scheduler moves it to the
 // central queue; AdaptiveBatcher (Algorithm 1) then drops the head (kPredictedLate at the
