@@ -126,8 +126,12 @@ std::vector<WorkerId> Engine::add_workers(const WorkerGroup& group, const Profil
     w->running.reserve(static_cast<std::size_t>(group.max_batch));
     w->forming.reserve(static_cast<std::size_t>(group.max_batch));
     SchedulerHost& host = *this;
-    schedulers_.push_back(std::make_unique<BatchInstanceScheduler>(
-        *policies_.batching, *policies_.variant, *policies_.dropping, host));
+    if (policies_.make_scheduler) {
+      schedulers_.push_back(policies_.make_scheduler(*w, host));
+    } else {
+      schedulers_.push_back(std::make_unique<BatchInstanceScheduler>(
+          *policies_.batching, *policies_.variant, *policies_.dropping, host));
+    }
     task_workers_[group.task].push_back(w.get());
     ids.push_back(w->id);
     workers_.push_back(std::move(w));

@@ -18,6 +18,7 @@
 #include "core/outcome.hpp"
 #include "core/time.hpp"
 #include "engine/deployment_view.hpp"
+#include "engine/instance_scheduler.hpp"
 #include "engine/item.hpp"
 #include "engine/worker.hpp"
 
@@ -152,6 +153,10 @@ struct EnginePolicies {
   bool shared_queue = false;  // one queue per task, served by its idle workers
   std::function<std::unique_ptr<Dispatcher>(TaskId)> make_dispatcher;
   std::size_t max_queue = 0;  // per-worker queue bound; 0 = unbounded
+  // The instance scheduler of each new instance; null: BatchInstanceScheduler over the
+  // policies above. A data plane that decides steps itself (PPipe's reservations) plugs in
+  // here; the scheduler may keep the host and the worker for the instance's lifetime.
+  std::function<std::unique_ptr<InstanceScheduler>(Worker&, SchedulerHost&)> make_scheduler;
 };
 
 }  // namespace tessera

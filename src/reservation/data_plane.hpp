@@ -1,0 +1,39 @@
+#pragma once
+
+// Choosing PPipe's data plane by name, for the run spec and the CLI: `reservation` (PPipe's
+// resource reservation-based adaptive batching, ReservationPlane) or `reactive` (the
+// per-pool baseline of its ablation, ReactivePlane). make_data_plane builds the engine's
+// policies for one DNN's PpipeSetup and a one-line summary of what the plane did, to print
+// after the run.
+//
+// Use: setup = build_setup(plan, dnn, blocks, setup_options_for(kind));
+//      DataPlane dp = make_data_plane(setup, kind, options);
+//      Simulator sim(setup.app, setup.deployment, setup.profiles, std::move(dp.policies), ...);
+//      ... sim.run(arrivals); std::cout << dp.summary();
+// `setup` must outlive the engine. Not thread-safe.
+
+#include <functional>
+#include <string>
+
+#include "engine/policies.hpp"
+#include "reservation/batcher.hpp"
+#include "reservation/setup.hpp"
+
+namespace tessera::reservation {
+
+enum class DataPlaneKind { kReservation, kReactive };
+
+// "reservation" | "reactive"; anything else throws std::invalid_argument naming the choices.
+DataPlaneKind parse_data_plane(const std::string& name);
+const char* data_plane_name(DataPlaneKind kind);
+// The setup options a data plane needs (the reactive plane moves bytes on the engine's links).
+SetupOptions setup_options_for(DataPlaneKind kind, Time link_latency = 0.0);
+
+struct DataPlane {
+  EnginePolicies policies;
+  std::function<std::string()> summary;  // batches, probes per batch, drops, transfer times
+};
+
+DataPlane make_data_plane(const PpipeSetup& setup, DataPlaneKind kind, BatcherOptions options = {});
+
+}  // namespace tessera::reservation

@@ -1,0 +1,55 @@
+#pragma once
+
+// Timeline: the reservation table of one resource of PPipe's data plane (a vGPU, or one
+// direction of a server's NIC; PPipe §5.4, Algorithm 2): the intervals [start, end) for
+// which the resource is reserved, each under the id of the batch that holds it. Intervals
+// may overlap only after feedback correction recorded an overrun (a step that ran longer
+// than planned); earliest_fit treats the union as busy.
+//
+// Feedback: correct() moves an interval to what was actually used; release() removes it
+// once it lies in the past (or was given up), so a table holds only current and future
+// reservations and stays short.
+//
+// A plain value owned by its ReservationBook; not thread-safe.
+
+#include <cstdint>
+#include <vector>
+
+#include "core/time.hpp"
+
+namespace tessera::reservation {
+
+using ReservationId = uint64_t;
+
+struct Interval {
+  Time start = 0.0;
+  Time end = 0.0;
+  ReservationId id = 0;
+};
+
+class Timeline {
+ public:
+  // The earliest s >= t such that [s, s + len) overlaps no reserved interval.
+  Time earliest_fit(Time t, Time len) const;
+  // Reserves [start, start + len) for `id`. The caller found it free (earliest_fit).
+  void reserve(ReservationId id, Time start, Time len);
+  // Feedback: `id`'s interval becomes [start, end). Returns false if `id` holds none.
+  bool correct(ReservationId id, Time start, Time end);
+  // Removes `id`'s interval; false if it holds none.
+  bool release(ReservationId id);
+  // Whether any two intervals overlap by more than `tolerance` (for tests and checks).
+  bool overbooked(Time tolerance = 1e-12) const;
+
+  const std::vector<Interval>& intervals() const { return intervals_; }  // sorted by start
+  bool empty() const { return intervals_.empty(); }
+
+ private:
+  void insert(const Interval& iv);
+  std::vector<Interval> intervals_;
+};
+
+// The earliest s >= t at which both timelines are free for `len` (a transfer needs the
+// sender's uplink and the receiver's downlink at once).
+Time earliest_common_fit(const Timeline& a, const Timeline& b, Time t, Time len);
+
+}  // namespace tessera::reservation
