@@ -1,5 +1,7 @@
 #include "report_fixtures.hpp"
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -25,7 +27,8 @@ const fs::path kRoot(TESSERA_SOURCE_DIR);
 }  // namespace
 
 fs::path scratch_dir(const std::string& name) {
-  const fs::path dir = fs::path(::testing::TempDir()) / "tessera_report_test" / name;
+  const fs::path dir =
+      fs::path(::testing::TempDir()) / ("tessera_report_test_" + std::to_string(::getpid())) / name;
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;

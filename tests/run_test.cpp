@@ -1,6 +1,8 @@
 // End to end: run specs loaded from YAML, their workloads built, simulated and reported,
 // as `tessera simulate` does.
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -31,7 +33,8 @@ const fs::path kTraces = kRoot / "data" / "traces";
 const fs::path kProfiles = kRoot / "data" / "profiles";
 
 fs::path scratch_dir(const std::string& name) {
-  const fs::path dir = fs::path(::testing::TempDir()) / "tessera_run_test" / name;
+  const fs::path dir =
+      fs::path(::testing::TempDir()) / ("tessera_run_test_" + std::to_string(::getpid())) / name;
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;
