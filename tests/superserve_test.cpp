@@ -131,6 +131,8 @@ TEST(SlackPolicies, EarlyPresetsAndTheFallbackField) {
   EXPECT_EQ(c.slack.fallback, SlackFallback::kFit);
   EXPECT_EQ(preset_config("slackfit").slack.fallback, SlackFallback::kDrain);
   EXPECT_EQ(preset_config("infaas-early").dropping, "infeasible");
+  EXPECT_EQ(preset_config("slackfit-drop").dropping, "infeasible");
+  EXPECT_EQ(preset_config("slackfit-drop").slack.fallback, SlackFallback::kDrain);
   auto parse = [](const std::string& yaml) {
     return parse_policy_config(SpecNode::load_string(yaml, "run.yaml").at("policies"));
   };

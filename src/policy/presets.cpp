@@ -143,6 +143,12 @@ const std::vector<PresetInfo>& preset_table() {
          }
          c.slack.buckets = static_cast<int>(buckets);
        }},
+      {"slackfit-drop", "superserve", "", false, false,
+       "SlackFit (drain fallback) dropping early what cannot meet its deadline",
+       [](P& c, S, S) {
+         superserve_router(c, "slackfit");
+         c.dropping = "infeasible";
+       }},
       {"maxbatch-early", "superserve", "", false, false,
        "MaxBatch dropping early what cannot meet its deadline; nothing fits: largest batch "
        "that does",
