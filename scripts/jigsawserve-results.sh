@@ -8,7 +8,9 @@
 # machine's speed.
 # Then two sensitivity runs of the traffic app: without stale drops, and with disruptive
 # reconfiguration (day-traffic-nostale.md, day-traffic-disruptive.md).
-#   scripts/jigsawserve-results.sh [APP ...]     (default: traffic social ar, then both)
+# Then the steady-bin day (traffic, A+S+T) and bin 0's plan alone (day-traffic-steady.md);
+# `scripts/jigsawserve-results.sh steady` runs only that part.
+#   scripts/jigsawserve-results.sh [APP ...]     (default: traffic social ar, then the rest)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # TESSERA=path/to/tessera skips the build and uses that binary.
@@ -18,7 +20,9 @@ DOC=docs/results/jigsawserve
 mkdir -p "$OUT" "$DOC"
 APPS=("$@")
 SENSITIVITY=0
-[ ${#APPS[@]} -eq 0 ] && APPS=(traffic social ar) && SENSITIVITY=1
+STEADY=0
+[ ${#APPS[@]} -eq 0 ] && APPS=(traffic social ar) && SENSITIVITY=1 && STEADY=1
+[ "${APPS[*]}" = steady ] && APPS=() && STEADY=1
 for app in "${APPS[@]}"; do
   echo "==> $app" >&2
   # CBC gets at most 3 s per solve (they take 0.05-1 s): a day asks for ~30 plans per space.
@@ -35,6 +39,37 @@ if [ "$SENSITIVITY" = 1 ]; then
   $T replan examples/replan/traffic_day.yaml --disruptive --space A+S+T \
     --out "$OUT/traffic-disruptive" >&2
   cp "$OUT/traffic-disruptive/comparison.md" "$DOC/day-traffic-disruptive.md"
+fi
+if [ "$STEADY" = 1 ]; then
+  # The steady-bin day (issue 11): every 5-minute bin's demand held steady, A+S+T only.
+  echo "==> traffic, steady bins" >&2
+  $T replan examples/replan/traffic_day_steady.yaml --space A+S+T --out "$OUT/traffic-steady" >&2
+  # One bin in isolation: the plan for bin 0 (33.545 req/s, what the controller planned)
+  # simulated for 300 s at bin 0's demand (32.217 req/s), with its drops by task and reason.
+  $T plan examples/plan/traffic.yaml --space A+S+T --demand 33.545 --slices 28 \
+    --out "$OUT/steady-bin0" >&2
+  sed -i 's/rate_rps: 33.545}/rate_rps: 32.217}/; s/duration_s: 60/duration_s: 300/' \
+    "$OUT/steady-bin0/run.yaml"
+  $T simulate "$OUT/steady-bin0/run.yaml" --out "$OUT/steady-bin0/sim" >&2
+  python3 - "$OUT" > "$DOC/day-traffic-steady.md" <<'PY'
+import csv, json, sys
+out = sys.argv[1]
+print(open(f"{out}/traffic-steady/comparison.md").read().rstrip())
+rows = list(csv.DictReader(open(f"{out}/traffic-steady/A+S+T/bins.csv")))
+demand = [float(r["demand_rps"]) for r in rows]
+slices = [float(r["slices"]) for r in rows]
+print("\n| day | mean demand (req/s) | peak bin (req/s) | mean / peak | mean slices used (of 28) |")
+print("|---|---:|---:|---:|---:|")
+print(f"| steady bins | {sum(demand) / len(demand):.1f} | {max(demand):.1f} | "
+      f"{sum(demand) / len(demand) / max(demand):.3f} | {sum(slices) / len(slices) / 28:.3f} |")
+s = json.load(open(f"{out}/steady-bin0/sim/summary.json"))
+print("\nBin 0's plan alone (300 s at 32.217 req/s, `tessera simulate`):\n")
+print("| requests | ok | dropped | sub-request violations | drops by reason |")
+print("|---:|---:|---:|---:|---|")
+reasons = ", ".join(f"{k}: {v}" for k, v in s["dropped_by_reason"].items())
+print(f"| {s['submitted']} | {s['ok']} | {s['dropped']} | "
+      f"{100 * s['subrequests']['violation_rate']:.2f} % | {reasons} |")
+PY
 fi
 # Every day run so far on one page (tessera report).
 $T report "$OUT" --out "$DOC/report.html" \
