@@ -44,6 +44,8 @@ if [ "$STEADY" = 1 ]; then
   # The steady-bin day (issue 11): every 5-minute bin's demand held steady, A+S+T only.
   echo "==> traffic, steady bins" >&2
   $T replan examples/replan/traffic_day_steady.yaml --space A+S+T --out "$OUT/traffic-steady" >&2
+  # Today's modulated day, A+S+T, for the same code and columns.
+  $T replan examples/replan/traffic_day.yaml --space A+S+T --out "$OUT/traffic-modulated" >&2
   # One bin in isolation: the plan for bin 0 (33.545 req/s, what the controller planned)
   # simulated for 300 s at bin 0's demand (32.217 req/s), with its drops by task and reason.
   $T plan examples/plan/traffic.yaml --space A+S+T --demand 33.545 --slices 28 \
@@ -54,21 +56,40 @@ if [ "$STEADY" = 1 ]; then
   python3 - "$OUT" > "$DOC/day-traffic-steady.md" <<'PY'
 import csv, json, sys
 out = sys.argv[1]
-print(open(f"{out}/traffic-steady/comparison.md").read().rstrip())
-rows = list(csv.DictReader(open(f"{out}/traffic-steady/A+S+T/bins.csv")))
-demand = [float(r["demand_rps"]) for r in rows]
-slices = [float(r["slices"]) for r in rows]
+days = [("steady bins", "traffic-steady"), ("modulated (today's)", "traffic-modulated")]
+for i, (name, run) in enumerate(days):
+    lines = open(f"{out}/{run}/comparison.md").read().rstrip().splitlines()
+    if i == 0:
+        print("| day " + lines[0])
+        print("|---" + lines[1])
+    for line in lines[2:]:
+        print(f"| {name} " + line)
 print("\n| day | mean demand (req/s) | peak bin (req/s) | mean / peak | mean slices used (of 28) |")
 print("|---|---:|---:|---:|---:|")
-print(f"| steady bins | {sum(demand) / len(demand):.1f} | {max(demand):.1f} | "
-      f"{sum(demand) / len(demand) / max(demand):.3f} | {sum(slices) / len(slices) / 28:.3f} |")
+for name, run in days:
+    rows = list(csv.DictReader(open(f"{out}/{run}/A+S+T/bins.csv")))
+    demand = [float(r["demand_rps"]) for r in rows]
+    slices = [float(r["slices"]) for r in rows]
+    print(f"| {name} | {sum(demand) / len(demand):.1f} | {max(demand):.1f} | "
+          f"{sum(demand) / len(demand) / max(demand):.3f} | {sum(slices) / len(slices) / 28:.3f} |")
+print("\nBin 0's plan (`tessera plan` at 33.545 req/s, the controller's plan for bin 0), its "
+      "instances:\n")
+print("| task | variant | segment | max batch | count | batching timeout L̂(t) (ms) |")
+print("|---|---|---|---:|---:|---:|")
+import re
+for line in open(f"{out}/steady-bin0/deployment.yaml"):
+    m = dict(re.findall(r'(\w+): "?([^,"}]+)"?', line))
+    if "task" in m:
+        print(f"| {m['task']} | {m['variant']} | {m['segment']} | {m['max_batch']} | "
+              f"{m['count']} | {float(m['batch_timeout_ms']):.1f} |")
 s = json.load(open(f"{out}/steady-bin0/sim/summary.json"))
-print("\nBin 0's plan alone (300 s at 32.217 req/s, `tessera simulate`):\n")
-print("| requests | ok | dropped | sub-request violations | drops by reason |")
-print("|---:|---:|---:|---:|---|")
+print("\nThat plan alone, 300 s at bin 0's demand of 32.217 req/s (`tessera simulate`):\n")
+print("| requests | ok | dropped | sub-request violations | drops by reason | drops by task |")
+print("|---:|---:|---:|---:|---|---|")
 reasons = ", ".join(f"{k}: {v}" for k, v in s["dropped_by_reason"].items())
+tasks = ", ".join(f"{k}: {v}" for k, v in s["dropped_by_stage"].items())
 print(f"| {s['submitted']} | {s['ok']} | {s['dropped']} | "
-      f"{100 * s['subrequests']['violation_rate']:.2f} % | {reasons} |")
+      f"{100 * s['subrequests']['violation_rate']:.2f} % | {reasons} | {tasks} |")
 PY
 fi
 # Every day run so far on one page (tessera report).
