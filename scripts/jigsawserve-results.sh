@@ -92,6 +92,8 @@ print(f"| {s['submitted']} | {s['ok']} | {s['dropped']} | "
       f"{100 * s['subrequests']['violation_rate']:.2f} % | {reasons} | {tasks} |")
 PY
 fi
-# Every day run so far on one page (tessera report).
+# Every day run so far on one page (tessera report); not for the steady part alone, whose
+# out/ folder may lack the other days.
+[ ${#APPS[@]} -eq 0 ] && [ "$SENSITIVITY" = 0 ] && exit 0
 $T report "$OUT" --out "$DOC/report.html" \
   --title "JigsawServe: re-planned days, one colour per search space" >&2
