@@ -8,8 +8,9 @@
 # machine's speed.
 # Then two sensitivity runs of the traffic app: without stale drops, and with disruptive
 # reconfiguration (day-traffic-nostale.md, day-traffic-disruptive.md).
-# Then the steady-bin day (traffic, A+S+T) and bin 0's plan alone (day-traffic-steady.md);
-# `scripts/jigsawserve-results.sh steady` runs only that part.
+# Then the steady-bin day (traffic, A+S+T) and bin 0's plan alone (day-traffic-steady.md),
+# and Fig. 3 under three calibrations of the scaling model (fig3-sensitivity.md);
+# `scripts/jigsawserve-results.sh steady` runs only those parts.
 #   scripts/jigsawserve-results.sh [APP ...]     (default: traffic social ar, then the rest)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -90,6 +91,37 @@ reasons = ", ".join(f"{k}: {v}" for k, v in s["dropped_by_reason"].items())
 tasks = ", ".join(f"{k}: {v}" for k, v in s["dropped_by_stage"].items())
 print(f"| {s['submitted']} | {s['ok']} | {s['dropped']} | "
       f"{100 * s['subrequests']['violation_rate']:.2f} % | {reasons} | {tasks} |")
+PY
+fi
+if [ "$STEADY" = 1 ]; then
+  # Fig. 3 under three calibrations of the scaling model (issue 11): the default (derived
+  # MIG/MPS curves, gamma 0.5, roofline, delta fitted on PPipe) and two sensitivity studies.
+  for spec in traffic traffic_sensitivity_mild traffic_sensitivity_h100; do
+    echo "==> Fig. 3, $spec" >&2
+    $T plan "examples/plan/$spec.yaml" --max-demand --slices 840 --out "$OUT/fig3-$spec" >&2
+  done
+  python3 - "$OUT" > "$DOC/fig3-sensitivity.md" <<'PY'
+import json, sys
+out = sys.argv[1]
+paper = {"Unopt": 1.0, "T": 1.1, "A": 1.6, "A+T": 1.9, "S": 5.25, "S+T": 7.8, "A+S": 12,
+         "A+S+T": 21.6}
+runs = [("traffic", "default (γ 0.5, roofline, δ 0.994)"),
+        ("traffic_sensitivity_mild", "sensitivity: γ 0.35, no roofline, δ 0.75"),
+        ("traffic_sensitivity_h100", "sensitivity: γ 0.2, no roofline, δ 0.5")]
+res = {}
+for spec, _ in runs:
+    rows = json.load(open(f"{out}/fig3-{spec}/max_demand.json"))
+    res[spec] = {r["search_space"]: r for r in rows}
+print("| space | paper (× Unopt) | " + " | ".join(f"{name}: × Unopt (req/s)" for _, name in runs) + " |")
+print("|---|---:|" + "---:|" * len(runs))
+for space, p in paper.items():
+    cells = []
+    for spec, _ in runs:
+        r = res[spec][space]
+        unopt = res[spec]["Unopt"]["max_demand_rps"]
+        flag = "" if r["status"] == "optimal" else " (" + r["status"] + ")"
+        cells.append(f"{r['max_demand_rps'] / unopt:.2f} ({r['max_demand_rps']:,.0f}){flag}")
+    print(f"| {space} | {p} | " + " | ".join(cells) + " |")
 PY
 fi
 # Every day run so far on one page (tessera report); not for the steady part alone, whose
