@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Regenerates docs/results/superserve.md (and docs/results/superserve/report.html, every run
 # on one page): SuperServe's policy grids (Figs. 9, 10, 11c), the
-# worker-loss run (Fig. 11a) and a per-minute-counts trace, on the supernet profile that
-# `tessera supernet profile` measured (examples/superserve/). Deterministic (fixed seeds).
+# worker-loss run (Fig. 11a), a per-minute-counts trace and the long-burst traces, on the
+# supernet profile that `tessera supernet profile` measured (examples/superserve/), and
+# MaxBatch against SlackFit on a synthetic GPU-like profile (examples/superserve-gpu/).
+# Deterministic (fixed seeds).
 #   scripts/superserve-results.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,9 +17,18 @@ mkdir -p "$OUT" docs/results/superserve
 PRESETS="slackfit,maxbatch,maxacc,infaas,clipper+:d00000-e210011001111001100-w210000"
 PRESETS="$PRESETS,clipper+:d02100-e222211001222001200-w210000,clipper+:d22222-e222222222222222222-w220000"
 
-run() {  # run NAME
+# Long bursts (issue 11): the paper's SlackFit, tessera's early-dropping readings
+# (slackfit-drop: dropping only; slackfit-early: dropping and the fit fallback, with 5, 8
+# and the default 10 buckets) and the baselines with and without the same dropping.
+LONG="slackfit,slackfit-drop,slackfit-early,slackfit-early:8,slackfit-early:5,infaas"
+LONG="$LONG,infaas-early,maxbatch,maxbatch-early"
+# MaxBatch against SlackFit on the synthetic GPU-like profile (examples/superserve-gpu).
+GPU="slackfit,slackfit-drop,slackfit-early,maxbatch,maxbatch-early,maxacc,infaas"
+
+run() {  # run NAME [FOLDER] [PRESETS]
   echo "==> $1" >&2
-  $T compare "examples/superserve/$1.yaml" --presets "$PRESETS" --out "$OUT/$1" >/dev/null 2>&1
+  local dir=${2:-superserve}
+  $T compare "examples/$dir/$1.yaml" --presets "${3:-$PRESETS}" --out "$OUT/$1" >/dev/null 2>&1
   cp "$OUT/$1/comparison.svg" "docs/results/superserve/$1.svg"
 }
 section() {  # section NAME TITLE
@@ -34,6 +45,8 @@ for v in 745 1225 1385; do for cv in 2 4 8; do run "burst-v$v-cv$cv"; done; done
 for to in 1200 1700 1950; do for tau in 62.5 125 1250; do run "ramp-to$to-tau$tau"; done; done
 run faults
 run maf
+for s in 1 2 3; do run "long-bursts-s$s" superserve "$LONG"; done
+for v in 4440 5550; do for cv in 2 4 8; do run "gpu-v$v-cv$cv" superserve-gpu "$GPU"; done; done
 
 {
   cat docs/results/superserve.intro.md
@@ -53,6 +66,16 @@ run maf
   echo
   echo "## Per-minute counts, compressed"
   section maf "functions_sample.csv at 0.8 × C_min"
+  echo
+  echo "## Long bursts: per-second CV ≈ 0.8, bursts of 15–35 s, mean 0.5 × C_min"
+  for s in 1 2 3; do
+    section "long-bursts-s$s" "long_bursts_s$s.csv (290 s)"
+  done
+  echo
+  echo "## GPU-like profile: MaxBatch against SlackFit (Fig. 11c), SLO 36 ms"
+  for v in 4440 5550; do for cv in 2 4 8; do
+    section "gpu-v$v-cv$cv" "base $((v == 5550 ? 1500 : 1200)) + Gamma $v req/s, CV² = $cv"
+  done; done
 } > "$DOC"
 echo "wrote $DOC" >&2
 $T report "$OUT" --out docs/results/superserve/report.html \

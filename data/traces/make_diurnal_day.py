@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes diurnal_day.csv: one day (1,440 minutes) of per-minute request counts in the
+"""Writes diurnal_day.csv (and diurnal_day_steady.csv, below): one day (1,440 minutes) of per-minute request counts in the
 Azure Functions 2019 layout, for JigsawServe's day-long re-planning runs.
 
   counts(m) = K * envelope(m) * burst(m)
@@ -67,6 +67,18 @@ def main():
         w.writerow(["HashOwner", "HashApp", "HashFunction", "Trigger"] +
                    [str(m + 1) for m in range(MINUTES)])
         w.writerow([digest, digest, digest, "http"] + counts)
+    # The steady-bin day: every 5-minute bin holds its total spread evenly over its
+    # minutes (the first minutes take the remainder), so each bin's demand is steady and
+    # the day's bin totals are those of diurnal_day.csv.
+    steady = []
+    for b in range(MINUTES // 5):
+        total = sum(counts[b * 5:(b + 1) * 5])
+        steady += [total // 5 + (1 if i < total % 5 else 0) for i in range(5)]
+    with open(os.path.join(HERE, "diurnal_day_steady.csv"), "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(["HashOwner", "HashApp", "HashFunction", "Trigger"] +
+                   [str(m + 1) for m in range(MINUTES)])
+        w.writerow([digest, digest, digest, "http"] + steady)
     print(f"{len(real)} real minutes (mean {mean:.1f}/min), day total {sum(counts)}, "
           f"peak 5-min bin {PEAK_BIN_RPS:.0f} req/s, quietest 5-min bin "
           f"{min(sum(counts[b*5:(b+1)*5]) / 300 for b in range(MINUTES // 5)):.0f} req/s")

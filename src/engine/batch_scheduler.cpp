@@ -42,7 +42,7 @@ void BatchInstanceScheduler::purge_stale(Worker& worker) {
     const Item& front = worker.queue->front();
     if (dropping_.stale_at(front, worker) > now) break;
     const Item item = worker.queue->pop();
-    host_.drop_queued(worker, item, DropReason::kStale);
+    host_.drop_queued(worker, item, dropping_.stale_reason());
   }
   // Busy: no batching timer is pending, so wake for the next item to go stale. (Idle, the
   // batching policy's own wake-up comes first: it starts a batch.)

@@ -138,6 +138,9 @@ class DropPolicy {
   // Whether stale_at can ever be finite; asked once, so that instance schedulers of
   // policies without a stale rule skip the purge on the hot path.
   virtual bool purges_stale() const { return false; }
+  // The reason recorded for an item purged by stale_at (JigsawServe: kStale; a policy
+  // that purges what can no longer meet its deadline: kPredictedLate).
+  virtual DropReason stale_reason() const { return DropReason::kStale; }
 };
 
 // ---- the bundle ----------------------------------------------------------------------------

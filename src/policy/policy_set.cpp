@@ -77,6 +77,7 @@ std::string PolicyConfig::describe() const {
   if (queue == "adaptive" && !pard.hysteresis) out += " hysteresis=off";
   out += " variant=" + variant;
   if (variant == "slackfit") out += fmt::format("(buckets={})", slack.buckets);
+  if (slack.fallback == SlackFallback::kFit) out += " fallback=fit";
   if (variant == "infaas" && slack.accuracy_floor > 0)
     out += fmt::format("(floor={:g})", slack.accuracy_floor);
   if (variant == "clipper+") out += "(" + slack.fixed_variant + ")";
@@ -189,7 +190,8 @@ PolicyConfig parse_policy_config(const SpecNode& node) {
     if (config.queue == "edf") config.queue = "lbf";
   }
   if (auto n = node.get("dropping")) {
-    config.dropping = n->as_choice({"none", "expired", "pard", "split", "split_wcl", "jigsaw"});
+    config.dropping =
+        n->as_choice({"none", "expired", "infeasible", "pard", "split", "split_wcl", "jigsaw"});
   }
   if (auto n = node.get("stale_ms")) {
     if (config.dropping != "jigsaw") n->fail("only jigsaw dropping takes a staleness threshold");
@@ -204,7 +206,7 @@ PolicyConfig parse_policy_config(const SpecNode& node) {
     config.variant =
         kind.as_choice({"fixed", "slackfit", "maxbatch", "maxacc", "infaas", "clipper+"});
     if (!n->is_scalar()) {
-      n->allow_only({"kind", "buckets", "accuracy_floor", "variant"});
+      n->allow_only({"kind", "buckets", "accuracy_floor", "variant", "fallback"});
       if (auto b = n->get("buckets")) {
         if (config.variant != "slackfit") b->fail("only slackfit takes buckets");
         config.slack.buckets = static_cast<int>(b->as_integer_in(1, 10000));
@@ -216,6 +218,14 @@ PolicyConfig parse_policy_config(const SpecNode& node) {
       if (auto v = n->get("variant")) {
         if (config.variant != "clipper+") v->fail("only clipper+ takes a fixed variant");
         config.slack.fixed_variant = v->as_string();
+      }
+      if (auto fb = n->get("fallback")) {
+        if (config.variant != "slackfit" && config.variant != "maxbatch" &&
+            config.variant != "maxacc") {
+          fb->fail("only slackfit, maxbatch and maxacc take a fallback");
+        }
+        config.slack.fallback =
+            fb->as_choice({"drain", "fit"}) == "fit" ? SlackFallback::kFit : SlackFallback::kDrain;
       }
     }
     if (config.variant == "clipper+" && config.slack.fixed_variant.empty()) {
@@ -283,11 +293,11 @@ EnginePolicies PolicySet::instantiate(const App& app, uint64_t seed) const {
   if (c.variant == "fixed") {
     out.variant = std::make_unique<FixedVariant>();
   } else if (c.variant == "slackfit") {
-    out.variant = std::make_unique<SlackFit>(app, c.slack.buckets);
+    out.variant = std::make_unique<SlackFit>(app, c.slack.buckets, c.slack.fallback);
   } else if (c.variant == "maxbatch") {
-    out.variant = std::make_unique<MaxBatch>(app);
+    out.variant = std::make_unique<MaxBatch>(app, c.slack.fallback);
   } else if (c.variant == "maxacc") {
-    out.variant = std::make_unique<MaxAcc>(app);
+    out.variant = std::make_unique<MaxAcc>(app, c.slack.fallback);
   } else if (c.variant == "infaas") {
     out.variant = std::make_unique<Infaas>(app, c.slack.accuracy_floor);
   } else if (c.variant == "clipper+") {
@@ -312,6 +322,8 @@ EnginePolicies PolicySet::instantiate(const App& app, uint64_t seed) const {
     out.dropping = std::make_unique<SplitBudgetDropping>(planner, c.dropping == "split_wcl");
   } else if (c.dropping == "expired") {
     out.dropping = std::make_unique<DropExpired>();
+  } else if (c.dropping == "infeasible") {
+    out.dropping = std::make_unique<DropInfeasible>();
   } else if (c.dropping == "jigsaw") {
     out.dropping = std::make_unique<JigsawDropping>(app, c.stale_after, c.batch_timeout,
                                                     c.stale_rule == "at_pickup"

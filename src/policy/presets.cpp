@@ -42,6 +42,14 @@ void superserve_router(PolicyConfig& c, const std::string& variant) {
   c.variant = variant;
 }
 
+// The early-dropping reading of SuperServe's router (issue 11): what cannot meet its
+// deadline is dropped while queued or as it joins a batch, and a policy that finds nothing
+// below the slack runs the largest batch that still fits instead of a late one.
+void early(PolicyConfig& c) {
+  c.dropping = "infeasible";
+  c.slack.fallback = SlackFallback::kFit;
+}
+
 using P = PolicyConfig;
 using S = const std::string&;
 
@@ -120,6 +128,39 @@ const std::vector<PresetInfo>& preset_table() {
                                        "' (slackfit:BUCKETS: an integer in [1, 10000])");
          }
          c.slack.buckets = static_cast<int>(buckets);
+       }},
+      {"slackfit-early", "superserve", "BUCKETS", false, false,
+       "SlackFit dropping early what cannot meet its deadline; nothing fits: largest batch "
+       "that does",
+       [](P& c, S spec, S param) {
+         superserve_router(c, "slackfit");
+         early(c);
+         if (param.empty()) return;
+         const double buckets = preset_number(spec, param, 1, 10000, "slackfit-early:BUCKETS");
+         if (buckets != std::floor(buckets)) {
+           throw std::invalid_argument("bad parameter in preset '" + printable(spec) +
+                                       "' (slackfit-early:BUCKETS: an integer in [1, 10000])");
+         }
+         c.slack.buckets = static_cast<int>(buckets);
+       }},
+      {"slackfit-drop", "superserve", "", false, false,
+       "SlackFit (drain fallback) dropping early what cannot meet its deadline",
+       [](P& c, S, S) {
+         superserve_router(c, "slackfit");
+         c.dropping = "infeasible";
+       }},
+      {"maxbatch-early", "superserve", "", false, false,
+       "MaxBatch dropping early what cannot meet its deadline; nothing fits: largest batch "
+       "that does",
+       [](P& c, S, S) {
+         superserve_router(c, "maxbatch");
+         early(c);
+       }},
+      {"infaas-early", "superserve", "", false, false,
+       "INFaaS (no floor) dropping early what cannot meet its deadline",
+       [](P& c, S, S) {
+         superserve_router(c, "infaas");
+         early(c);
        }},
       {"maxbatch", "superserve", "", false, true, "the fastest variant at the largest batch",
        [](P& c, S, S) { superserve_router(c, "maxbatch"); }},

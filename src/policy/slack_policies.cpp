@@ -47,6 +47,16 @@ BatchChoice SlackPolicy::choose(const Worker& worker, Time now) {
   return decide(worker, m, worker.queue->front().deadline - now);
 }
 
+BatchChoice SlackPolicy::nothing_fits(const Worker& worker, const Menu& menu, Time slack) const {
+  if (fallback_ == SlackFallback::kDrain) return drain(menu);
+  BatchChoice best{-1, 0};
+  for (int slot : menu.slots) {  // by accuracy ascending: later slots win ties
+    const int b = largest_batch(worker, slot, menu.max_batch, slack);
+    if (b > 0 && b >= best.max_size) best = {slot, b};
+  }
+  return best.variant_slot < 0 ? drain(menu) : best;
+}
+
 int SlackPolicy::largest_batch(const Worker& worker, int slot, int max_batch, Time slack) {
   int best = 0;
   for (int b = 1; b <= max_batch; ++b) {
@@ -96,7 +106,7 @@ BatchChoice SlackFit::decide(const Worker& worker, const Menu& menu, Time slack)
   // The last bucket whose latency is below the slack.
   auto it = std::lower_bound(buckets.begin(), buckets.end(), slack,
                              [](const Bucket& b, Time s) { return b.latency < s; });
-  if (it == buckets.begin()) return drain(menu);
+  if (it == buckets.begin()) return nothing_fits(worker, menu, slack);
   return std::prev(it)->choice;
 }
 
@@ -104,7 +114,7 @@ BatchChoice SlackFit::decide(const Worker& worker, const Menu& menu, Time slack)
 
 BatchChoice MaxBatch::decide(const Worker& worker, const Menu& menu, Time slack) {
   const int b = largest_batch(worker, menu.slots.front(), menu.max_batch, slack);
-  if (b == 0) return drain(menu);
+  if (b == 0) return nothing_fits(worker, menu, slack);
   int slot = menu.slots.front();
   for (int s : menu.slots) {
     if (worker.profiled_latency(s, b) < slack) slot = s;  // most accurate that still fits
@@ -117,7 +127,7 @@ BatchChoice MaxAcc::decide(const Worker& worker, const Menu& menu, Time slack) {
   for (int s : menu.slots) {
     if (worker.profiled_latency(s, 1) < slack) slot = s;
   }
-  if (slot < 0) return drain(menu);
+  if (slot < 0) return nothing_fits(worker, menu, slack);
   return {slot, std::max(1, largest_batch(worker, slot, menu.max_batch, slack))};
 }
 

@@ -14,19 +14,28 @@ namespace tessera {
 // first). They work for any worker hosting several variants: a supernet's subnets or a
 // pipeline stage's model variants.
 //
-// When no choice of a policy fits θ (an expired or nearly expired request at the head),
-// every policy runs its fastest allowed variant at the worker's max batch: this drains the
-// queue fastest; dropping expired requests is the dropping family's job.
+// When no choice of a policy fits θ (an expired or nearly expired request at the head; the
+// papers do not say what then), the fallback decides:
+// - kDrain (default): every policy runs its fastest allowed variant at the worker's max
+//   batch, which drains the queue fastest; dropping expired requests is the dropping
+//   family's job;
+// - kFit (SlackFit, MaxBatch, MaxAcc): the largest batch, then the most accurate variant,
+//   of any (variant, batch) whose latency is below θ, so that the head request still
+//   makes its deadline; kDrain when nothing at all fits.
+enum class SlackFallback { kDrain, kFit };
+
 struct SlackSettings {
   int buckets = 10;             // SlackFit's latency buckets (the paper gives no number)
   double accuracy_floor = 0.0;  // INFaaS: cheapest variant at least this accurate
   std::string fixed_variant;    // Clipper+: the one variant served
+  SlackFallback fallback = SlackFallback::kDrain;
 };
 
 // Shared machinery: each worker's variants sorted by accuracy, cached per worker.
 class SlackPolicy : public VariantPolicy {
  public:
-  explicit SlackPolicy(const App& app) : app_(app) {}
+  explicit SlackPolicy(const App& app, SlackFallback fallback = SlackFallback::kDrain)
+      : app_(app), fallback_(fallback) {}
   BatchChoice choose(const Worker& worker, Time now) final;
 
  protected:
@@ -41,11 +50,14 @@ class SlackPolicy : public VariantPolicy {
   // The largest batch b <= max_batch with latency(slot, b) < slack, or 0 if none.
   static int largest_batch(const Worker& worker, int slot, int max_batch, Time slack);
   static BatchChoice drain(const Menu& menu) { return {menu.fastest, menu.max_batch}; }
+  // What runs when the policy's own rule finds nothing below θ (SlackFallback).
+  BatchChoice nothing_fits(const Worker& worker, const Menu& menu, Time slack) const;
   const std::string& variant_name(const Worker& worker, int slot) const;
 
  private:
   const Menu& menu(const Worker& worker);
   const App& app_;
+  SlackFallback fallback_;
   std::vector<std::unique_ptr<Menu>> menus_;  // by worker id
 };
 
@@ -56,7 +68,8 @@ class SlackPolicy : public VariantPolicy {
 // closest below θ.
 class SlackFit final : public SlackPolicy {
  public:
-  SlackFit(const App& app, int buckets) : SlackPolicy(app), buckets_(buckets) {}
+  SlackFit(const App& app, int buckets, SlackFallback fallback = SlackFallback::kDrain)
+      : SlackPolicy(app, fallback), buckets_(buckets) {}
 
  private:
   struct Bucket {
