@@ -1,5 +1,7 @@
 #include "policy/pard/request_broker.hpp"
 
+#include <limits>
+
 #include "engine/deployment_view.hpp"
 
 namespace tessera {
@@ -17,6 +19,15 @@ Time RequestBroker::estimated_finish(const Item& item, const DropContext& ctx) c
       break;
   }
   return ctx.batch_start + ctx.exec_time + downstream;
+}
+
+Time RequestBroker::stale_at(const Item& item, const Worker& worker) const {
+  const Time hopeless =
+      item.deadline - worker.profiled_latency(0, 1) - planner_->downstream_floor(item.task);
+  if (worker.busy && worker.running_expected_end > hopeless) {
+    return -std::numeric_limits<Time>::infinity();
+  }
+  return hopeless;
 }
 
 DropReason RequestBroker::decide(const Item& item, const DropContext& ctx) {
