@@ -1,7 +1,5 @@
 #include "policy/pard/request_broker.hpp"
 
-#include <limits>
-
 #include "engine/deployment_view.hpp"
 
 namespace tessera {
@@ -21,13 +19,10 @@ Time RequestBroker::estimated_finish(const Item& item, const DropContext& ctx) c
   return ctx.batch_start + ctx.exec_time + downstream;
 }
 
-Time RequestBroker::stale_at(const Item& item, const Worker& worker) const {
-  const Time hopeless =
-      item.deadline - worker.profiled_latency(0, 1) - planner_->downstream_floor(item.task);
-  if (worker.busy && worker.running_expected_end > hopeless) {
-    return -std::numeric_limits<Time>::infinity();
-  }
-  return hopeless;
+Time RequestBroker::stale_at(const Item& item, const Worker&) const {
+  // Neither this worker's next free moment nor its speed: a task-wide queue may be served
+  // by another worker, so the bound is the task's fastest worker starting now.
+  return item.deadline - planner_->fastest_exec(item.task) - planner_->downstream_floor(item.task);
 }
 
 DropReason RequestBroker::decide(const Item& item, const DropContext& ctx) {

@@ -22,9 +22,8 @@ class RequestBroker final : public PlannerFedDropping {
   Time estimated_finish(const Item& item, const DropContext& ctx) const;
 
   // With PardSettings::purge_hopeless: the time from which a queued item cannot meet its
-  // deadline even if it ran alone at the worker's next free moment and met no queueing or
-  // batch wait downstream (deadline − d_k(1) − the planner's downstream floor); at once
-  // if the worker is busy past that time.
+  // deadline even if it started at once, alone, on the task's fastest worker, and met no
+  // queueing or batch wait downstream (deadline − min d_k(1) − the downstream floor).
   Time stale_at(const Item& item, const Worker& worker) const override;
   bool purges_stale() const override { return planner_->settings().purge_hopeless; }
 

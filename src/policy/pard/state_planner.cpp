@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "engine/deployment_view.hpp"
 #include "engine/policies.hpp"
@@ -61,6 +62,18 @@ StatePlanner::StatePlanner(const App& app, PardSettings settings, uint64_t seed)
         }
         from = to;
       }
+      // The prefix of the path every request certainly takes.
+      std::size_t certain = 0;
+      for (uint32_t e : edges) {
+        const Task& parent = app.tasks[app.edges[e].from];
+        bool sure =
+            app.edges[e].mode == EdgeMode::kAll && parent.fanout == FanoutDistribution::kFixed;
+        for (const Variant& v : parent.variants) sure = sure && std::lround(v.fanout_mean) >= 1;
+        if (!sure) break;
+        ++certain;
+      }
+      certain_.resize(app.tasks.size());
+      certain_[t].push_back(certain);
       path_edges_[t].push_back(std::move(edges));
     }
   }
@@ -164,6 +177,14 @@ void StatePlanner::sync(const DeploymentView& view, Time now) {
                                             batch_sum / static_cast<double>(t.batches.size()))));
     t.d = mean_latency(workers, batch);
     t.d_single = mean_latency(workers, 1);
+    t.d_fastest = std::numeric_limits<Time>::infinity();
+    for (const Worker* w : workers) {
+      if (!w->alive) continue;
+      for (std::size_t v = 0; v < w->latency.size(); ++v) {
+        t.d_fastest = std::min(t.d_fastest, w->profiled_latency(static_cast<int>(v), 1));
+      }
+    }
+    if (!std::isfinite(t.d_fastest)) t.d_fastest = 0.0;
 
     double capacity = 0.0;  // T_m: the task's throughput at its configured batch sizes
     for (const Worker* w : workers) {
@@ -205,7 +226,13 @@ void StatePlanner::sync(const DeploymentView& view, Time now) {
   for (std::size_t k = 0; k < tasks_.size(); ++k) {
     Time worst = 0.0;
     Time worst_service = 0.0;
+    Time floor = 0.0;
     for (std::size_t p = 0; p < paths_[k].size(); ++p) {
+      Time sure = 0.0;
+      for (std::size_t j = 0; j < certain_[k][p]; ++j) {
+        sure += app_.edges[path_edges_[k][p][j]].delay + tasks_[paths_[k][p][j]].d_fastest;
+      }
+      floor = std::max(floor, sure);
       const auto& path = paths_[k][p];
       Time hops = 0.0;   // edge delays
       Time joins = 0.0;  // the waits at joins for slower inputs
@@ -230,6 +257,7 @@ void StatePlanner::sync(const DeploymentView& view, Time now) {
     }
     tasks_[k].lsub = worst;
     tasks_[k].lsub_service = worst_service;
+    tasks_[k].lsub_floor = floor;
   }
 
   last_sync_ = now;

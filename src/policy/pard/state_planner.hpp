@@ -40,9 +40,12 @@ class StatePlanner {
   // State as of the last sync.
   Time downstream_latency(TaskId task) const { return tasks_[task].lsub; }
   Time downstream_service(TaskId task) const { return tasks_[task].lsub_service; }
-  // The least time a request still needs after this task: Σ d_i at batch size 1 and the
-  // edge delays, max over downstream paths (PARD-sf's estimate; the purge's floor).
-  Time downstream_floor(TaskId task) const { return tasks_[task].lsub_service; }
+  // The least time a request still needs after this task: over the downstream paths, the
+  // prefix every request certainly takes (kAll edges from tasks with a fixed fan-out of at
+  // least 1), Σ of its tasks' fastest live worker at batch size 1 and its edge delays; the
+  // max over paths (the purge's floor).
+  Time downstream_floor(TaskId task) const { return tasks_[task].lsub_floor; }
+  Time fastest_exec(TaskId task) const { return tasks_[task].d_fastest; }  // any worker, b = 1
   Time backlog_delay(TaskId task) const { return tasks_[task].backlog; }
   Time queue_delay(TaskId task) const { return tasks_[task].q; }
   Time exec_time(TaskId task) const { return tasks_[task].d; }
@@ -68,12 +71,14 @@ class StatePlanner {
     std::deque<std::pair<double, double>> rates;  // per period: (T_in, smoothed T_s)
     Time q = 0.0;
     Time d = 0.0;
-    Time d_single = 0.0;  // d at batch size 1 (PARD-sf)
+    Time d_single = 0.0;   // d at batch size 1 (PARD-sf)
+    Time d_fastest = 0.0;  // the fastest live worker's d at batch size 1
     double mu = 0.0;
     double epsilon = 0.0;
     PriorityMode mode = PriorityMode::kLowBudgetFirst;
     Time lsub = 0.0;
     Time lsub_service = 0.0;
+    Time lsub_floor = 0.0;
     Time backlog = 0.0;  // time to serve the queued items, at the last sync
   };
 
@@ -86,7 +91,8 @@ class StatePlanner {
   std::vector<TaskState> tasks_;
   std::vector<std::vector<std::vector<TaskId>>> paths_;         // per task: paths below it
   std::vector<std::vector<std::vector<uint32_t>>> path_edges_;  // per task and path: edges
-  std::vector<TaskId> order_;                                   // topological
+  std::vector<std::vector<std::size_t>> certain_;  // per task and path: certain prefix length
+  std::vector<TaskId> order_;                      // topological
   std::vector<Time> finish_;  // per task: expected finish after the request's start
   std::mt19937_64 rng_;
   std::vector<Time> scratch_;
