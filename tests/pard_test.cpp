@@ -317,6 +317,40 @@ TEST(StatePlanner, DownstreamEstimateAtLowLoadIsServicePlusBatchWaitQuantile) {
   EXPECT_EQ(planner.downstream_paths(0)[0], (std::vector<TaskId>{1, 2}));
 }
 
+// Issue 11: L_sub covers the hops and, at a join, the wait for the slower sibling branch.
+// a -> {b (10 ms), c (50 ms)} -> d (20 ms), 1-ms edges, no queueing, λ = 0.5.
+TEST(StatePlanner, DownstreamEstimateIncludesHopsAndTheJoinWait) {
+  using testing::make_edge;
+  using testing::make_task;
+  App app;
+  app.slo = 1.0;
+  app.tasks = {make_task("a"), make_task("b"), make_task("c"), make_task("d")};
+  app.edges = {make_edge(0, 1, 0.001), make_edge(0, 2, 0.001), make_edge(1, 3, 0.001),
+               make_edge(2, 3, 0.001)};
+  app.finalize();
+  ProfileTable p;
+  add_affine(p, "a", 10.0, 0.0, 1);
+  add_affine(p, "b", 10.0, 0.0, 1);
+  add_affine(p, "c", 50.0, 0.0, 1);
+  add_affine(p, "d", 20.0, 0.0, 1);
+  PolicyConfig config = preset_config("pard");
+  config.pard.lambda = 0.5;
+  Simulator sim(app, uniform_deployment(app, 1, 1), p, PolicySet(config), {});
+  testing::VectorSource source(testing::evenly(20, 0.5));
+  sim.run(source);
+  EXPECT_EQ(sim.metrics().count(Outcome::kOk), 20u);
+  StatePlanner planner(app, config.pard, 7);
+  planner.sync(sim.engine(), 0.0);
+  // Each task's expected finish uses d + d/2 (mean batch wait): the join waits
+  // 1.5 × (50 − 10) = 60 ms for c after b. L_sub(b) = hop 1 + d 20 + median wait 10 + 60.
+  EXPECT_NEAR(planner.downstream_latency(1), 0.091, 0.001);
+  EXPECT_NEAR(planner.downstream_latency(2), 0.031, 0.001);  // c is the slower input
+  // The purge's floor: the hop and d's time at batch 1, no waits.
+  EXPECT_NEAR(planner.downstream_floor(1), 0.021, 1e-9);
+  // From a: the slower path, through c: hop 1 + 50 + hop 1 + 20.
+  EXPECT_NEAR(planner.downstream_floor(0), 0.072, 1e-9);
+}
+
 TEST(StatePlanner, LoadFactorSwitchesToHighBudgetFirstUnderOverload) {
   App app = chain(1, 1.0);
   ProfileTable p;
