@@ -251,13 +251,13 @@ TEST_P(AccountingInvariant, EveryRequestEndsExactlyOnce) {
   EXPECT_LE(r.m().wasted_gpu_seconds(), r.m().gpu_seconds() + 1e-9);
 }
 
-INSTANTIATE_TEST_SUITE_P(AllBaselines, AccountingInvariant,
-                         ::testing::Combine(::testing::Values("round_robin", "least_loaded",
-                                                              "central"),
-                                            ::testing::Values("fifo", "lbf", "hbf", "adaptive"),
-                                            ::testing::Values("eager", "timeout", "jigsaw"),
-                                            ::testing::Values("none", "expired", "pard", "split",
-                                                              "split_wcl", "jigsaw")));
+INSTANTIATE_TEST_SUITE_P(
+    AllBaselines, AccountingInvariant,
+    ::testing::Combine(::testing::Values("round_robin", "least_loaded", "central"),
+                       ::testing::Values("fifo", "lbf", "hbf", "adaptive"),
+                       ::testing::Values("eager", "timeout", "jigsaw"),
+                       ::testing::Values("none", "expired", "pard", "split", "split_reactive",
+                                         "split_window", "split_wcl", "jigsaw")));
 
 TEST(Simulator, SameSeedSameSummaryDifferentSeedDiffers) {
   App app;

@@ -6,8 +6,11 @@
 #include "core/min_max_heap.hpp"
 #include "policy/pard/batch_wait.hpp"
 #include "policy/pard/state_planner.hpp"
+#include "sim/comparison.hpp"
 #include "sim/simulator.hpp"
 #include "test_support.hpp"
+#include "workload/renewal_sources.hpp"
+#include "workload/transforms.hpp"
 
 namespace tessera {
 namespace {
@@ -186,6 +189,107 @@ TEST(PardScenarios, Figure7LowBudgetFirstAtSteadyLoad) {
   EXPECT_EQ(l.ok, 10u);
 }
 
+// ---- the paper's baselines (PARD §5.1) --------------------------------------------------
+
+// One item due 150 ms after it arrives at a worker busy until 100 ms (100 ms batches):
+// by the time its batch would start it has spent 100 ms of its 150 ms budget, so it has
+// not yet exceeded it, but running it ends at 200 ms.
+TEST(PaperBaselines, ClipperIsReactiveItsPredictiveVariantIsNot) {
+  std::vector<std::pair<Time, Time>> arrivals = {{0.000, 10.0}, {0.000, 0.150}};
+  const Outcomes reactive = run_one_stage(preset_config("clipper++"), arrivals);
+  const Outcomes predictive = run_one_stage(preset_config("clipper++-predictive"), arrivals);
+  // One worker, batch 4, R0 starts alone at 0; the second joins the forming batch.
+  EXPECT_EQ(reactive.dropped, 0u);
+  EXPECT_EQ(reactive.late, 1u);  // kept: it had not exceeded its budget before inference
+  EXPECT_EQ(predictive.dropped, 1u);
+  EXPECT_EQ(predictive.late, 0u);
+}
+
+// Nexus checks a window of b_k requests, so a lone request is checked against the time of
+// a full batch: with d(1) = 20 ms and d(4) = 80 ms and a 50 ms SLO it is dropped, while
+// the predictive split (d at the batch's own size) keeps it and it finishes on time.
+TEST(PaperBaselines, NexusChecksTheWholeWindow) {
+  App app = chain(1, 0.050);
+  ProfileTable p;
+  add_affine(p, "t0", 0.0, 20.0, 4);
+  for (const auto& [preset, ok, dropped] :
+       {std::tuple{"nexus", 0u, 1u}, std::tuple{"clipper++-predictive", 1u, 0u}}) {
+    Simulator sim(app, uniform_deployment(app, 1, 4), p, PolicySet(preset_config(preset)), {});
+    testing::VectorSource source({0.0});
+    sim.run(source);
+    EXPECT_EQ(sim.metrics().count(Outcome::kOk), ok) << preset;
+    EXPECT_EQ(sim.metrics().count(Outcome::kDropped), dropped) << preset;
+  }
+}
+
+// ---- issue 11: a forming batch runs at its final size ----------------------------------
+
+// One stage whose batch time grows with its size (d(b) = 10 + 5·b ms, batch 4), no noise,
+// no hops: Eq. 3b's estimate is exact at the last stage only if it uses the time of the
+// batch as it will run. With the time at the batch's size when an item joined, items
+// joining a half-empty forming batch were admitted and then ran late.
+TEST(FormingBatch, AdmittedRequestsNeverFinishLateAtTheLastStage) {
+  App app = chain(1, 0.045);
+  ProfileTable p;
+  add_affine(p, "t0", 10.0, 5.0, 4);  // 15 ms alone, 30 ms at 4: capacity 133 req/s
+  for (const char* preset : {"pard", "nexus-e2e", "pard-fcfs"}) {
+    Simulator sim(app, uniform_deployment(app, 1, 4), p, PolicySet(preset_config(preset)), {});
+    Bounded source(std::make_unique<PoissonSource>(100.0, 7), 60.0, std::nullopt);
+    sim.run(source);
+    const auto& m = sim.metrics();
+    EXPECT_GT(m.count(Outcome::kOk), 4000u) << preset;
+    EXPECT_EQ(m.count(Outcome::kLate), 0u) << preset;
+  }
+}
+
+// ---- issue 11: a congested downstream task under HBF -----------------------------------
+
+struct CongestedRun {
+  uint64_t ok = 0, late = 0, dropped = 0, dropped_first = 0;
+  uint64_t max_last_queue = 0;  // the last stage's queue, sampled at window ends
+};
+
+// Two stages, 4 workers each (d = 10 + 2.5·b ms, batch 4: 200 req/s per worker), Poisson
+// at 600 req/s; at 5 s three of the four second-stage workers are lost, so it can serve
+// only a third of the load for the remaining 15 s.
+CongestedRun run_congested(const PolicyConfig& config) {
+  App app = chain(2, 0.200);
+  ProfileTable p;
+  add_affine(p, "t0", 10.0, 2.5, 4);
+  add_affine(p, "t1", 10.0, 2.5, 4);
+  SimOptions options;
+  options.worker_losses = {{5.0, 5}, {5.0, 6}, {5.0, 7}};  // workers 4..7 serve t1
+  Simulator sim(app, uniform_deployment(app, 4, 4), p, PolicySet(config), options);
+  Bounded source(std::make_unique<PoissonSource>(600.0, 3), 20.0, std::nullopt);
+  sim.run(source);
+  const auto& m = sim.metrics();
+  CongestedRun r{m.count(Outcome::kOk), m.count(Outcome::kLate), m.count(Outcome::kDropped),
+                 m.tasks()[0].dropped, 0};
+  for (const auto& w : m.windows())
+    r.max_last_queue = std::max(r.max_last_queue, w.queue_length[1]);
+  return r;
+}
+
+TEST(CongestedDownstream, PardPurgesTheHopelessAndTheBacklogVariantDropsEarly) {
+  const CongestedRun purged = run_congested(preset_config("pard"));
+  const CongestedRun unpurged = run_congested(preset_config("pard-no-purge"));
+  const CongestedRun backlog = run_congested(preset_config("pard-backlog-q"));
+  // Without the purge the hopeless requests pile up at the least-budget end of the last
+  // stage's queue under HBF, and the first stage never sees it: every drop is at the end.
+  EXPECT_GT(unpurged.max_last_queue, 2000u);
+  EXPECT_EQ(unpurged.dropped_first, 0u);
+  // The purge keeps that queue to what can still make it, at no cost in goodput (the
+  // last stage's capacity bounds it: 600 req/s for 5 s, then 200 req/s for 15 s).
+  EXPECT_LT(purged.max_last_queue, 150u);
+  EXPECT_GE(purged.ok, unpurged.ok);
+  EXPECT_GT(purged.ok, 5800u);
+  EXPECT_EQ(purged.late, 0u);
+  // Counting the backlog in q_i makes the congestion visible upstream: most drops move to
+  // the first stage (before any GPU time is spent downstream).
+  EXPECT_GT(backlog.dropped_first * 2, backlog.dropped);
+  EXPECT_EQ(backlog.late, 0u);
+}
+
 // ---- the State Planner on a running pipeline ------------------------------------------
 
 TEST(StatePlanner, DownstreamEstimateAtLowLoadIsServicePlusBatchWaitQuantile) {
@@ -211,6 +315,40 @@ TEST(StatePlanner, DownstreamEstimateAtLowLoadIsServicePlusBatchWaitQuantile) {
   EXPECT_EQ(planner.downstream_latency(2), 0.0);
   ASSERT_EQ(planner.downstream_paths(0).size(), 1u);
   EXPECT_EQ(planner.downstream_paths(0)[0], (std::vector<TaskId>{1, 2}));
+}
+
+// Issue 11: L_sub covers the hops and, at a join, the wait for the slower sibling branch.
+// a -> {b (10 ms), c (50 ms)} -> d (20 ms), 1-ms edges, no queueing, λ = 0.5.
+TEST(StatePlanner, DownstreamEstimateIncludesHopsAndTheJoinWait) {
+  using testing::make_edge;
+  using testing::make_task;
+  App app;
+  app.slo = 1.0;
+  app.tasks = {make_task("a"), make_task("b"), make_task("c"), make_task("d")};
+  app.edges = {make_edge(0, 1, 0.001), make_edge(0, 2, 0.001), make_edge(1, 3, 0.001),
+               make_edge(2, 3, 0.001)};
+  app.finalize();
+  ProfileTable p;
+  add_affine(p, "a", 10.0, 0.0, 1);
+  add_affine(p, "b", 10.0, 0.0, 1);
+  add_affine(p, "c", 50.0, 0.0, 1);
+  add_affine(p, "d", 20.0, 0.0, 1);
+  PolicyConfig config = preset_config("pard");
+  config.pard.lambda = 0.5;
+  Simulator sim(app, uniform_deployment(app, 1, 1), p, PolicySet(config), {});
+  testing::VectorSource source(testing::evenly(20, 0.5));
+  sim.run(source);
+  EXPECT_EQ(sim.metrics().count(Outcome::kOk), 20u);
+  StatePlanner planner(app, config.pard, 7);
+  planner.sync(sim.engine(), 0.0);
+  // Each task's expected finish uses d + d/2 (mean batch wait): the join waits
+  // 1.5 × (50 − 10) = 60 ms for c after b. L_sub(b) = hop 1 + d 20 + median wait 10 + 60.
+  EXPECT_NEAR(planner.downstream_latency(1), 0.091, 0.001);
+  EXPECT_NEAR(planner.downstream_latency(2), 0.031, 0.001);  // c is the slower input
+  // The purge's floor: the hop and d's time at batch 1, no waits.
+  EXPECT_NEAR(planner.downstream_floor(1), 0.021, 1e-9);
+  // From a: the slower path, through c: hop 1 + 50 + hop 1 + 20.
+  EXPECT_NEAR(planner.downstream_floor(0), 0.072, 1e-9);
 }
 
 TEST(StatePlanner, LoadFactorSwitchesToHighBudgetFirstUnderOverload) {
@@ -277,6 +415,39 @@ INSTANTIATE_TEST_SUITE_P(AllPresets, PresetAccounting, ::testing::ValuesIn(polic
                            }
                            return name;
                          });
+
+// ---- the comparison's ratio table ------------------------------------------------------
+
+ComparisonRow fake_row(const std::string& label, double scale, double goodput, double drop) {
+  ComparisonRow r;
+  r.run.label = label;
+  r.run.load_scale = scale;
+  nlohmann::json s;
+  s["submitted"] = 1000;
+  s["dropped"] = static_cast<int>(drop * 1000);
+  s["late"] = 0;
+  s["dropped_by_stage"] = {{"t0", static_cast<int>(drop * 1000)}};
+  s["goodput_rps"] = goodput;
+  s["slo_attainment"] = 1.0 - drop;
+  s["mean_accuracy"] = 1.0;
+  s["drop_rate"] = drop;
+  s["invalid_rate"] = drop / 2;
+  s["latency_ms"] = {{"p99", 10.0}};
+  r.summary = s;
+  return r;
+}
+
+TEST(ComparisonTable, RatiosAtEveryLoadScale) {
+  const App app = chain(1, 1.0);
+  const std::vector<ComparisonRow> rows = {
+      fake_row("nexus", 1.0, 100, 0.2), fake_row("pard", 1.0, 120, 0.1),
+      fake_row("nexus ×2", 2.0, 50, 0.6), fake_row("pard ×2", 2.0, 150, 0.3),
+      fake_row("clipper++ ×2", 2.0, 75, 0.5)};
+  const std::string md = comparison_markdown(rows, app);
+  EXPECT_NE(md.find("| nexus | 1.20 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| nexus ×2 | 3.00 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| clipper++ ×2 | 2.00 |"), std::string::npos) << md;
+}
 
 }  // namespace
 }  // namespace tessera

@@ -19,6 +19,7 @@
 #include "workload/generic_csv.hpp"
 #include "workload/merged_source.hpp"
 #include "workload/minute_counts_source.hpp"
+#include "workload/onoff_source.hpp"
 #include "workload/ramp_source.hpp"
 #include "workload/rate_scale.hpp"
 #include "workload/renewal_sources.hpp"
@@ -814,6 +815,72 @@ TEST_F(TempFiles, TraceFileErrorsNameTheTraceFile) {
   ASSERT_EQ(v.size(), 3u);
   EXPECT_EQ(v[2].input_tokens, 30u);
   EXPECT_DOUBLE_EQ(v[1].slo_s, 0.1);
+}
+
+// ---------------------------------------------------------------------------------------
+// The on/off (Markov-modulated Poisson) source.
+
+TEST(OnOffSource, FitHitsTheStatedMeanAndRateCv) {
+  for (const auto& [cv, peak] : {std::pair{1.0, 2.5}, std::pair{1.3, 3.0}, std::pair{0.8, 0.0}}) {
+    const auto f = fit_on_off(100.0, cv, 10.0, peak > 0 ? std::optional(peak) : std::nullopt);
+    const double p = f.on_fraction;
+    const double mean = p * f.on_rps + (1 - p) * f.off_rps;
+    const double sd = (f.on_rps - f.off_rps) * std::sqrt(p * (1 - p));
+    EXPECT_NEAR(mean, 100.0, 1e-9) << cv;
+    EXPECT_NEAR(sd / mean, cv, 1e-9) << cv;
+    EXPECT_GE(f.off_rps, 0.0);
+    EXPECT_NEAR(f.on_s / (f.on_s + f.off_s), p, 1e-12);
+  }
+  EXPECT_DOUBLE_EQ(fit_on_off(100.0, 1.0, 10.0, std::nullopt).off_rps, 0.0);
+  EXPECT_THROW(fit_on_off(100.0, 1.0, 10.0, 1.5), std::invalid_argument);  // needs >= 2
+}
+
+TEST(OnOffSource, PerSecondCountsHaveTheStatedCvAndBurstLength) {
+  const double cv = 1.0;
+  const auto fit = fit_on_off(200.0, cv, 10.0, 2.5);
+  Bounded bounded(std::make_unique<OnOffSource>(fit, cv, 5), 6000.0, std::nullopt);
+  const auto v = drain(bounded);
+  ASSERT_TRUE(sorted(v));
+  std::vector<double> per_second(6000, 0.0);
+  for (const Arrival& a : v) per_second[static_cast<std::size_t>(a.time)] += 1;
+  const double mean = std::accumulate(per_second.begin(), per_second.end(), 0.0) / 6000.0;
+  double var = 0;
+  for (double c : per_second) var += (c - mean) * (c - mean);
+  const double measured_cv = std::sqrt(var / 6000.0) / mean;
+  EXPECT_NEAR(mean, 200.0, 30.0);  // ~180 bursts: the mean is known to ~10 %
+  EXPECT_NEAR(measured_cv, cv, 0.15);
+  // Bursts: runs of seconds at well above the mean last about burst_s on average.
+  int runs = 0, burst_seconds = 0;
+  bool in = false;
+  for (double c : per_second) {
+    const bool hot = c > 1.75 * mean;  // between the quiet (0.33×) and burst (2.5×) levels
+    burst_seconds += hot;
+    runs += hot && !in;
+    in = hot;
+  }
+  ASSERT_GT(runs, 20);
+  EXPECT_NEAR(static_cast<double>(burst_seconds) / runs, 10.0, 3.0);
+  // Seeded: the same seed gives the same stream.
+  Bounded again(std::make_unique<OnOffSource>(fit, cv, 5), 6000.0, std::nullopt);
+  const auto w = drain(again);
+  ASSERT_EQ(w.size(), v.size());
+  EXPECT_EQ(w.back().time, v.back().time);
+}
+
+TEST(OnOffSource, SpecErrorsNameTheField) {
+  auto e = spec_error([] {
+    workload_from(
+        "workload: {source: {kind: onoff, rate_rps: 100, cv: 1, burst_s: 10, peak_x: 1.5}}");
+  });
+  EXPECT_EQ(e.field(), "workload.source.peak_x");
+  EXPECT_NE(e.problem().find("at least 1 + cv² = 2"), std::string::npos) << e.what();
+  auto missing =
+      spec_error([] { workload_from("workload: {source: {kind: onoff, rate_rps: 100, cv: 1}}"); });
+  EXPECT_NE(std::string(missing.what()).find("burst_s"), std::string::npos) << missing.what();
+  auto w = workload_from(
+      "workload: {source: {kind: onoff, rate_rps: 100, cv: 1, burst_s: 5, duration_s: 100}}");
+  const auto v = drain(*w.source);
+  EXPECT_NEAR(static_cast<double>(v.size()), 10000.0, 5000.0);
 }
 
 }  // namespace

@@ -39,15 +39,15 @@ void BatchInstanceScheduler::purge_stale(Worker& worker) {
   if (!purges_stale_) return;
   const Time now = host_.now();
   while (!worker.queue->empty()) {
-    const Item& front = worker.queue->front();
-    if (dropping_.stale_at(front, worker) > now) break;
-    const Item item = worker.queue->pop();
+    const Item& least = worker.queue->least_budget();
+    if (dropping_.stale_at(least, worker) > now) break;
+    const Item item = worker.queue->pop_least_budget();
     host_.drop_queued(worker, item, dropping_.stale_reason());
   }
   // Busy: no batching timer is pending, so wake for the next item to go stale. (Idle, the
   // batching policy's own wake-up comes first: it starts a batch.)
   if (worker.busy && !worker.queue->empty()) {
-    const Time next = dropping_.stale_at(worker.queue->front(), worker);
+    const Time next = dropping_.stale_at(worker.queue->least_budget(), worker);
     if (next < std::numeric_limits<Time>::infinity() && worker.timer_at != next) {
       host_.set_timer(worker, next);
     }
@@ -100,8 +100,10 @@ void BatchInstanceScheduler::fill_forming(Worker& worker) {
     worker.forming_cap = choice.max_size;
   }
   const auto cap = static_cast<std::size_t>(worker.forming_cap);
-  const int target = static_cast<int>(std::min(cap, worker.forming.size() + worker.queue->size()));
-  const Time exec = worker.profiled_latency(worker.forming_variant, target);
+  // The forming batch may still grow to its cap before it starts, and it runs at its final
+  // size: an item joining now is checked against the time at the cap, the most the batch
+  // can take (issue 11: the time at the size when it joins let admitted items run late).
+  const Time exec = worker.profiled_latency(worker.forming_variant, worker.forming_cap);
   while (worker.forming.size() < cap && !worker.queue->empty()) {
     Item item = worker.queue->pop();
     if (host_.admit(worker, item, worker.running_expected_end, exec)) {

@@ -4,9 +4,10 @@
 // wave-1 policy). The batching policy says when an idle instance starts (eager, timeout,
 // idle); the variant policy picks the variant and the batch cap; each item passes the drop
 // policy (through SchedulerHost::admit) as it joins. Items the drop policy deems stale while
-// still queued (DropPolicy::stale_at) are purged from the queue's front whenever the
-// queue is touched, and by a timer while the instance is busy. With a batching policy that forms
-// while busy (PARD §4.2), the next batch forms while one runs and starts the moment it ends.
+// still queued (DropPolicy::stale_at) are purged from the queue's least-budget end (a FIFO
+// queue's front) whenever the queue is touched, and by a timer while the instance is busy.
+// With a batching policy that forms while busy (PARD §4.2), the next batch forms while one
+// runs and starts the moment it ends.
 //
 // Holds references to policies owned by the engine; one object per instance. Not
 // thread-safe.
@@ -36,7 +37,7 @@ class BatchInstanceScheduler final : public InstanceScheduler {
   void try_start(Worker& worker);
   void fill_forming(Worker& worker);
   void start(Worker& worker);
-  // Drops the stale items at the queue's front; while busy, a timer for the next one.
+  // Drops the stale items at the queue's least-budget end; while busy, a timer for the next.
   void purge_stale(Worker& worker);
 
   const BatchingPolicy& batching_;

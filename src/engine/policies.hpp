@@ -44,6 +44,14 @@ class WorkQueue {
     --size_;
     return do_pop();
   }
+  // The item with the least remaining budget (the earliest deadline) and its removal,
+  // for purging requests that can no longer make it; by default the front (a FIFO
+  // queue's oldest item).
+  virtual const Item& least_budget() const { return front(); }
+  Item pop_least_budget() {
+    --size_;
+    return do_pop_least_budget();
+  }
   // Earliest enqueue time among queued items (timeout batching); +inf if empty.
   virtual Time oldest_enqueue() const = 0;
   // Removes everything (a worker was lost); order unspecified.
@@ -55,6 +63,7 @@ class WorkQueue {
  protected:
   virtual void do_push(const Item& item) = 0;
   virtual Item do_pop() = 0;
+  virtual Item do_pop_least_budget() { return do_pop(); }
   virtual void do_drain(std::vector<Item>& out) = 0;
 
  private:
@@ -130,8 +139,10 @@ class DropPolicy {
   virtual DropReason on_batch(const Item& item, const DropContext& ctx) = 0;
   // The time from which `item`, still waiting in a queue of `worker` (picked up by no
   // instance), is dropped as stale (DropReason::kStale); +inf: never. The instance
-  // scheduler purges such items from the queue's front whenever the queue is touched and
-  // by a timer (exact for FIFO queues, whose front is the oldest item).
+  // scheduler purges such items from the queue's least-budget end
+  // (WorkQueue::least_budget) whenever the queue is touched and by a timer (exact for
+  // FIFO queues, whose front is the oldest item, when staleness follows enqueue order,
+  // and for budget-ordered queues when it follows the deadline).
   virtual Time stale_at(const Item& /*item*/, const Worker& /*worker*/) const {
     return std::numeric_limits<Time>::infinity();
   }

@@ -25,6 +25,7 @@ class BudgetQueue final : public WorkQueue {
   const Item& front() const override {
     return *mode_ == PriorityMode::kLowBudgetFirst ? heap_.min().item : heap_.max().item;
   }
+  const Item& least_budget() const override { return heap_.min().item; }
   // O(n): only timeout batching asks, and it is rarely combined with budget order.
   Time oldest_enqueue() const override {
     Time oldest = std::numeric_limits<Time>::infinity();
@@ -40,6 +41,7 @@ class BudgetQueue final : public WorkQueue {
   Item do_pop() override {
     return *mode_ == PriorityMode::kLowBudgetFirst ? heap_.pop_min().item : heap_.pop_max().item;
   }
+  Item do_pop_least_budget() override { return heap_.pop_min().item; }
   void do_drain(std::vector<Item>& out) override {
     for (const Entry& e : heap_.elements()) out.push_back(e.item);
     heap_.clear();

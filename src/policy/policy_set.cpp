@@ -31,9 +31,15 @@ std::string estimate_name(DownstreamEstimate e) {
   return "?";
 }
 
+// The dropping policies that run PARD's State Planner (and so can drive adaptive queues).
+bool runs_state_planner(const std::string& dropping) {
+  return dropping == "pard" || dropping == "split" || dropping == "split_reactive" ||
+         dropping == "split_window" || dropping == "split_wcl";
+}
+
 PardSettings parse_pard_settings(const SpecNode& node, PardSettings s) {
   node.allow_only({"estimate", "lambda", "queue_window_s", "samples", "sync_period_s", "hysteresis",
-                   "rate_window_s"});
+                   "rate_window_s", "backlog_queueing", "purge_hopeless"});
   if (auto n = node.get("estimate")) {
     const std::string e = n->as_choice({"full", "backward", "service"});
     s.estimate = e == "backward"  ? DownstreamEstimate::kBackward
@@ -49,6 +55,8 @@ PardSettings parse_pard_settings(const SpecNode& node, PardSettings s) {
     s.sync_period = n->as_number_in(limits::kMinPeriodS, 86'400.0);
   }
   if (auto n = node.get("hysteresis")) s.hysteresis = n->as_bool();
+  if (auto n = node.get("backlog_queueing")) s.backlog_queueing = n->as_bool();
+  if (auto n = node.get("purge_hopeless")) s.purge_hopeless = n->as_bool();
   if (auto n = node.get("rate_window_s")) {
     s.rate_window = n->as_number_in(limits::kMinPeriodS, limits::kMaxSpanS);
   }
@@ -75,6 +83,8 @@ std::string PolicyConfig::describe() const {
     out += fmt::format("(estimate={} lambda={:g})", estimate_name(pard.estimate), pard.lambda);
   }
   if (queue == "adaptive" && !pard.hysteresis) out += " hysteresis=off";
+  if (dropping == "pard" && !pard.purge_hopeless) out += " purge=off";
+  if (runs_state_planner(dropping) && pard.backlog_queueing) out += " backlog_q=on";
   out += " variant=" + variant;
   if (variant == "slackfit") out += fmt::format("(buckets={})", slack.buckets);
   if (slack.fallback == SlackFallback::kFit) out += " fallback=fit";
@@ -151,11 +161,11 @@ PolicyConfig preset_config(const std::string& spec) {
 }
 
 std::optional<PolicyConfigError> policy_config_error(const PolicyConfig& c) {
-  if (c.queue == "adaptive" && c.dropping != "pard" && c.dropping != "split" &&
-      c.dropping != "split_wcl") {
+  if (c.queue == "adaptive" && !runs_state_planner(c.dropping)) {
     return PolicyConfigError{"queue",
                              "queue 'adaptive' needs a dropping policy that runs the State "
-                             "Planner (pard, split or split_wcl), not '" +
+                             "Planner (pard, split, split_reactive, split_window or split_wcl), "
+                             "not '" +
                                  c.dropping + "'"};
   }
   if (c.variant == "clipper+" && c.slack.fixed_variant.empty()) {
@@ -190,8 +200,8 @@ PolicyConfig parse_policy_config(const SpecNode& node) {
     if (config.queue == "edf") config.queue = "lbf";
   }
   if (auto n = node.get("dropping")) {
-    config.dropping =
-        n->as_choice({"none", "expired", "infeasible", "pard", "split", "split_wcl", "jigsaw"});
+    config.dropping = n->as_choice({"none", "expired", "infeasible", "pard", "split",
+                                    "split_reactive", "split_window", "split_wcl", "jigsaw"});
   }
   if (auto n = node.get("stale_ms")) {
     if (config.dropping != "jigsaw") n->fail("only jigsaw dropping takes a staleness threshold");
@@ -312,14 +322,19 @@ EnginePolicies PolicySet::instantiate(const App& app, uint64_t seed) const {
 
   // The State Planner exists when a policy reads pipeline state.
   std::shared_ptr<StatePlanner> planner;
-  const bool needs_planner = c.queue == "adaptive" || c.dropping == "pard" ||
-                             c.dropping == "split" || c.dropping == "split_wcl";
+  const bool needs_planner = c.queue == "adaptive" || runs_state_planner(c.dropping);
   if (needs_planner) planner = std::make_shared<StatePlanner>(app, c.pard, seed ^ 0x5eedULL);
 
   if (c.dropping == "pard") {
     out.dropping = std::make_unique<RequestBroker>(planner);
   } else if (c.dropping == "split" || c.dropping == "split_wcl") {
     out.dropping = std::make_unique<SplitBudgetDropping>(planner, c.dropping == "split_wcl");
+  } else if (c.dropping == "split_reactive") {
+    out.dropping = std::make_unique<SplitBudgetDropping>(
+        planner, false, SplitBudgetDropping::SplitCheck::kReactive);
+  } else if (c.dropping == "split_window") {
+    out.dropping = std::make_unique<SplitBudgetDropping>(planner, false,
+                                                         SplitBudgetDropping::SplitCheck::kWindow);
   } else if (c.dropping == "expired") {
     out.dropping = std::make_unique<DropExpired>();
   } else if (c.dropping == "infeasible") {

@@ -30,7 +30,8 @@ struct PolicyConfig {
   std::string batching = "eager";        // eager | timeout | idle | jigsaw
   Time batch_timeout = 0.010;     // timeout batching's bound on the oldest wait (jigsaw: when
                                   // the deployment sets none)
-  std::string dropping = "none";  // none | expired | pard | split | split_wcl | jigsaw
+  std::string dropping = "none";  // none | expired | pard | split | split_reactive |
+                                  // split_window | split_wcl | jigsaw
   Time stale_after = 0.020;       // jigsaw dropping: staleness threshold past the timeout
   // jigsaw dropping: when the stale rule applies. "queued" (the paper): an item picked up
   // by no instance within its timeout + stale_after is purged from the queue. "at_pickup"

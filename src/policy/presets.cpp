@@ -62,16 +62,18 @@ const std::vector<PresetInfo>& preset_table() {
          c.queue = "fifo";
          c.dropping = "none";
        }},
-      {"nexus", "pard", "", false, true, "Nexus: reactive Eq. 3b with L_sub = 0, in arrival order",
-       [](P& c, S, S) {
-         pard_preset(c, "fifo");
-         c.pard.estimate = DownstreamEstimate::kBackward;
-       }},
-      {"clipper++", "pard", "", false, true,
-       "Clipper++: the SLO split over stages in proportion to execution time, FIFO",
+      {"nexus", "pard", "", false, true,
+       "Nexus (PARD §5.1): FIFO window scan against the stage's share of the SLO",
        [](P& c, S, S) {
          c.queue = "fifo";
-         c.dropping = "split";
+         c.dropping = "split_window";
+       }},
+      {"clipper++", "pard", "", false, true,
+       "Clipper++ (PARD §5.1): drops once a request has exceeded its stage's share of the "
+       "SLO before inference, FIFO",
+       [](P& c, S, S) {
+         c.queue = "fifo";
+         c.dropping = "split_reactive";
        }},
       {"pard", "pard", "", false, true,
        "PARD: proactive dropping (Eq. 3b with the batch-wait quantile) and adaptive HBF/LBF",
@@ -116,6 +118,31 @@ const std::vector<PresetInfo>& preset_table() {
        [](P& c, S, S) {
          pard_preset(c, "adaptive");
          c.pard.hysteresis = false;
+       }},
+      {"nexus-e2e", "pard", "", false, true,
+       "variant of Nexus: Eq. 3b with L_sub = 0 against the end-to-end deadline, FIFO",
+       [](P& c, S, S) {
+         pard_preset(c, "fifo");
+         c.pard.estimate = DownstreamEstimate::kBackward;
+         c.pard.purge_hopeless = false;
+       }},
+      {"clipper++-predictive", "pard", "", false, true,
+       "variant of Clipper++: drops when t_e - t_r + d_k would exceed the stage's share, FIFO",
+       [](P& c, S, S) {
+         c.queue = "fifo";
+         c.dropping = "split";
+       }},
+      {"pard-no-purge", "pard", "", false, true,
+       "PARD without the purge of hopeless requests (tessera's PARD before issue 11)",
+       [](P& c, S, S) {
+         pard_preset(c, "adaptive");
+         c.pard.purge_hopeless = false;
+       }},
+      {"pard-backlog-q", "pard", "", false, true,
+       "PARD with q_i at least the time to serve the task's backlog",
+       [](P& c, S, S) {
+         pard_preset(c, "adaptive");
+         c.pard.backlog_queueing = true;
        }},
       {"slackfit", "superserve", "BUCKETS", false, true,
        "SuperServe's SlackFit: variant and batch from the most urgent request's slack",

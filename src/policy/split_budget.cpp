@@ -37,8 +37,9 @@ std::vector<double> fractions(const App& app, const std::vector<double>& cost) {
 
 }  // namespace
 
-SplitBudgetDropping::SplitBudgetDropping(std::shared_ptr<StatePlanner> planner, bool worst_case)
-    : PlannerFedDropping(std::move(planner)), worst_case_(worst_case) {}
+SplitBudgetDropping::SplitBudgetDropping(std::shared_ptr<StatePlanner> planner, bool worst_case,
+                                         SplitCheck check)
+    : PlannerFedDropping(std::move(planner)), worst_case_(worst_case), check_(check) {}
 
 void SplitBudgetDropping::compute_static(const DeploymentView& view) {
   const App& app = view.app();
@@ -74,7 +75,13 @@ double SplitBudgetDropping::budget_fraction(TaskId task, const DeploymentView& v
 
 DropReason SplitBudgetDropping::decide(const Item& item, const DropContext& ctx) {
   const Time budget = (item.deadline - item.origin) * budget_fraction(item.task, *ctx.view);
-  const Time spent_here = ctx.batch_start - item.enqueued + ctx.exec_time;
+  Time spent_here = ctx.batch_start - item.enqueued;
+  if (check_ == SplitCheck::kPredictive) {
+    spent_here += ctx.exec_time;
+  } else if (check_ == SplitCheck::kWindow) {
+    // PARD's pipelines run one variant per worker (slot 0).
+    spent_here += ctx.worker->profiled_latency(0, ctx.worker->max_batch);
+  }
   return spent_here > budget ? DropReason::kStageBudget : DropReason::kNone;
 }
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -45,14 +46,19 @@ double ratio_or_inf(double num, double den) {
   return den > 0 ? num / den : (num > 0 ? std::numeric_limits<double>::infinity() : 1.0);
 }
 
-// PARD's headline ratios against the reactive baselines (PARD §5.2), when all are present.
+// PARD's headline ratios against the reactive baselines (PARD §5.2), one table row per
+// baseline present at each load scale (the rows labelled "NAME" or "NAME ×SCALE").
 std::string pard_versus_baselines(const std::vector<ComparisonRow>& rows, const App& app) {
-  const ComparisonRow* pard = find_row(rows, "pard");
-  if (pard == nullptr) return "";
+  std::vector<double> scales;
+  for (const ComparisonRow& r : rows) {
+    if (std::find(scales.begin(), scales.end(), r.run.load_scale) == scales.end())
+      scales.push_back(r.run.load_scale);
+  }
   std::string out =
-      "\n| PARD vs | goodput × | drop rate ÷ | SLO-miss rate ÷ | invalid rate ÷ | "
-      "their drops in the last two stages | PARD's drops in the first two stages |\n"
-      "|---|---:|---:|---:|---:|---:|---:|\n";
+      "\n| PARD vs | goodput × | overload goodput × | drop rate ÷ | SLO-miss rate ÷ | "
+      "invalid rate ÷ | their drops in the last two stages | PARD's drops in the first two "
+      "stages |\n"
+      "|---|---:|---:|---:|---:|---:|---:|---:|\n";
   auto miss = [](const nlohmann::json& s) { return 1.0 - s["slo_attainment"].get<double>(); };
   auto shares = [&](const nlohmann::json& s, bool first) {
     const auto v = drop_shares(s, app);
@@ -61,24 +67,64 @@ std::string pard_versus_baselines(const std::vector<ComparisonRow>& rows, const 
     return sum;
   };
   bool any = false;
-  for (const char* name : {"naive", "nexus", "clipper++"}) {
-    const ComparisonRow* base = find_row(rows, name);
-    if (base == nullptr) continue;
-    any = true;
-    const auto& p = pard->summary;
-    const auto& b = base->summary;
-    out +=
-        fmt::format("| {} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {:.0f} % | {:.0f} % |\n", name,
-                    ratio_or_inf(p["goodput_rps"].get<double>(), b["goodput_rps"].get<double>()),
-                    ratio_or_inf(b["drop_rate"].get<double>(), p["drop_rate"].get<double>()),
-                    ratio_or_inf(miss(b), miss(p)),
-                    ratio_or_inf(b["invalid_rate"].get<double>(), p["invalid_rate"].get<double>()),
-                    shares(b, false), shares(p, true));
+  for (double scale : scales) {
+    const std::string suffix = scale_suffix(scale);
+    const ComparisonRow* pard = find_row(rows, "pard" + suffix);
+    if (pard == nullptr) continue;
+    for (const char* name : {"naive", "nexus", "clipper++", "nexus-e2e", "clipper++-predictive"}) {
+      const ComparisonRow* base = find_row(rows, name + suffix);
+      if (base == nullptr) continue;
+      any = true;
+      const auto& p = pard->summary;
+      const auto& b = base->summary;
+      out += fmt::format(
+          "| {}{} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {:.0f} % | {:.0f} % |\n", name,
+          suffix, ratio_or_inf(p["goodput_rps"].get<double>(), b["goodput_rps"].get<double>()),
+          ratio_or_inf(pard->overload.fraction(), base->overload.fraction()),
+          ratio_or_inf(b["drop_rate"].get<double>(), p["drop_rate"].get<double>()),
+          ratio_or_inf(miss(b), miss(p)),
+          ratio_or_inf(b["invalid_rate"].get<double>(), p["invalid_rate"].get<double>()),
+          shares(b, false), shares(p, true));
+    }
   }
   return any ? out : "";
 }
 
+// Which windows were overloaded: arrivals above the capacity of the workers alive then.
+OverloadGoodput overload_goodput(const Simulator& sim, const RunSpec& run) {
+  const auto& workers = sim.engine().workers();
+  const std::size_t tasks = run.app.tasks.size();
+  std::vector<Time> lost_at(workers.size(), std::numeric_limits<Time>::infinity());
+  for (const auto& [at, id] : run.sim.worker_losses) {
+    if (id < lost_at.size()) lost_at[id] = std::min(lost_at[id], at);
+  }
+  const MetricsCollector& m = sim.metrics();
+  const Time w = m.window();
+  OverloadGoodput out;
+  for (std::size_t i = 0; i < m.windows().size(); ++i) {
+    const Time start = static_cast<double>(i) * w;
+    std::vector<double> capacity(tasks, 0.0);
+    for (std::size_t k = 0; k < workers.size(); ++k) {
+      const Worker& wk = *workers[k];
+      if (lost_at[k] <= start || wk.max_batch < 1) continue;
+      capacity[wk.task] += wk.max_batch / wk.profiled_latency(0, wk.max_batch);
+    }
+    const double cap = tasks ? *std::min_element(capacity.begin(), capacity.end()) : 0.0;
+    const WindowStats& ws = m.windows()[i];
+    if (static_cast<double>(ws.arrivals) <= cap * w) continue;
+    ++out.windows;
+    out.seconds += w;
+    out.arrivals += ws.arrivals;
+    out.ok += ws.ok;
+  }
+  return out;
+}
+
 }  // namespace
+
+double OverloadGoodput::fraction() const {
+  return arrivals > 0 ? static_cast<double>(ok) / static_cast<double>(arrivals) : 1.0;
+}
 
 std::size_t comparison_baseline(const std::vector<ComparisonRow>& rows) {
   for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -127,7 +173,8 @@ std::vector<ComparisonRow> run_comparison(
     }
     Simulator sim(run.app, run.deployment, run.profiles, PolicySet(config), run.sim);
     sim.run(*arrivals);
-    rows.push_back({c, summarize(sim.metrics(), run.app), sim.metrics().latency()});
+    rows.push_back({c, summarize(sim.metrics(), run.app), sim.metrics().latency(),
+                    overload_goodput(sim, run)});
     if (progress) progress(rows.back(), rows.size());
   }
   return rows;
@@ -135,9 +182,9 @@ std::vector<ComparisonRow> run_comparison(
 
 std::string comparison_markdown(const std::vector<ComparisonRow>& rows, const App& app) {
   std::string out =
-      "| policy | goodput (req/s) | SLO attainment | mean accuracy | drop rate | late rate | "
-      "invalid rate | p99 (ms) | drops by stage (%) |\n";
-  out += "|---|---:|---:|---:|---:|---:|---:|---:|---|\n";
+      "| policy | goodput (req/s) | overload goodput | SLO attainment | mean accuracy | drop rate "
+      "| late rate | invalid rate | p99 (ms) | drops by stage (%) |\n";
+  out += "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
   for (const ComparisonRow& r : rows) {
     const auto& s = r.summary;
     std::string stages;
@@ -146,16 +193,23 @@ std::string comparison_markdown(const std::vector<ComparisonRow>& rows, const Ap
     const double late = s["submitted"].get<double>() > 0
                             ? s["late"].get<double>() / s["submitted"].get<double>()
                             : 0.0;
-    out +=
-        fmt::format("| {} | {:.1f} | {:.4f} | {:.4f} | {:.4f} | {:.4f} | {:.4f} | {:.0f} | {} |\n",
-                    r.run.label, s["goodput_rps"].get<double>(), s["slo_attainment"].get<double>(),
-                    s["mean_accuracy"].get<double>(), s["drop_rate"].get<double>(), late,
-                    s["invalid_rate"].get<double>(), s["latency_ms"]["p99"].get<double>(), stages);
+    const std::string overload =
+        r.overload.windows == 0
+            ? "–"
+            : fmt::format("{:.3f} ({:g} s)", r.overload.fraction(), r.overload.seconds);
+    out += fmt::format(
+        "| {} | {:.1f} | {} | {:.4f} | {:.4f} | {:.4f} | {:.4f} | {:.4f} | {:.0f} | {} |\n",
+        r.run.label, s["goodput_rps"].get<double>(), overload, s["slo_attainment"].get<double>(),
+        s["mean_accuracy"].get<double>(), s["drop_rate"].get<double>(), late,
+        s["invalid_rate"].get<double>(), s["latency_ms"]["p99"].get<double>(), stages);
   }
   std::string order;
   for (TaskId t : app.topological_order())
     order += (order.empty() ? "" : " / ") + app.tasks[t].name;
-  out += "\nDrops by stage, in order: " + order + ".\n";
+  out += "\nDrops by stage, in order: " + order +
+         ". Overload goodput: requests finished on time in the windows whose arrivals "
+         "exceeded the live workers' capacity, over the requests that arrived in them (and "
+         "those windows' total length).\n";
   out += pard_versus_baselines(rows, app);
   return out;
 }

@@ -19,10 +19,23 @@ struct ComparisonCase {
   double load_scale = 1.0;  // multiplies the workload's rate, keeping its duration
 };
 
+// Goodput over the windows in which the offered load exceeded the capacity of the
+// workers then alive (PARD §5.1 reports goodput over "periods of the workload that require
+// request dropping"). Capacity: min over tasks of Σ max_batch / d(max_batch) over live
+// workers, one item per request per task (PARD's pipelines have fan-out 1).
+struct OverloadGoodput {
+  int windows = 0;          // overloaded windows
+  double seconds = 0.0;     // their total length
+  uint64_t arrivals = 0;    // requests that arrived in them
+  uint64_t ok = 0;          // requests that finished on time in them (by finish time)
+  double fraction() const;  // ok / arrivals (normalised goodput); 1 when no window
+};
+
 struct ComparisonRow {
   ComparisonCase run;
   nlohmann::json summary;  // as in summary.json
   LogHistogram latency{};  // end-to-end latency of completed requests
+  OverloadGoodput overload{};
 };
 
 // The case the charts mark as the baseline: "naive" when present, else the first case.
@@ -39,8 +52,11 @@ std::vector<ComparisonRow> run_comparison(
     const RunSpec& run, const std::vector<ComparisonCase>& cases,
     const std::function<void(const ComparisonRow&, std::size_t done)>& progress = {});
 
-// A markdown table (one row per case): goodput, attainment, drop and invalid rates,
-// p99 latency and where drops happened (percent of drops per stage, in pipeline order).
+// A markdown table (one row per case): goodput over the run and over the overloaded
+// windows, attainment, drop and invalid rates, p99 latency and where drops happened
+// (percent of drops per stage, in pipeline order); then, per load scale, PARD's ratios
+// against the paper's baselines (naive, nexus, clipper++) and tessera's variants of them
+// (nexus-e2e, clipper++-predictive).
 std::string comparison_markdown(const std::vector<ComparisonRow>& rows, const App& app);
 
 // Writes DIR/comparison.csv, DIR/comparison.md, DIR/comparison.svg and

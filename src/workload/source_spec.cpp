@@ -13,6 +13,7 @@
 #include "workload/generic_csv.hpp"
 #include "workload/merged_source.hpp"
 #include "workload/minute_counts_source.hpp"
+#include "workload/onoff_source.hpp"
 #include "workload/ramp_source.hpp"
 #include "workload/renewal_sources.hpp"
 #include "workload/seeding.hpp"
@@ -211,8 +212,8 @@ BuiltSource build_sum(const SpecNode& node, uint64_t seed) {
 
 BuiltSource build_source(const SpecNode& node, uint64_t seed) {
   node.expect_map();
-  const std::string kind =
-      node.at("kind").as_choice({"trace", "poisson", "gamma", "deterministic", "ramp", "sum"});
+  const std::string kind = node.at("kind").as_choice(
+      {"trace", "poisson", "gamma", "onoff", "deterministic", "ramp", "sum"});
   BuiltSource built;
   if (kind == "trace") {
     built = build_trace(node, seed);  // checks its own fields, which depend on the format
@@ -230,6 +231,22 @@ BuiltSource build_source(const SpecNode& node, uint64_t seed) {
     if (cv2 < 1e-6)
       node.at("cv2").fail("must be at least 1e-06, found " + node.at("cv2").as_string());
     built.source = std::make_unique<GammaSource>(rate, cv2, seed);
+    built.size = StreamSize::steady(rate);
+  } else if (kind == "onoff") {
+    node.allow_only({"kind", "rate_rps", "cv", "burst_s", "peak_x", "duration_s", "limit",
+                     "input_tokens", "output_tokens", "slo_ms"});
+    const double rate = node.at("rate_rps").as_positive(limits::kMaxRateRps);
+    const double cv = node.at("cv").as_number_in(0.01, 100.0);
+    const double burst = node.at("burst_s").as_number_in(1e-3, limits::kMaxSpanS);
+    std::optional<double> peak;
+    if (auto p = node.get("peak_x")) peak = p->as_number_in(1.0, 1e4);
+    OnOffFit fit;
+    try {
+      fit = fit_on_off(rate, cv, burst, peak);
+    } catch (const std::invalid_argument& e) {
+      node.at("peak_x").fail(e.what());
+    }
+    built.source = std::make_unique<OnOffSource>(fit, cv, seed);
     built.size = StreamSize::steady(rate);
   } else if (kind == "deterministic") {
     node.allow_only({"kind", "rate_rps", "interval_s", "duration_s", "limit", "input_tokens",

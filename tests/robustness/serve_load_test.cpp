@@ -197,7 +197,7 @@ TEST(ServeLoad, TenTimesCapacityDoesNotCollapseTheGoodput) {
   EXPECT_EQ(at_capacity.answered, at_capacity.sent);
   EXPECT_EQ(overload.answered, overload.sent);
   EXPECT_GT(at_capacity.ok_per_s, 80.0);
-  // The collapse this guards against kept 0.2 % of the goodput (`dropping: expired`; `nexus`
+  // The collapse this guards against kept 0.2 % of the goodput (`dropping: expired`; `nexus-e2e`
   // keeps 7 %). The target itself, >= 90 % over 60 s, is measured on an idle machine
   // (docs/reliability.md); on a shared CI machine a 3 s window has been seen at 84 %.
   EXPECT_GE(overload.ok_per_s, 0.6 * at_capacity.ok_per_s);

@@ -21,6 +21,17 @@ struct PardSettings {
   Time sync_period = 1.0;   // state shared between tasks this often (engine time)
   bool hysteresis = true;   // dynamic ε band; false = PARD-instant (switch at μ = 1)
   Time rate_window = 5.0;   // window of the smoothed input rate T_s and of ε
+  // q_i is at least the linearly weighted average (same window) of the time the task's
+  // workers need to serve their backlog (queued items / throughput at the configured batch
+  // size), sampled at each sync: under HBF the served requests are the freshest, and their
+  // queueing delay alone hides a congested task (issue 11). Off by default: on its own
+  // threshold it makes upstream tasks drop everything for a while, then nothing (see
+  // docs/policies.md). false: q_i from served requests only (the paper's text).
+  bool backlog_queueing = false;
+  // Purge from a queue's least-budget end the requests that can no longer meet their
+  // deadline even with no queueing and no batch wait from here on (the digest's reading
+  // of the DEPQ popping both ends; DropReason::kStale).
+  bool purge_hopeless = true;
 };
 
 }  // namespace tessera

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "engine/deployment_view.hpp"
+#include "engine/policies.hpp"
 #include "policy/pard/batch_wait.hpp"
 
 namespace tessera {
@@ -44,10 +46,49 @@ StatePlanner::StatePlanner(const App& app, PardSettings settings, uint64_t seed)
       tasks_(app.tasks.size()),
       paths_(app.tasks.size()),
       rng_(seed) {
+  path_edges_.resize(app.tasks.size());
   for (std::size_t t = 0; t < app.tasks.size(); ++t) {
     std::vector<TaskId> prefix;
     collect_paths(app, static_cast<TaskId>(t), prefix, paths_[t]);
+    for (const auto& path : paths_[t]) {
+      std::vector<uint32_t> edges;
+      auto from = static_cast<TaskId>(t);
+      for (TaskId to : path) {
+        for (uint32_t e : app.tasks[from].out_edges) {
+          if (app.edges[e].to == to) {
+            edges.push_back(e);
+            break;
+          }
+        }
+        from = to;
+      }
+      // The prefix of the path every request certainly takes.
+      std::size_t certain = 0;
+      for (uint32_t e : edges) {
+        const Task& parent = app.tasks[app.edges[e].from];
+        bool sure =
+            app.edges[e].mode == EdgeMode::kAll && parent.fanout == FanoutDistribution::kFixed;
+        for (const Variant& v : parent.variants) sure = sure && std::lround(v.fanout_mean) >= 1;
+        if (!sure) break;
+        ++certain;
+      }
+      certain_.resize(app.tasks.size());
+      certain_[t].push_back(certain);
+      path_edges_[t].push_back(std::move(edges));
+    }
   }
+  order_ = app.topological_order();
+  finish_.assign(app.tasks.size(), 0.0);
+}
+
+Time StatePlanner::join_wait(uint32_t edge) const {
+  const Edge& in = app_.edges[edge];
+  const Time own = finish_[in.from] + in.delay;
+  Time slowest = own;
+  for (uint32_t e : app_.tasks[in.to].in_edges) {
+    slowest = std::max(slowest, finish_[app_.edges[e].from] + app_.edges[e].delay);
+  }
+  return slowest - own;
 }
 
 void StatePlanner::on_arrival(TaskId task, Time) { tasks_[task].arrivals_since_sync++; }
@@ -101,6 +142,33 @@ void StatePlanner::sync(const DeploymentView& view, Time now) {
     t.q = weights > 0 ? weighted / weights : 0.0;
 
     const auto& workers = view.workers_of(static_cast<TaskId>(i));
+    // The backlog: how long each live worker needs for its queued items at its configured
+    // batch size, averaged over the task's workers.
+    Time backlog = 0.0;
+    int live = 0;
+    for (const Worker* w : workers) {
+      if (!w->alive) continue;
+      ++live;
+      if (w->queue == nullptr || w->max_batch < 1) continue;
+      const double per_item = w->profiled_latency(0, w->max_batch) / w->max_batch;
+      backlog += static_cast<double>(w->queue->size()) * per_item;
+    }
+    t.backlog = live ? backlog / live : 0.0;
+    if (settings_.backlog_queueing) {
+      // Sampled once per sync into the same linearly weighted window as the delays.
+      t.backlogs.emplace_back(now, t.backlog);
+      while (!t.backlogs.empty() && t.backlogs.front().first < now - settings_.queue_window)
+        t.backlogs.pop_front();
+      double bw = 0.0;
+      double bsum = 0.0;
+      for (const auto& [when, b] : t.backlogs) {
+        const double w =
+            std::max(0.0, settings_.queue_window - (now - when)) / settings_.queue_window;
+        bsum += w * b;
+        bw += w;
+      }
+      if (bw > 0) t.q = std::max(t.q, bsum / bw);
+    }
     double batch_sum = 0.0;
     for (const auto& b : t.batches) batch_sum += b.second;
     const int batch = t.batches.empty()
@@ -109,6 +177,14 @@ void StatePlanner::sync(const DeploymentView& view, Time now) {
                                             batch_sum / static_cast<double>(t.batches.size()))));
     t.d = mean_latency(workers, batch);
     t.d_single = mean_latency(workers, 1);
+    t.d_fastest = std::numeric_limits<Time>::infinity();
+    for (const Worker* w : workers) {
+      if (!w->alive) continue;
+      for (std::size_t v = 0; v < w->latency.size(); ++v) {
+        t.d_fastest = std::min(t.d_fastest, w->profiled_latency(static_cast<int>(v), 1));
+      }
+    }
+    if (!std::isfinite(t.d_fastest)) t.d_fastest = 0.0;
 
     double capacity = 0.0;  // T_m: the task's throughput at its configured batch sizes
     for (const Worker* w : workers) {
@@ -137,11 +213,33 @@ void StatePlanner::sync(const DeploymentView& view, Time now) {
     t.mode = next_mode(t.mode, t.mu, t.epsilon, settings_.hysteresis);
   }
 
+  // Each task's expected finish after the request's start, for the joins' waits.
+  for (TaskId t : order_) {
+    Time start = 0.0;
+    for (uint32_t e : app_.tasks[t].in_edges) {
+      start = std::max(start, finish_[app_.edges[e].from] + app_.edges[e].delay);
+    }
+    finish_[t] = start + tasks_[t].q + 1.5 * tasks_[t].d;
+  }
+
   // Downstream estimates per task, from the state just computed.
   for (std::size_t k = 0; k < tasks_.size(); ++k) {
     Time worst = 0.0;
     Time worst_service = 0.0;
-    for (const auto& path : paths_[k]) {
+    Time floor = 0.0;
+    for (std::size_t p = 0; p < paths_[k].size(); ++p) {
+      Time sure = 0.0;
+      for (std::size_t j = 0; j < certain_[k][p]; ++j) {
+        sure += app_.edges[path_edges_[k][p][j]].delay + tasks_[paths_[k][p][j]].d_fastest;
+      }
+      floor = std::max(floor, sure);
+      const auto& path = paths_[k][p];
+      Time hops = 0.0;   // edge delays
+      Time joins = 0.0;  // the waits at joins for slower inputs
+      for (uint32_t e : path_edges_[k][p]) {
+        hops += app_.edges[e].delay;
+        if (app_.tasks[app_.edges[e].to].is_join()) joins += join_wait(e);
+      }
       Time q = 0.0;
       Time d = 0.0;
       Time d1 = 0.0;
@@ -154,11 +252,12 @@ void StatePlanner::sync(const DeploymentView& view, Time now) {
       }
       const Time w =
           batch_wait_quantile(cycles_, settings_.lambda, settings_.samples, rng_, scratch_);
-      worst = std::max(worst, q + d + w);
-      worst_service = std::max(worst_service, d1);
+      worst = std::max(worst, q + d + w + hops + joins);
+      worst_service = std::max(worst_service, d1 + hops);
     }
     tasks_[k].lsub = worst;
     tasks_[k].lsub_service = worst_service;
+    tasks_[k].lsub_floor = floor;
   }
 
   last_sync_ = now;
