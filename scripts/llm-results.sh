@@ -78,6 +78,40 @@ for s in scales:
               f"{l['tokens_per_s']:.1f} | {l['kv_utilization']:.3f} | {l['preemptions']} | "
               f"{r['dropped']} |")
 print()
+print("## What the tables show")
+print()
+print("Each sentence below is computed by the script from the tables above.")
+print()
+def g(p, s, *keys):
+    r = load(p, s)
+    for k in keys:
+        r = r[k]
+    return r
+for s in scales:
+    best = max(policies, key=lambda p: g(p, s, "llm", "goodput_rps"))
+    print(f"- time_scale {s}: the highest goodput is {best}'s, "
+          f"{g(best, s, 'llm', 'goodput_rps'):.3f} req/s, against "
+          f"{g('continuous', s, 'llm', 'goodput_rps'):.3f} for continuous, "
+          f"{g('static', s, 'llm', 'goodput_rps'):.3f} for static and "
+          f"{g('fcfs', s, 'llm', 'goodput_rps'):.3f} for fcfs.")
+for base in ("continuous", "chunked"):
+    if base + "+slo" not in policies:
+        continue
+    parts = []
+    for s in scales:
+        parts.append(f"{g(base, s, 'llm', 'goodput_rps'):.3f} to "
+                     f"{g(base + '+slo', s, 'llm', 'goodput_rps'):.3f} req/s at time_scale {s} "
+                     f"({g(base + '+slo', s, 'dropped')} dropped, TTFT p99 "
+                     f"{g(base, s, 'llm', 'ttft_ms', 'p99'):.0f} to "
+                     f"{g(base + '+slo', s, 'llm', 'ttft_ms', 'p99'):.0f} ms)")
+    print(f"- SLO-aware admission on {base} moves goodput from " + "; ".join(parts) + ".")
+for s in scales:
+    print(f"- time_scale {s}: TPOT p99 is {g('continuous', s, 'llm', 'tpot_ms', 'p99'):.1f} ms "
+          f"with continuous (prefill steps stall the decoders) and "
+          f"{g('chunked', s, 'llm', 'tpot_ms', 'p99'):.1f} ms with chunked; "
+          f"continuous preempted {g('continuous', s, 'llm', 'preemptions')} times, "
+          f"chunked {g('chunked', s, 'llm', 'preemptions')}.")
+print()
 print("## Drops by reason")
 print()
 print("| policy | time_scale | dropped | by reason |")

@@ -119,6 +119,7 @@ LlmInstanceScheduler::Seq* LlmInstanceScheduler::admit_front(Worker& worker, boo
 }
 
 bool LlmInstanceScheduler::plan_fcfs(Worker& worker) {
+  step_prefill_planned_ = 0;
   if (running_.empty() && admit_front(worker, true, kNoLimit) == nullptr) return false;
   Seq& seq = running_.front();
   if (seq.prefilled < seq.prompt) {
@@ -131,6 +132,7 @@ bool LlmInstanceScheduler::plan_fcfs(Worker& worker) {
 }
 
 bool LlmInstanceScheduler::plan_static(Worker& worker) {
+  step_prefill_planned_ = 0;
   if (running_.empty()) {
     while (running_.size() < config_.max_seqs && admit_front(worker, true, kNoLimit) != nullptr) {
     }
@@ -156,6 +158,7 @@ bool LlmInstanceScheduler::plan_continuous(Worker& worker) {
   uint32_t budget = config_.token_budget;
   uint32_t admitted = 0;
   while (running_.size() < config_.max_seqs) {
+    step_prefill_planned_ = config_.token_budget - budget;
     Seq* seq = admit_front(worker, false, admitted == 0 ? kNoLimit : budget);
     if (seq == nullptr) break;
     seq->step_prefill = seq->prompt;
@@ -194,6 +197,7 @@ bool LlmInstanceScheduler::plan_chunked(Worker& worker) {
     }
   }
   while (budget > 0 && running_.size() < config_.max_seqs) {
+    step_budget_left_ = static_cast<uint32_t>(budget);
     Seq* seq = admit_front(worker, false, kNoLimit);
     if (seq == nullptr) break;
     seq->step_prefill = static_cast<uint32_t>(std::min<int64_t>(seq->prompt, budget));
@@ -408,12 +412,30 @@ DropReason LlmInstanceScheduler::check_on_entry(const Worker& worker, const Item
 
 bool LlmInstanceScheduler::misses_ttft_now(const Worker& worker, const Seq& seq) const {
   if (config_.ttft_slo <= 0) return false;
-  StepContents prefill;
-  prefill.batch = 1;
-  prefill.tokens_in = seq.prompt - seq.prefilled;
-  prefill.context_tokens = seq.prompt;
-  const Time now = host_.now();
-  return now - seq.item.origin + cost_.step_time(worker, prefill) > config_.ttft_slo;
+  const uint32_t remaining = seq.prompt - seq.prefilled;
+  StepContents step;
+  Time prefill_time = 0.0;
+  if (config_.policy == LlmPolicy::kChunked) {
+    // Its first chunk in what is left of this iteration's budget, the rest in later
+    // iterations that also decode every running request.
+    const uint32_t decoders = decoding();
+    const uint64_t per_iteration =
+        std::max<int64_t>(1, int64_t{config_.token_budget} - int64_t{decoders});
+    const uint64_t first = std::min<uint64_t>(remaining, step_budget_left_);
+    const uint64_t iterations = 1 + (remaining - first + per_iteration - 1) / per_iteration;
+    step.batch = static_cast<int>(decoders) + 1;
+    step.tokens_in = std::min<uint64_t>(remaining, per_iteration);
+    step.tokens_out = decoders;
+    step.context_tokens = context_tokens() + seq.prompt;
+    prefill_time = static_cast<double>(iterations) * cost_.step_time(worker, step);
+  } else {
+    // One prefill step, with the prompts already planned into it.
+    step.batch = 1;
+    step.tokens_in = step_prefill_planned_ + remaining;
+    step.context_tokens = step_prefill_planned_ + seq.prompt;
+    prefill_time = cost_.step_time(worker, step);
+  }
+  return host_.now() - seq.item.origin + prefill_time > config_.ttft_slo;
 }
 
 bool LlmInstanceScheduler::slows_decode(const Worker& worker, const Seq& seq) const {

@@ -108,6 +108,10 @@ class LlmInstanceScheduler final : public InstanceScheduler {
   uint64_t preemptions_ = 0;
   double finished_outputs_ = 0.0;  // for the mean-output predictor
   double finished_count_ = 0.0;
+  // The step being planned, for the admission-time TTFT check: prompt tokens already in it
+  // (continuous) and the token budget it has left (chunked).
+  uint32_t step_prefill_planned_ = 0;
+  uint32_t step_budget_left_ = 0;
 };
 
 }  // namespace tessera
