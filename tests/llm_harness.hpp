@@ -4,6 +4,8 @@
 // steps end after the cost model's time exactly (no noise), arrivals first on ties, with
 // every RequestRecord and LLM step kept for the test to inspect. Single-threaded.
 
+#include <algorithm>
+#include <functional>
 #include <map>
 #include <memory>
 #include <utility>
@@ -61,9 +63,21 @@ class LlmHarness final : public EngineDriver, public EngineObserver {
                                        clock_, *this, *this, 1, std::move(options));
   }
 
+  // Runs `action` once virtual time reaches `at` (before the events at that time).
+  void at(Time at, std::function<void()> action) { actions_.emplace(at, std::move(action)); }
+
   void run(const std::vector<Arrival>& arrivals) {
     std::size_t next = 0;
     while (next < arrivals.size() || !events_.empty()) {
+      const Time upcoming = std::min(next < arrivals.size() ? arrivals[next].time : 1e300,
+                                     events_.empty() ? 1e300 : events_.begin()->first);
+      if (!actions_.empty() && actions_.begin()->first <= upcoming) {
+        auto action = std::move(actions_.begin()->second);
+        clock_.set(actions_.begin()->first);
+        actions_.erase(actions_.begin());
+        action();
+        continue;
+      }
       const bool arrival_first = next < arrivals.size() &&
                                  (events_.empty() || arrivals[next].time <= events_.begin()->first);
       if (arrival_first) {
@@ -105,6 +119,7 @@ class LlmHarness final : public EngineDriver, public EngineObserver {
   ProfileTable profiles_;
   ManualClock clock_;
   std::multimap<Time, WorkerId> events_;
+  std::multimap<Time, std::function<void()>> actions_;
   std::vector<LlmInstanceScheduler*> schedulers_;
   std::unique_ptr<Engine> engine_;
 };

@@ -195,6 +195,40 @@ TEST(LlmKvCache, AccountingInvariantUnderPressure) {
   }
 }
 
+// An instance taken out of service hands its waiting and admitted requests back; they are
+// served by the other instance, and every request still ends once.
+TEST(LlmKvCache, InstanceLossHandsRequestsBack) {
+  for (LlmPolicy policy : {LlmPolicy::kStatic, LlmPolicy::kContinuous, LlmPolicy::kChunked}) {
+    LlmHarness h(config(policy, 200, 256), simple_cost(), 2);
+    std::vector<Arrival> arrivals;
+    for (int i = 0; i < 60; ++i) arrivals.push_back(llm_arrival(0.01 * i, 100, 30));
+    h.at(0.25, [&h] { h.engine().kill_worker(0); });
+    h.run(arrivals);
+    SCOPED_TRACE(std::string(llm_policy_name(policy)));
+    expect_accounted(h, arrivals.size());
+    for (const auto& r : h.records) {
+      EXPECT_EQ(r.outcome, Outcome::kOk);
+      EXPECT_EQ(r.output_tokens, 30u);
+    }
+    EXPECT_EQ(h.scheduler(0).admitted(), 0u);
+    EXPECT_EQ(h.scheduler(1).kv().used(), 0u);
+  }
+}
+
+// Least-loaded dispatch sees the requests an LLM instance holds (Worker::held).
+TEST(LlmScheduler, LeastLoadedCountsHeldRequests) {
+  LlmHarness h(config(LlmPolicy::kContinuous), simple_cost(), 2);
+  std::vector<Arrival> arrivals;
+  for (int i = 0; i < 8; ++i) arrivals.push_back(llm_arrival(0.001 * i, 200, 50));
+  h.at(0.0075, [&h] {
+    const auto& w = h.engine().workers();
+    EXPECT_EQ(w[0]->held + w[1]->held, 8u);
+    EXPECT_EQ(w[0]->held, 4u);  // alternately, not all on one instance
+  });
+  h.run(arrivals);
+  expect_accounted(h, 8);
+}
+
 TEST(LlmSloAdmission, DropsWhatCannotMakeItsTtft) {
   // 20 prompts of 1000 tokens at once: each prefill takes 1.01 s; TTFT SLO 3.5 s.
   std::vector<Arrival> burst;
