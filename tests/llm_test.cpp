@@ -382,6 +382,29 @@ TEST(LlmSpec, Errors) {
   EXPECT_NE(e.problem().find("leave no room"), std::string::npos);
   e = spec_error([] { run_from(llm_run("  kv_cache: {dtype: fp4}\n")); });
   EXPECT_EQ(e.field(), "llm.kv_cache.dtype");
+  e = spec_error([] {
+    std::string yaml = llm_run("");
+    yaml = yaml.substr(0, yaml.find("llm:\n")) + "simulation: {cost_model: {kind: llm_analytic}}\n";
+    run_from(yaml);
+  });
+  EXPECT_EQ(e.field(), "simulation.cost_model.kind");
+  EXPECT_NE(e.problem().find("llm: section"), std::string::npos);
+}
+
+// token_linear with LLM steps: prompt tokens prefilled and tokens decoded per step.
+TEST(LlmCostModel, TokenLinearSeesPrefillAndDecodeTokens) {
+  RunSpec run = run_from(
+      llm_run("  scheduler: {policy: fcfs}\nsimulation:\n  cost_model: {kind: token_linear, "
+              "per_input_token_ms: 1, per_output_token_ms: 5}\n"));
+  run.profiles = ProfileTable{};
+  run.profiles.add("llama-2-7b", "a100-40gb", 1, 10.0);
+  Simulator sim(run.app, run.deployment, run.profiles, PolicySet(run.policies), run.sim);
+  auto arrivals = make_run_arrivals(run);  // 20 requests 0.5 s apart, 500 in, 20 out
+  sim.run(*arrivals);
+  // Prefill: 10 + 500 ms; 19 decodes of 10 + 5 ms; one request at a time per instance.
+  EXPECT_NEAR(sim.metrics().llm().ttft.mean(), 0.510, 1e-9);
+  EXPECT_NEAR(sim.metrics().llm().tpot.mean(), 0.015, 1e-9);
+  EXPECT_EQ(sim.metrics().llm().decode_tokens, 20u * 19u);
 }
 
 TEST(LlmSpec, SummaryOfNonLlmRunsHasNoLlmSection) {
