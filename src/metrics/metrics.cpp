@@ -21,6 +21,7 @@ void MetricsCollector::on_llm_step(const Worker& /*worker*/, const LlmStepStats&
   llm_.decode_tokens += step.decode_tokens;
   llm_.kv_block_seconds += step.kv_used_blocks * step.duration;
   llm_.kv_total_seconds += step.kv_total_blocks * step.duration;
+  llm_.kv_blocks = std::max(llm_.kv_blocks, step.kv_total_blocks);
   if (step.kv_total_blocks > 0) {
     llm_.kv_peak = std::max(llm_.kv_peak, static_cast<double>(step.kv_used_blocks) /
                                               static_cast<double>(step.kv_total_blocks));

@@ -54,6 +54,7 @@ struct LlmStats {
   double kv_block_seconds = 0.0;  // used blocks x step time, summed over steps
   double kv_total_seconds = 0.0;  // total blocks x step time
   double kv_peak = 0.0;           // highest used / total at a step start
+  uint32_t kv_blocks = 0;         // the largest instance's KV blocks
   LogHistogram ttft;
   LogHistogram tpot;
 };

@@ -108,7 +108,8 @@ nlohmann::json summarize(const MetricsCollector& m, const App& app) {
                 {"preemptions", llm.preemptions},
                 {"preempted_requests", llm.preempted_requests},
                 {"kv_utilization", tidy(ratio(llm.kv_block_seconds, llm.kv_total_seconds))},
-                {"kv_peak_utilization", tidy(llm.kv_peak)}};
+                {"kv_peak_utilization", tidy(llm.kv_peak)},
+                {"kv_blocks_per_instance", llm.kv_blocks}};
   }
   return s;
 }
