@@ -22,6 +22,8 @@ enum class DropReason : uint8_t {
   kQueueFull,      // bounded queue overflow / admission control
   kOverload,       // upstream admission throttling
   kStale,          // waited past its task's batching timeout without being picked up
+  kKvCapacity,     // an LLM request whose KV cache can never fit its instance's blocks
+  kTtftSlo,        // an LLM request predicted to miss its time-to-first-token SLO
   kCount,
 };
 
@@ -55,6 +57,10 @@ inline constexpr std::string_view drop_reason_name(DropReason r) {
       return "overload";
     case DropReason::kStale:
       return "stale";
+    case DropReason::kKvCapacity:
+      return "kv_capacity";
+    case DropReason::kTtftSlo:
+      return "ttft_slo";
     case DropReason::kCount:
       break;
   }

@@ -59,6 +59,11 @@ struct Edge {
 struct App {
   std::string name;
   Time slo = 0.0;  // end-to-end latency SLO
+  // LLM SLOs (0 = none): time to first token and mean time per output token after the
+  // first. A request that reports tokens (SchedulerHost::record_tokens) and misses one of
+  // them ends late.
+  Time ttft_slo = 0.0;
+  Time tpot_slo = 0.0;
   std::vector<Task> tasks;
   std::vector<Edge> edges;
   std::vector<TaskId> roots;

@@ -22,6 +22,10 @@ struct StepContents {
   int batch = 1;            // items in the step
   uint64_t tokens_in = 0;   // prompt tokens over the step's items
   uint64_t tokens_out = 0;  // output tokens over the step's items
+  // LLM steps (LlmInstanceScheduler): tokens_in is the prompt tokens the step prefills and
+  // tokens_out the tokens it decodes (one per decoding request); context_tokens is the KV
+  // cache the step reads (the context of every request in it). 0 for other steps.
+  uint64_t context_tokens = 0;
 };
 
 class CostModel {

@@ -46,6 +46,33 @@ struct RequestRecord {
   // yielded (Engine::subrequest_weight); violated = late results + lost weight.
   double subrequests = 0.0;
   double subrequests_violated = 0.0;
+  // LLM requests (their instance scheduler reported tokens; SchedulerHost::record_tokens):
+  // time to first token and mean time per output token after the first, both < 0 when
+  // not reported; tokens generated; times the request was preempted.
+  Time ttft = -1.0;
+  Time tpot = -1.0;
+  uint32_t output_tokens = 0;
+  uint32_t preemptions = 0;
+};
+
+// The token timings of one LLM request, reported by its instance scheduler before the
+// request's item finishes or is dropped.
+struct TokenTimes {
+  Time ttft = -1.0;  // first token minus arrival; < 0 when no token was produced
+  Time tpot = -1.0;  // (last token - first token) / (tokens - 1); 0 for a single token
+  uint32_t tokens = 0;
+  uint32_t preemptions = 0;
+};
+
+// One step of an LLM instance, for metrics: the KV-cache blocks in use while it runs, the
+// tokens it prefills and decodes, and the preemptions decided before it.
+struct LlmStepStats {
+  uint32_t kv_used_blocks = 0;
+  uint32_t kv_total_blocks = 0;
+  uint32_t prefill_tokens = 0;
+  uint32_t decode_tokens = 0;
+  uint32_t preemptions = 0;
+  Time duration = 0.0;  // the cost model's time for the step
 };
 
 // Receives what happens, for metrics. Default implementations ignore everything.
@@ -59,6 +86,8 @@ class EngineObserver {
   virtual void on_request_stopped(uint64_t /*id*/, Outcome, TaskId /*task*/, DropReason) {}
   virtual void on_batch_start(const Worker&, Time /*now*/) {}
   virtual void on_batch_done(const Worker&, Time /*duration*/, Time /*now*/) {}
+  // An LLM instance started a step (after on_batch_start).
+  virtual void on_llm_step(const Worker&, const LlmStepStats&) {}
 };
 
 }  // namespace tessera

@@ -48,6 +48,7 @@ Engine::Engine(const App& app, const Deployment& deployment, const ProfileTable&
       cancel_siblings_(options.cancel_siblings_on_drop),
       cost_model_(options.cost_model ? std::move(options.cost_model)
                                      : std::make_shared<ProfileCostModel>()),
+      make_scheduler_(std::move(options.make_scheduler)),
       task_workers_(app.tasks.size()),
       task_queues_(app.tasks.size()),
       parked_(app.tasks.size()),
@@ -126,8 +127,12 @@ std::vector<WorkerId> Engine::add_workers(const WorkerGroup& group, const Profil
     w->running.reserve(static_cast<std::size_t>(group.max_batch));
     w->forming.reserve(static_cast<std::size_t>(group.max_batch));
     SchedulerHost& host = *this;
+    // A data plane's schedulers (EnginePolicies, PPipe) come first, then the run's
+    // (EngineOptions, LLM instances), then today's batching loop.
     if (policies_.make_scheduler) {
       schedulers_.push_back(policies_.make_scheduler(*w, host));
+    } else if (make_scheduler_) {
+      schedulers_.push_back(make_scheduler_(*w, host, *cost_model_));
     } else {
       schedulers_.push_back(std::make_unique<BatchInstanceScheduler>(
           *policies_.batching, *policies_.variant, *policies_.dropping, host));
@@ -373,7 +378,6 @@ bool Engine::admit(Worker& worker, const Item& item, Time start, Time exec) {
 }
 
 void Engine::start_step(Worker& worker) {
-  const Time now = clock_.now();
   StepContents step;
   step.variant_slot = worker.running_variant;
   step.batch = static_cast<int>(worker.running.size());
@@ -381,6 +385,19 @@ void Engine::start_step(Worker& worker) {
     step.tokens_in += item.tokens_in;
     step.tokens_out += item.tokens_out;
   }
+  start_step(worker, step);
+}
+
+void Engine::record_tokens(const Item& item, const TokenTimes& times) {
+  requests_[item.request].tokens = times;
+}
+
+void Engine::report_llm_step(const Worker& worker, const LlmStepStats& stats) {
+  observer_.on_llm_step(worker, stats);
+}
+
+void Engine::start_step(Worker& worker, const StepContents& step) {
+  const Time now = clock_.now();
   worker.busy = true;
   worker.timer_at = -1.0;
   worker.running_start = now;
@@ -666,12 +683,19 @@ void Engine::finish_request(RequestSlot slot) {
   rec.gpu_time = r.gpu_time;
   rec.subrequests = r.sub_done + r.sub_lost;
   rec.subrequests_violated = r.sub_late + r.sub_lost;
+  rec.ttft = r.tokens.ttft;
+  rec.tpot = r.tokens.tpot;
+  rec.output_tokens = r.tokens.tokens;
+  rec.preemptions = r.tokens.preemptions;
   if (r.stopped) {
     rec.outcome = r.outcome;
     rec.drop_task = r.stop_task;
     rec.reason = r.reason;
   } else {
     rec.outcome = rec.finish <= r.deadline + 1e-12 ? Outcome::kOk : Outcome::kLate;
+    const bool misses_ttft = app_.ttft_slo > 0 && r.tokens.ttft > app_.ttft_slo + 1e-12;
+    const bool misses_tpot = app_.tpot_slo > 0 && r.tokens.tpot > app_.tpot_slo + 1e-12;
+    if (misses_ttft || misses_tpot) rec.outcome = Outcome::kLate;
     rec.accuracy = r.accuracy_count ? r.accuracy_sum / r.accuracy_count : 0.0;
   }
   free_slots_.push_back(slot);

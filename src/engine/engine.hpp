@@ -52,6 +52,8 @@ struct EngineOptions {
   bool cancel_siblings_on_drop = true;
   // The time of a step; the profiled tables when null.
   std::shared_ptr<const CostModel> cost_model;
+  // Builds each instance's scheduler; the batching loop (BatchInstanceScheduler) when empty.
+  SchedulerFactory make_scheduler = {};
 };
 
 class Engine final : public DeploymentView, private SchedulerHost {
@@ -128,6 +130,7 @@ class Engine final : public DeploymentView, private SchedulerHost {
     double sub_done = 0.0;  // final results delivered
     double sub_late = 0.0;  // ... of them after the deadline
     double sub_lost = 0.0;  // weighted items dropped, failed or cancelled
+    TokenTimes tokens;      // an LLM request's, when its scheduler reported them
   };
 
   // SchedulerHost.
@@ -136,6 +139,9 @@ class Engine final : public DeploymentView, private SchedulerHost {
   void start_step(Worker& worker) override;
   void set_timer(Worker& worker, Time at) override;
   void drop_queued(Worker& worker, const Item& item, DropReason reason) override;
+  void start_step(Worker& worker, const StepContents& contents) override;
+  void record_tokens(const Item& item, const TokenTimes& times) override;
+  void report_llm_step(const Worker& worker, const LlmStepStats& stats) override;
 
   bool cancelled(const RequestState& r) const { return r.stopped && cancel_siblings_; }
   RequestSlot allocate_request();
@@ -167,6 +173,7 @@ class Engine final : public DeploymentView, private SchedulerHost {
   std::size_t max_queue_;
   bool cancel_siblings_;
   std::shared_ptr<const CostModel> cost_model_;
+  SchedulerFactory make_scheduler_;
 
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<std::unique_ptr<InstanceScheduler>> schedulers_;  // by WorkerId

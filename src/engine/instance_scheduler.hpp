@@ -11,10 +11,14 @@
 //
 // Thread safety: none; called on the engine's thread only.
 
+#include <functional>
+#include <memory>
 #include <vector>
 
 #include "core/outcome.hpp"
 #include "core/time.hpp"
+#include "engine/cost_model.hpp"
+#include "engine/driver.hpp"
 #include "engine/item.hpp"
 #include "engine/worker.hpp"
 
@@ -35,6 +39,15 @@ class SchedulerHost {
   // `item`, just taken from the queue without joining a step, is dropped for `reason` (or
   // retired, if its request was cancelled meanwhile).
   virtual void drop_queued(Worker& worker, const Item& item, DropReason reason) = 0;
+  // Runs worker.running as the next step, timed by the cost model from `contents` rather
+  // than from worker.running: an LLM step, whose requests mostly stay held by the scheduler
+  // across steps (worker.running holds only those that finish with this step).
+  virtual void start_step(Worker& worker, const StepContents& contents) = 0;
+  // The token timings of `item`'s request (an LLM request), recorded in its RequestRecord;
+  // with the app's ttft/tpot SLOs they decide whether it ends ok or late.
+  virtual void record_tokens(const Item& item, const TokenTimes& times) = 0;
+  // An LLM step's KV-cache and token figures, passed on to the observer.
+  virtual void report_llm_step(const Worker& worker, const LlmStepStats& stats) = 0;
 };
 
 class InstanceScheduler {
@@ -51,5 +64,10 @@ class InstanceScheduler {
   // The instance leaves service: hand back the items it holds that have not started.
   virtual void release(Worker& worker, std::vector<Item>& out) = 0;
 };
+
+// Builds the scheduler of one new instance (EngineOptions::make_scheduler); the engine's
+// cost model is passed for schedulers that predict step times.
+using SchedulerFactory = std::function<std::unique_ptr<InstanceScheduler>(
+    const Worker& worker, SchedulerHost& host, const CostModel& cost)>;
 
 }  // namespace tessera

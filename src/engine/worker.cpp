@@ -4,6 +4,6 @@
 
 namespace tessera {
 
-std::size_t Worker::load() const { return queue->size() + forming.size() + running.size(); }
+std::size_t Worker::load() const { return queue->size() + forming.size() + running.size() + held; }
 
 }  // namespace tessera

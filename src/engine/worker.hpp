@@ -48,6 +48,9 @@ struct Worker {
   Time running_duration = 0.0;  // the cost model's time for the running step
   Time running_expected_end = 0.0;
   Time last_batch_end = -1.0;  // when the previous batch finished; < 0 before the first
+  // Items its instance scheduler keeps across steps, outside queue, forming and running
+  // (an LLM instance's admitted requests); counted by load().
+  std::size_t held = 0;
   bool busy = false;
   bool alive = true;
   uint64_t timer_generation = 0;
@@ -62,7 +65,7 @@ struct Worker {
   uint64_t items_done = 0;
   Time busy_time = 0.0;
 
-  std::size_t load() const;  // queued + forming + running items
+  std::size_t load() const;  // queued + forming + running + held items
   Time profiled_latency(int variant_slot, int batch) const {
     const auto& row = latency[static_cast<std::size_t>(variant_slot)];
     if (batch < 1) batch = 1;

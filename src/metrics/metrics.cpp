@@ -1,5 +1,6 @@
 #include "metrics/metrics.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "engine/deployment_view.hpp"
@@ -7,7 +8,25 @@
 namespace tessera {
 
 MetricsCollector::MetricsCollector(const App& app, Time window)
-    : window_(window), task_count_(app.tasks.size()), tasks_(app.tasks.size()) {}
+    : window_(window),
+      task_count_(app.tasks.size()),
+      tasks_(app.tasks.size()),
+      ttft_slo_(app.ttft_slo),
+      tpot_slo_(app.tpot_slo) {}
+
+void MetricsCollector::on_llm_step(const Worker& /*worker*/, const LlmStepStats& step) {
+  ++llm_.steps;
+  llm_.preemptions += step.preemptions;
+  llm_.prefill_tokens += step.prefill_tokens;
+  llm_.decode_tokens += step.decode_tokens;
+  llm_.kv_block_seconds += step.kv_used_blocks * step.duration;
+  llm_.kv_total_seconds += step.kv_total_blocks * step.duration;
+  llm_.kv_blocks = std::max(llm_.kv_blocks, step.kv_total_blocks);
+  if (step.kv_total_blocks > 0) {
+    llm_.kv_peak = std::max(llm_.kv_peak, static_cast<double>(step.kv_used_blocks) /
+                                              static_cast<double>(step.kv_total_blocks));
+  }
+}
 
 WindowStats& MetricsCollector::window_at(Time t) {
   auto idx = static_cast<std::size_t>(std::max(0.0, std::floor(t / window_)));
@@ -69,6 +88,18 @@ void MetricsCollector::on_request_done(const RequestRecord& r) {
       w.failed++;
       tasks_[r.drop_task].failed++;
       break;
+  }
+  if (r.ttft >= 0 && (r.outcome == Outcome::kOk || r.outcome == Outcome::kLate)) {
+    ++llm_.requests;
+    const bool ttft_ok = ttft_slo_ <= 0 || r.ttft <= ttft_slo_ + 1e-12;
+    const bool tpot_ok = tpot_slo_ <= 0 || r.tpot <= tpot_slo_ + 1e-12;
+    llm_.ttft_met += ttft_ok ? 1 : 0;
+    llm_.tpot_met += tpot_ok ? 1 : 0;
+    llm_.both_met += ttft_ok && tpot_ok && r.outcome == Outcome::kOk ? 1 : 0;
+    llm_.output_tokens += r.output_tokens;
+    llm_.preempted_requests += r.preemptions > 0 ? 1 : 0;
+    llm_.ttft.add(r.ttft);
+    if (r.output_tokens > 1) llm_.tpot.add(r.tpot);
   }
   if (r.outcome == Outcome::kOk || r.outcome == Outcome::kLate) {
     w.accuracy_sum += r.accuracy;

@@ -39,6 +39,26 @@ struct TaskStats {
   uint64_t failed = 0;
 };
 
+// An LLM run's totals (requests that reported tokens; docs/llm.md#metrics).
+struct LlmStats {
+  uint64_t requests = 0;  // finished requests that reported tokens
+  uint64_t ttft_met = 0;  // ... of them within the app's TTFT SLO (all, without one)
+  uint64_t tpot_met = 0;
+  uint64_t both_met = 0;  // within both and ended ok
+  uint64_t output_tokens = 0;
+  uint64_t preempted_requests = 0;
+  uint64_t steps = 0;
+  uint64_t preemptions = 0;
+  uint64_t prefill_tokens = 0;
+  uint64_t decode_tokens = 0;
+  double kv_block_seconds = 0.0;  // used blocks x step time, summed over steps
+  double kv_total_seconds = 0.0;  // total blocks x step time
+  double kv_peak = 0.0;           // highest used / total at a step start
+  uint32_t kv_blocks = 0;         // the largest instance's KV blocks
+  LogHistogram ttft;
+  LogHistogram tpot;
+};
+
 // Streaming metrics: memory depends on the number of tasks and time windows, never on
 // the number of requests.
 class MetricsCollector final : public EngineObserver {
@@ -50,6 +70,7 @@ class MetricsCollector final : public EngineObserver {
   void advance(Time now, const DeploymentView& deployment);
   void on_request_done(const RequestRecord& record) override;
   void on_batch_done(const Worker& worker, Time duration, Time now) override;
+  void on_llm_step(const Worker& worker, const LlmStepStats& step) override;
 
   Time window() const { return window_; }
   const std::vector<WindowStats>& windows() const { return windows_; }
@@ -72,6 +93,8 @@ class MetricsCollector final : public EngineObserver {
   // Whether queue lengths were sampled (the simulator does; a client-side load generator,
   // which cannot see the server's queues, does not).
   bool queues_sampled() const { return queues_sampled_; }
+  // LLM requests and steps; llm().requests == 0 in runs without LLM instances.
+  const LlmStats& llm() const { return llm_; }
 
  private:
   WindowStats& window_at(Time t);
@@ -95,6 +118,9 @@ class MetricsCollector final : public EngineObserver {
   Time last_arrival_ = 0.0;
   Time last_finish_ = 0.0;
   bool queues_sampled_ = false;
+  LlmStats llm_;
+  Time ttft_slo_ = 0.0;
+  Time tpot_slo_ = 0.0;
 };
 
 }  // namespace tessera

@@ -77,6 +77,40 @@ nlohmann::json summarize(const MetricsCollector& m, const App& app) {
   }
   s["dropped_by_reason"] = by_reason;
   s["tasks"] = tasks;
+  const LlmStats& llm = m.llm();
+  if (llm.steps > 0 || llm.requests > 0) {
+    // LLM runs only (docs/simulate.md#llm): token timings, SLOs, throughput, KV cache.
+    const double n = static_cast<double>(llm.requests);
+    auto ms = [](const LogHistogram& h, double q) { return tidy(to_ms(h.quantile(q))); };
+    s["llm"] = {{"requests", llm.requests},
+                {"ttft_slo_ms", tidy(to_ms(app.ttft_slo))},
+                {"tpot_slo_ms", tidy(to_ms(app.tpot_slo))},
+                {"ttft_ms",
+                 {{"p50", ms(llm.ttft, 0.5)},
+                  {"p90", ms(llm.ttft, 0.9)},
+                  {"p99", ms(llm.ttft, 0.99)},
+                  {"mean", tidy(to_ms(llm.ttft.mean()))}}},
+                {"tpot_ms",
+                 {{"p50", ms(llm.tpot, 0.5)},
+                  {"p90", ms(llm.tpot, 0.9)},
+                  {"p99", ms(llm.tpot, 0.99)},
+                  {"mean", tidy(to_ms(llm.tpot.mean()))}}},
+                {"ttft_attainment", tidy(ratio(static_cast<double>(llm.ttft_met), submitted))},
+                {"tpot_attainment", tidy(ratio(static_cast<double>(llm.tpot_met), submitted))},
+                {"goodput_rps", tidy(static_cast<double>(llm.both_met) / span)},
+                {"output_tokens", llm.output_tokens},
+                {"tokens_per_s", tidy(static_cast<double>(llm.output_tokens) /
+                                      std::max(m.last_finish() - m.first_arrival(), 1e-9))},
+                {"mean_output_tokens", tidy(ratio(static_cast<double>(llm.output_tokens), n))},
+                {"steps", llm.steps},
+                {"prefill_tokens", llm.prefill_tokens},
+                {"decode_tokens", llm.decode_tokens},
+                {"preemptions", llm.preemptions},
+                {"preempted_requests", llm.preempted_requests},
+                {"kv_utilization", tidy(ratio(llm.kv_block_seconds, llm.kv_total_seconds))},
+                {"kv_peak_utilization", tidy(llm.kv_peak)},
+                {"kv_blocks_per_instance", llm.kv_blocks}};
+  }
   return s;
 }
 

@@ -75,10 +75,14 @@ std::vector<double> expected_items_by_task(const App& app) {
 }
 
 App parse_app(const SpecNode& node) {
-  node.allow_only({"name", "slo_ms", "ingress_delay_ms", "tasks", "edges"});
+  node.allow_only(
+      {"name", "slo_ms", "ingress_delay_ms", "tasks", "edges", "ttft_slo_ms", "tpot_slo_ms"});
   App app;
   app.name = node.string_or("name", "app");
   app.slo = from_ms(node.at("slo_ms").as_positive(limits::kMaxMs));
+  // LLM SLOs (docs/llm.md#slos): checked for requests an LLM instance serves.
+  if (auto t = node.get("ttft_slo_ms")) app.ttft_slo = from_ms(t->as_positive(limits::kMaxMs));
+  if (auto t = node.get("tpot_slo_ms")) app.tpot_slo = from_ms(t->as_positive(limits::kMaxMs));
   if (auto d = node.get("ingress_delay_ms")) app.ingress_delay = from_ms(d->as_ms());
 
   const std::vector<SpecNode> task_nodes = node.at("tasks").items();

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/input_file.hpp"
+#include "llm/llm_cost_model.hpp"
 #include "profile/profile_sources.hpp"
 #include "spec/app_spec.hpp"
 #include "workload/workload_spec.hpp"
@@ -19,8 +20,8 @@ SpecNode section(const SpecNode& node) {
   return node;
 }
 
-SimOptions parse_sim_options(const SpecNode& node, const SpecNode& app_node, App& app,
-                             int workers) {
+SimOptions parse_sim_options(const SpecNode& node, const SpecNode& app_node, App& app, int workers,
+                             const std::optional<LlmSpec>& llm) {
   node.allow_only({"seed", "noise_cv", "window_s", "hop_delay_ms", "worker_losses", "cost_model"});
   SimOptions options;
   if (auto s = node.get("seed")) {
@@ -42,7 +43,12 @@ SimOptions parse_sim_options(const SpecNode& node, const SpecNode& app_node, App
   }
   if (auto cost = node.get("cost_model")) {
     cost->allow_only({"kind", "per_input_token_ms", "per_output_token_ms"});
-    const std::string kind = cost->at("kind").as_choice({"profile", "token_linear"});
+    const std::string kind =
+        cost->at("kind").as_choice({"profile", "token_linear", "llm_analytic"});
+    if (kind == "llm_analytic") {
+      if (!llm) cost->at("kind").fail("llm_analytic needs the run's llm: section (model and gpu)");
+      options.cost_model = std::make_shared<LlmAnalyticCostModel>(llm->model, llm->gpu);
+    }
     if (kind == "token_linear") {
       const auto per = [&](const char* field) {
         auto n = cost->get(field);
@@ -104,9 +110,16 @@ std::string approx(double v) {
 
 RunSpec parse_run_spec(const SpecNode& node) {
   node.allow_only(
-      {"app", "profiles", "cluster", "deployment", "workload", "policies", "simulation"});
-  RunSpec run{
-      std::filesystem::path(node.file()), {}, {}, std::nullopt, {}, {}, {}, node.at("workload")};
+      {"app", "profiles", "cluster", "deployment", "workload", "policies", "simulation", "llm"});
+  RunSpec run{std::filesystem::path(node.file()),
+              {},
+              {},
+              std::nullopt,
+              {},
+              {},
+              {},
+              node.at("workload"),
+              std::nullopt};
   const SpecNode app_node = section(node.at("app"));
   run.app = parse_app(app_node);
   run.profiles = load_profiles(node.at("profiles"));
@@ -117,8 +130,15 @@ RunSpec parse_run_spec(const SpecNode& node) {
     run.policies = parse_policy_config(*p);
     check_policy_for_app(*p, run.policies, run.app);
   }
+  if (auto l = node.get("llm")) run.llm = parse_llm_spec(*l, run.app);
   if (auto s = node.get("simulation")) {
-    run.sim = parse_sim_options(*s, app_node, run.app, run.deployment.total_workers());
+    run.sim = parse_sim_options(*s, app_node, run.app, run.deployment.total_workers(), run.llm);
+  }
+  if (run.llm) {
+    run.sim.make_scheduler = llm_scheduler_factory(run.llm->scheduler);
+    if (!run.sim.cost_model) {
+      run.sim.cost_model = std::make_shared<LlmAnalyticCostModel>(run.llm->model, run.llm->gpu);
+    }
   }
   run.workload.expect_map();
   return run;

@@ -10,6 +10,7 @@
 #include "policy/policy_set.hpp"
 #include "profile/profile_table.hpp"
 #include "spec/deployment_spec.hpp"
+#include "spec/llm_spec.hpp"
 #include "spec/sim_options.hpp"
 #include "workload/arrival.hpp"
 
@@ -26,7 +27,8 @@ struct RunSpec {
   Deployment deployment;
   PolicyConfig policies;
   SimOptions sim;
-  SpecNode workload;  // kept as YAML: arrival sources are built fresh for each run
+  SpecNode workload;           // kept as YAML: arrival sources are built fresh for each run
+  std::optional<LlmSpec> llm;  // the `llm:` section: every instance is an LLM instance
 };
 
 RunSpec load_run_spec(const std::filesystem::path& file);

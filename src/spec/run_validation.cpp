@@ -20,6 +20,13 @@ std::string validate_run_file(const std::filesystem::path& file) {
       << "  deployment  " << workers << " workers in " << run.deployment.groups.size()
       << " groups\n"
       << "  workload    " << arrivals->describe() << "\n";
+  if (run.llm) {
+    const LlmSchedulerConfig& c = run.llm->scheduler;
+    out << "  llm         " << run.llm->model.name << " on " << run.llm->gpu.name << ": "
+        << c.kv_blocks << " KV blocks of " << c.block_tokens << " tokens per instance, "
+        << llm_policy_name(c.policy) << " (token budget " << c.token_budget << ", max "
+        << c.max_seqs << " requests" << (c.slo_admission ? ", SLO-aware admission" : "") << ")\n";
+  }
   return out.str();
 }
 

@@ -12,6 +12,7 @@
 
 #include "core/time.hpp"
 #include "engine/cost_model.hpp"
+#include "engine/instance_scheduler.hpp"
 #include "engine/item.hpp"
 
 namespace tessera {
@@ -25,6 +26,8 @@ struct SimOptions {
   std::vector<std::pair<Time, WorkerId>> worker_losses;
   // The time of a step; the profiled tables when null.
   std::shared_ptr<const CostModel> cost_model;
+  // Each instance's scheduler (the run spec's `llm:` section); the batching loop when empty.
+  SchedulerFactory make_scheduler;
 };
 
 }  // namespace tessera

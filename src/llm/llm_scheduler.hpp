@@ -1,0 +1,117 @@
+#pragma once
+
+// LlmInstanceScheduler: the InstanceScheduler of one LLM instance (docs/llm.md). Its steps
+// are prefills (whole prompts, or chunks of them) and decode iterations over the requests
+// it has admitted; a request stays on its instance from admission to its last token. The
+// policy (LlmSchedulerConfig::policy) decides each step: FCFS one at a time, static batches,
+// continuous batching with a per-iteration token budget, or chunked prefill mixed with
+// decode.
+//
+// Memory: a KvBlockPool per instance. A request is admitted only when the blocks of its
+// prompt are free (FCFS and static reserve prompt + output at once); when a decoding
+// request needs a block and none is free, the newest admitted request is preempted: its
+// blocks are freed and it goes back to the front of the waiting line, to be prefilled
+// again over its prompt and the tokens it had produced (recompute).
+//
+// Accounting: the scheduler takes every item from the worker's queue into its own waiting
+// line at once; each item then ends exactly once through the engine: dropped through
+// SchedulerHost::drop_queued (KV capacity, tessera's SLO-aware admission), or finished by
+// the engine as part of worker.running at the step that produces its last token (its
+// TTFT/TPOT reported just before through SchedulerHost::record_tokens), or handed back by
+// release(). Preemption moves a request, never ends it.
+//
+// Owns its waiting line, its admitted requests and its KV pool; holds references to the
+// host and the cost model (owned by the engine). Not thread-safe.
+
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "engine/instance_scheduler.hpp"
+#include "llm/kv_cache.hpp"
+#include "llm/llm_scheduler_config.hpp"
+
+namespace tessera {
+
+class LlmInstanceScheduler final : public InstanceScheduler {
+ public:
+  LlmInstanceScheduler(const LlmSchedulerConfig& config, SchedulerHost& host,
+                       const CostModel& cost);
+
+  void on_queue_grew(Worker& worker) override;
+  void on_step_done(Worker& worker) override;
+  void on_timer(Worker& worker) override;
+  void on_settings_changed(Worker& worker) override;
+  void release(Worker& worker, std::vector<Item>& out) override;
+
+  // Introspection for tests, metrics and benchmarks.
+  const KvBlockPool& kv() const { return kv_; }
+  std::size_t admitted() const { return running_.size(); }
+  std::size_t waiting() const { return waiting_.size(); }
+  uint64_t preemptions() const { return preemptions_; }
+  // The output length the SLO predictor assumes for `item`.
+  uint32_t predicted_output(const Item& item) const;
+
+ private:
+  struct Seq {
+    Item item;
+    uint32_t prompt = 0;  // tokens to prefill (the prompt, plus output so far after a preemption)
+    uint32_t prefilled = 0;  // of `prompt`
+    uint32_t cached = 0;     // tokens in the KV cache
+    uint32_t generated = 0;  // output tokens produced
+    uint32_t target = 1;     // output tokens to produce
+    uint32_t blocks = 0;     // KV blocks held
+    uint32_t preemptions = 0;
+    uint32_t step_prefill = 0;  // prompt tokens this step prefills
+    bool step_decode = false;   // this step decodes one token
+    bool done = false;          // its item was handed to the engine with the step
+    bool padding = false;       // static: ended, but holds its slot until the batch ends
+    Time first_token = -1.0;
+    Time last_token = -1.0;
+  };
+
+  void take_queue(Worker& worker);
+  void try_step(Worker& worker);
+  // Plans the next step into running_ (step_prefill / step_decode); false when idle.
+  bool plan_fcfs(Worker& worker);
+  bool plan_static(Worker& worker);
+  bool plan_continuous(Worker& worker);
+  bool plan_chunked(Worker& worker);
+  // Admits the waiting line's front if its blocks are free (and, with SLO admission, it
+  // can still make its TTFT and would not slow the decode past the TPOT SLO); drops the
+  // front requests that can no longer make it. `reserve_output` takes the blocks of the
+  // whole output too. Returns the admitted request, or nullptr.
+  Seq* admit_front(Worker& worker, bool reserve_output, uint32_t max_prompt);
+  // Gives every decoding request the block its next token needs, preempting the newest
+  // requests when blocks run out. Returns the preemptions.
+  uint32_t grow_for_decode();
+  void preempt_newest();
+  void start(Worker& worker, uint32_t preempted, bool padded);
+  void emit_token(Seq& seq, Time now);
+  void finish(const Seq& seq);
+  uint64_t context_tokens() const;
+  uint32_t decoding() const;
+  void update_held(Worker& worker) const;
+  void drop_front(Worker& worker, DropReason reason);
+  // tessera's SLO-aware admission (docs/llm.md#slo-aware-admission).
+  DropReason check_on_entry(const Worker& worker, const Item& item, uint32_t prompt) const;
+  bool misses_ttft_now(const Worker& worker, const Seq& seq) const;
+  bool slows_decode(const Worker& worker, const Seq& seq) const;
+
+  LlmSchedulerConfig config_;
+  SchedulerHost& host_;
+  const CostModel& cost_;
+  KvBlockPool kv_;
+  std::deque<Seq> waiting_;      // preempted requests first, then arrivals in order
+  std::vector<Seq> running_;     // admitted, in admission order
+  uint64_t waiting_tokens_ = 0;  // prompt tokens in waiting_
+  uint64_t preemptions_ = 0;
+  double finished_outputs_ = 0.0;  // for the mean-output predictor
+  double finished_count_ = 0.0;
+  // The step being planned, for the admission-time TTFT check: prompt tokens already in it
+  // (continuous) and the token budget it has left (chunked).
+  uint32_t step_prefill_planned_ = 0;
+  uint32_t step_budget_left_ = 0;
+};
+
+}  // namespace tessera
