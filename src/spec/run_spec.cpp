@@ -104,9 +104,10 @@ std::string approx(double v) {
 
 RunSpec parse_run_spec(const SpecNode& node) {
   node.allow_only(
-      {"app", "profiles", "cluster", "deployment", "workload", "policies", "simulation"});
-  RunSpec run{
-      std::filesystem::path(node.file()), {}, {}, std::nullopt, {}, {}, {}, node.at("workload")};
+      {"app", "profiles", "cluster", "deployment", "workload", "policies", "simulation", "models"});
+  RunSpec run{std::filesystem::path(node.file()), {}, {}, std::nullopt, {}, {}, {},
+              section(node.at("workload")),       {}};
+  if (auto m = node.get("models")) run.models_file = m->as_file_path();
   const SpecNode app_node = section(node.at("app"));
   run.app = parse_app(app_node);
   run.profiles = load_profiles(node.at("profiles"));
