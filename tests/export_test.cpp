@@ -301,6 +301,21 @@ TEST_F(Export, KubernetesManifestsRequestThePlansSlices) {
       }
     }
   }
+  // The TorchScript model comes from the plan's volume claim, in the front end and in its
+  // backend.
+  int claims = 0;
+  for (const auto& [name, dep] : deployments) {
+    for (const YAML::Node& vol : dep["spec"]["template"]["spec"]["volumes"]) {
+      if (vol["persistentVolumeClaim"]) {
+        EXPECT_EQ(vol["persistentVolumeClaim"]["claimName"].as<std::string>(),
+                  part_of + "-torchscript");
+        ++claims;
+      }
+    }
+  }
+  int scripted_kinds = 0;
+  for (const auto& k : p.kinds) scripted_kinds += k.variant == scripted_ ? 1 : 0;
+  EXPECT_EQ(claims, 1 + scripted_kinds);
   // The front end's plan files parse, and its run.yaml refers to files beside it.
   const YAML::Node plan_files = config_maps[part_of + "-plan"]["data"];
   ASSERT_TRUE(plan_files);

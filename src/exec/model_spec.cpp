@@ -102,8 +102,11 @@ ModelSpec ModelsConfig::spec_for(const std::string& variant) const {
   }
   if (!is_zoo_architecture(variant)) {
     throw std::invalid_argument("no model for variant '" + variant +
-                                "': list it in the models file or name it after a zoo "
-                                "architecture");
+                                "': list it in the models file (a zoo architecture, a "
+                                "TorchScript file, or `{variant: " +
+                                variant +
+                                ", emulate: profile}`, a profile-timed emulation; `tessera "
+                                "plan` writes one) or name it after a zoo architecture");
   }
   ModelSpec spec;
   spec.variant = variant;

@@ -173,9 +173,16 @@ std::vector<std::filesystem::path> write_kubernetes_manifests(const PlanDir& pla
         {"readinessProbe", probe("/v2/health/ready", 8000)},
         {"livenessProbe", probe("/v2/health/live", 8000)},
         {"volumeMounts", ojson::array({{{"name", "plan"}, {"mountPath", "/etc/tessera"}}})}};
-    ojson pod = {
-        {"containers", ojson::array({container})},
-        {"volumes", ojson::array({{{"name", "plan"}, {"configMap", {{"name", config}}}}})}};
+    ojson volumes = ojson::array({{{"name", "plan"}, {"configMap", {{"name", config}}}}});
+    bool scripted = false;
+    for (const auto& m : plan.models) scripted = scripted || !triton_emulated(m);
+    if (scripted) {  // models.yaml names the TorchScript files under /models
+      container["volumeMounts"].push_back(
+          {{"name", "torchscript"}, {"mountPath", "/models"}, {"readOnly", true}});
+      volumes.push_back({{"name", "torchscript"},
+                         {"persistentVolumeClaim", {{"claimName", n.part_of + "-torchscript"}}}});
+    }
+    ojson pod = {{"containers", ojson::array({container})}, {"volumes", volumes}};
     ojson ports = ojson::array({port("http", 8000), port("metrics", 8000)});
     ports[1]["port"] = 9000;  // the same /metrics, under the name the ServiceMonitor scrapes
     const auto file = out / "frontend.yaml";
