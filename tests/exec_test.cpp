@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <vector>
 
 #include "core/error.hpp"
@@ -63,6 +66,28 @@ TEST(ModelsConfig, ErrorsNameTheField) {
       error_of("models: [{variant: a, zoo: noop}, {variant: a, zoo: noop}]").find("listed twice"),
       std::string::npos);
   EXPECT_NE(error_of("models: [{variant: a, zoo: noop, latency_ms: 3}]").find("'sleep'"),
+            std::string::npos);
+}
+
+TEST(ModelsConfig, EmulateProfileIsAProfileTimedModel) {
+  const ModelsConfig c = parse("input: [16]\nmodels: [{variant: yolov5l, emulate: profile}]");
+  ASSERT_EQ(c.models.size(), 1u);
+  EXPECT_EQ(c.models[0].source, ModelSpec::Source::kProfileTimed);
+  EXPECT_EQ(c.models[0].input_shape, (std::vector<int64_t>{16}));
+  auto model = load_model(c.models[0]);
+  EXPECT_EQ(model->info().kind, kProfileTimedKind);
+  // It returns its input at once; the server times the batch (docs/serve.md).
+  FloatTensor in{{16}, std::vector<float>(16, 0.25f)};
+  const FloatTensor* batch[] = {&in, &in};
+  const auto out = model->run(batch);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[1].data, in.data);
+  EXPECT_NE(error_of("models: [{variant: a, emulate: profile, zoo: noop}]").find("exactly one"),
+            std::string::npos);
+  EXPECT_EQ(error_of("models: [{variant: a, emulate: sleep}]"),
+            "models.yaml: models[0].emulate: 'sleep' is not one of: profile");
+  EXPECT_NE(error_of("models: [{variant: a, emulate: profile, classes: 3}]")
+                .find("models[0].classes: an emulated model does not take it"),
             std::string::npos);
 }
 
@@ -160,6 +185,82 @@ TEST(Profiler, MeasuresEveryBatchSizeAndTheFanoutMean) {
   add_profile(table, spec, "cpu", p, "test");
   EXPECT_TRUE(table.has("n", "cpu"));
   EXPECT_EQ(table.curve("n", "cpu").points.size(), 2u);
+}
+
+// Returns its input; each call waits (on a condition, bounded) until `want` calls are in
+// progress at once, and records the most it saw: a profiler that does not run `want`
+// instances at once sees no more than one.
+class RendezvousModel final : public Model {
+ public:
+  // The first `serial` calls (the profiler's one unmeasured run per batch size, made
+  // alone) do not wait.
+  RendezvousModel(int want, int serial) : want_(want), serial_(serial) {
+    info_ = {"r", "noop", {2}, {2}};
+  }
+  const ModelInfo& info() const override { return info_; }
+  std::vector<FloatTensor> run(std::span<const FloatTensor* const> inputs) override {
+    std::unique_lock lock(mutex_);
+    ++inside_;
+    max_inside_ = std::max(max_inside_, inside_);
+    cv_.notify_all();
+    if (calls_++ >= serial_) {
+      cv_.wait_for(lock, std::chrono::seconds(2), [&] { return inside_ >= want_ || met_; });
+    }
+    met_ = met_ || inside_ >= want_;
+    --inside_;
+    std::vector<FloatTensor> out;
+    for (const FloatTensor* in : inputs) out.push_back(*in);
+    return out;
+  }
+  int max_inside() const { return max_inside_; }
+
+ private:
+  ModelInfo info_;
+  int want_;
+  int serial_;
+  int calls_ = 0;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  int inside_ = 0;
+  int max_inside_ = 0;
+  bool met_ = false;
+};
+
+TEST(Profiler, ConcurrentRunsNInstancesAtOnce) {
+  RendezvousModel model(3, 2);
+  ModelSpec spec;
+  spec.variant = "r";
+  spec.input_shape = {2};
+  ProfileOptions o;
+  o.batches = {1, 2};
+  o.warmup = 1;
+  o.reps = 4;
+  o.concurrent = 3;
+  const ModelProfile p = profile_model(model, spec, o);
+  EXPECT_EQ(model.max_inside(), 3);
+  EXPECT_EQ(p.max_overlap, 3);
+  ASSERT_EQ(p.timings.size(), 2u);
+  EXPECT_EQ(p.timings[1].batch, 2);
+}
+
+TEST(Profiler, ConcurrentProfilesATinyZooModel) {
+  ModelSpec spec;
+  spec.variant = "tiny";
+  spec.arch = "small_cnn";
+  spec.input_shape = {3, 16, 16};
+  spec.classes = 4;
+  auto model = load_model(spec);
+  ProfileOptions o;
+  o.batches = {1, 2};
+  o.warmup = 1;
+  o.reps = 3;
+  o.concurrent = 2;
+  const ModelProfile p = profile_model(*model, spec, o);
+  ASSERT_EQ(p.timings.size(), 2u);
+  EXPECT_GT(p.timings[0].median_ms, 0.0);
+  EXPECT_GE(p.timings[0].p90_ms, p.timings[0].median_ms);
+  EXPECT_GE(p.max_overlap, 1);
+  EXPECT_LE(p.max_overlap, 2);
 }
 
 }  // namespace

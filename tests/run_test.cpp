@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
 #include "metrics/report.hpp"
 #include "policy/policy_set.hpp"
 #include "sim/simulator.hpp"
@@ -150,6 +151,31 @@ TEST(RunFormats, GenericCsvTrace) {
   EXPECT_EQ(r.m().count(Outcome::kLate), 5u);
   EXPECT_EQ(r.m().count(Outcome::kOk), 15u);
   EXPECT_NEAR(r.summary["duration_s"].get<double>(), 1.9, 1e-9);
+}
+
+// `workload:` may name a file (as `tessera plan --workload` writes it), whose paths are
+// relative to that file; `models:` names the server's models file and must exist.
+TEST(RunFormats, WorkloadFileAndModelsFile) {
+  const fs::path dir = scratch_dir("workload_file");
+  fs::create_directories(dir / "w");
+  write_file(dir / "w" / "trace.csv", "arrival_s\n0\n0.5\n1\n");
+  write_file(dir / "w" / "workload.yaml", "source: {kind: trace, path: trace.csv}\n");
+  write_file(dir / "models.yaml", "models: []\n");
+  std::string yaml = chain_run("");
+  yaml.replace(yaml.find("workload:\n"), 10, "workload: w/workload.yaml\nmodels: models.yaml\n");
+  write_file(dir / "run.yaml", yaml);
+  const RunSpec run = load_run_spec(dir / "run.yaml");
+  EXPECT_EQ(run.models_file, dir / "models.yaml");
+  expect_accounting(simulate(load_run_spec(dir / "run.yaml")), 3);
+  yaml.replace(yaml.find("models.yaml"), 11, "missing.yaml");
+  write_file(dir / "run.yaml", yaml);
+  try {
+    load_run_spec(dir / "run.yaml");
+    ADD_FAILURE() << "a missing models file";
+  } catch (const SpecError& e) {
+    EXPECT_NE(std::string(e.what()).find("models"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("missing.yaml"), std::string::npos) << e.what();
+  }
 }
 
 TEST(RunFormats, AzureLlmTraceWithLimit) {

@@ -53,6 +53,7 @@ void run_loadgen_command(LoadgenArgs args) {
   }
   const LoadgenResult result = run_loadgen(run.app, arrivals, args.options);
   nlohmann::json summary = summarize(result.metrics, run.app);
+  if (!result.stats.emulated.empty()) summary["emulated_variants"] = result.stats.emulated;
   write_report(args.out_dir, summary, result.metrics, run.app);
   nlohmann::json client;
   for (const auto& [status, n] : result.stats.status_counts) {
@@ -62,10 +63,16 @@ void run_loadgen_command(LoadgenArgs args) {
   client["max_send_lag_ms"] = result.stats.max_send_lag_s * 1e3;
   client["wall_s"] = result.stats.wall_s;
   client["connections"] = args.options.connections;
+  client["emulated_variants"] = result.stats.emulated;
   std::ofstream(std::filesystem::path(args.out_dir) / "loadgen.json") << client.dump(2) << "\n";
   std::string table = format_summary(summary);
   if (table.rfind("tessera simulate", 0) == 0) table.replace(0, 16, "tessera loadgen");
   std::cout << table;
+  if (!result.stats.emulated.empty()) {
+    std::string names;
+    for (const auto& v : result.stats.emulated) names += (names.empty() ? "" : ", ") + v;
+    std::cout << "  EMULATED (profile-timed, no real model): " << names << "\n";
+  }
   std::cout << "  wrote " << args.out_dir << "/summary.json, timeseries.csv, timeseries.svg, "
             << "latency_histogram.csv, loadgen.json\n";
   if (args.report) write_report_and_tell(args.out_dir);

@@ -5,11 +5,13 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "cli/commands.hpp"
 #include "plan/plan_report.hpp"
 #include "plan/plan_spec.hpp"
 #include "plan/planner.hpp"
+#include "plan/serving_files.hpp"
 #include "profile/profile_yaml.hpp"
 
 namespace tessera::cli {
@@ -26,6 +28,9 @@ struct PlanArgs {
   bool max_demand = false;
   bool solver_log = false;
   bool report = false;
+  std::string models_file;    // the user's models file: real models for some variants
+  std::string workload_file;  // a workload section for run.yaml instead of Poisson arrivals
+  double duration_s = 60.0;   // of run.yaml's Poisson workload
 };
 
 void write_file(const std::filesystem::path& path, const std::string& text) {
@@ -45,19 +50,30 @@ void describe_profiles(const plan::PlanSpec& spec) {
             << spec.scaling.mps_exponent << ": " << spec.mps_fit_text << ")\n";
 }
 
-void write_run_yaml(const std::filesystem::path& dir, const plan::PlanSpec& spec,
-                    const plan::Plan& plan) {
+// run.yaml and models.yaml: the directory is then simulated and served as is
+// (docs/plan.md#serving-the-plan).
+void write_serving_files(const std::filesystem::path& dir, const PlanArgs& args,
+                         const plan::PlanSpec& spec, const plan::Plan& plan) {
+  std::vector<std::string> variants;
+  for (const auto& g : plan::to_deployment(plan, spec.input).groups) {
+    for (int v : g.variants) {
+      const std::string& name = spec.input.app.tasks[g.task].variants[static_cast<size_t>(v)].name;
+      if (std::find(variants.begin(), variants.end(), name) == variants.end())
+        variants.push_back(name);
+    }
+  }
+  std::optional<SpecNode> user_models;
+  if (!args.models_file.empty()) user_models = SpecNode::load_file(args.models_file);
+  write_file(dir / "models.yaml", plan::models_file_yaml(variants, user_models));
   if (spec.app_file.empty()) return;  // an inline app cannot be referenced
-  std::ostringstream s;
-  s << "# Written by `tessera plan`: simulate the plan at its demand with Poisson arrivals.\n"
-    << "app: \"" << std::filesystem::absolute(spec.app_file).lexically_normal().string() << "\"\n"
-    << "deployment: deployment.yaml\n"
-    << "profiles:\n  - file: profiles.yaml\n"
-    << "workload:\n  source: {kind: poisson, rate_rps: " << plan.demand_rps << "}\n"
-    << "  duration_s: 60\n"
-    << "policies:\n  preset: jigsawserve  # the planner's Lhat(t) batching, early and stale drops\n"
-    << "simulation:\n  seed: 1\n";
-  write_file(dir / "run.yaml", s.str());
+  plan::RunFileInputs run;
+  run.app_file = std::filesystem::absolute(spec.app_file).lexically_normal();
+  run.demand_rps = plan.demand_rps;
+  run.duration_s = args.duration_s;
+  if (!args.workload_file.empty()) {
+    run.workload_file = std::filesystem::absolute(args.workload_file).lexically_normal();
+  }
+  write_file(dir / "run.yaml", plan::run_file_yaml(run));
 }
 
 void run_plan(const PlanArgs& args) {
@@ -119,9 +135,10 @@ void run_plan(const PlanArgs& args) {
   write_file(dir / "deployment.yaml", dep.str());
   write_profile_yaml(plan::plan_profiles(plan, in), prof);
   write_file(dir / "profiles.yaml", prof.str());
-  write_run_yaml(dir, spec, plan);
-  std::cout << "  wrote " << dir.string() << "/plan.json, deployment.yaml, profiles.yaml"
-            << (spec.app_file.empty() ? "" : ", run.yaml (tessera simulate it)") << "\n";
+  write_serving_files(dir, args, spec, plan);
+  std::cout << "  wrote " << dir.string()
+            << "/plan.json, deployment.yaml, profiles.yaml, models.yaml"
+            << (spec.app_file.empty() ? "" : ", run.yaml (tessera simulate / serve it)") << "\n";
   if (args.report) write_report_and_tell(args.out_dir);
   if (!plan.evaluation.ok() || !plan.layout_problems.empty()) throw CLI::RuntimeError(4);
 }
@@ -149,6 +166,17 @@ void add_plan_command(CLI::App& app) {
   cmd->add_flag("--max-demand", args->max_demand,
                 "Largest demand each search space can serve (the paper's Fig. 3)");
   cmd->add_flag("--solver-log", args->solver_log, "Show CBC's log");
+  cmd->add_option("--models,-m", args->models_file,
+                  "Models file: variants it lists are served by its models; the others by "
+                  "profile-timed emulations (models.yaml)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--workload,-w", args->workload_file,
+                  "Workload file (a run spec's workload section, e.g. a trace) for run.yaml, "
+                  "instead of Poisson arrivals at the demand")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--duration", args->duration_s, "Seconds of run.yaml's Poisson workload")
+      ->capture_default_str()
+      ->check(CLI::Range(0.001, 86400.0));
   add_report_flag(*cmd, args->report);
   cmd->callback([args] { run_plan(*args); });
 }

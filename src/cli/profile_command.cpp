@@ -37,12 +37,15 @@ void run_profile(ProfileArgs args) {
   }
   configure_torch_threads(args.threads);
   args.options.batches = args.batches;
+  args.options.torch_threads = args.threads;
   ProfileTable table;
   for (const std::string& v : variants) {
     const ModelSpec spec = models.spec_for(v);
     auto model = load_model(spec);
-    spdlog::info("profiling '{}' ({}, input {}) on segment '{}', batches {}", v, model->info().kind,
-                 shape_string(spec.input_shape), args.segment, fmt::join(args.batches, ","));
+    spdlog::info(
+        "profiling '{}' ({}, input {}) on segment '{}', batches {}, {} instance(s) at once", v,
+        model->info().kind, shape_string(spec.input_shape), args.segment,
+        fmt::join(args.batches, ","), args.options.concurrent);
     const ModelProfile p = profile_model(*model, spec, args.options);
     for (const BatchTiming& t : p.timings) {
       std::cout << fmt::format("  {:<20} batch {:>3}  median {:>9.3f} ms  p90 {:>9.3f} ms\n", v,
@@ -51,8 +54,12 @@ void run_profile(ProfileArgs args) {
     if (p.fanout_mean)
       std::cout << fmt::format("  {:<20} fan-out mean {:.4f}\n", v, *p.fanout_mean);
     add_profile(table, spec, args.segment, p,
-                fmt::format("tessera profile ({}, {} torch thread(s), median of {})",
-                            model->info().kind, args.threads, args.options.reps));
+                fmt::format("tessera profile ({}, {} torch thread(s), median of {}{})",
+                            model->info().kind, args.threads, args.options.reps,
+                            args.options.concurrent > 1
+                                ? fmt::format(" x {} instances running at once (max {} seen)",
+                                              args.options.concurrent, p.max_overlap)
+                                : std::string()));
   }
   std::ostringstream yaml;
   write_profile_yaml(table, yaml);
@@ -88,6 +95,11 @@ void add_profile_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(1, 100000));
   cmd->add_option("--threads", args->threads, "libtorch intra-op threads")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
+  cmd->add_option("--concurrent,-n", args->options.concurrent,
+                  "Instances running at once (threads sharing the model, as a server's "
+                  "workers): latency under that load")
       ->capture_default_str()
       ->check(CLI::Range(1, 256));
   cmd->add_option("--out,-o", args->out_file, "Profile file to write (default: stdout)");

@@ -28,8 +28,11 @@ struct ServeArgs {
 void run_serve(const ServeArgs& args) {
   RunSpec run = load_run_spec(args.run_file);
   if (args.seed >= 0) run.sim.seed = static_cast<uint64_t>(args.seed);
+  // --models, else the run spec's `models:` (what `tessera plan` writes), else none.
+  const std::filesystem::path models_file =
+      args.models_file.empty() ? run.models_file : std::filesystem::path(args.models_file);
   const ModelsConfig models =
-      args.models_file.empty() ? ModelsConfig{} : load_models_config(args.models_file);
+      models_file.empty() ? ModelsConfig{} : load_models_config(models_file);
 
   // SIGINT / SIGTERM are taken by sigwait below, so every thread started from here on
   // blocks them.
@@ -79,7 +82,8 @@ void add_serve_command(CLI::App& app) {
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("--models,-m", args->models_file,
-                  "Models file: which zoo or TorchScript model serves each variant")
+                  "Models file: which zoo or TorchScript model (or profile-timed emulation) "
+                  "serves each variant; default: the run spec's `models:`")
       ->check(CLI::ExistingFile);
   ServeOptions& o = args->options;
   cmd->add_option("--host", o.host, "Address to bind")->capture_default_str();

@@ -31,15 +31,24 @@ FanoutRule parse_fanout(const SpecNode& node) {
 }
 
 ModelSpec parse_model(const SpecNode& node, const std::vector<int64_t>& default_input) {
-  node.allow_only({"variant", "zoo", "torchscript", "input", "classes", "seed", "fanout",
+  node.allow_only({"variant", "zoo", "torchscript", "emulate", "input", "classes", "seed", "fanout",
                    "latency_ms", "per_item_ms"});
   ModelSpec spec;
   spec.variant = node.at("variant").as_string();
   if (spec.variant.empty()) node.at("variant").fail("must not be empty");
   const bool zoo = node.has("zoo");
   const bool script = node.has("torchscript");
-  if (zoo == script) node.fail("give exactly one of 'zoo' and 'torchscript'");
-  if (zoo) {
+  const bool emulate = node.has("emulate");
+  if ((zoo ? 1 : 0) + (script ? 1 : 0) + (emulate ? 1 : 0) != 1) {
+    node.fail("give exactly one of 'zoo', 'torchscript' and 'emulate'");
+  }
+  if (emulate) {
+    node.at("emulate").as_choice({"profile"});
+    spec.source = ModelSpec::Source::kProfileTimed;
+    for (const char* key : {"classes", "seed", "fanout"}) {
+      if (node.has(key)) node.at(key).fail("an emulated model does not take it");
+    }
+  } else if (zoo) {
     spec.arch = node.at("zoo").as_string();
     if (!is_zoo_architecture(spec.arch)) {
       std::string known;
@@ -93,8 +102,11 @@ ModelSpec ModelsConfig::spec_for(const std::string& variant) const {
   }
   if (!is_zoo_architecture(variant)) {
     throw std::invalid_argument("no model for variant '" + variant +
-                                "': list it in the models file or name it after a zoo "
-                                "architecture");
+                                "': list it in the models file (a zoo architecture, a "
+                                "TorchScript file, or `{variant: " +
+                                variant +
+                                ", emulate: profile}`, a profile-timed emulation; `tessera "
+                                "plan` writes one) or name it after a zoo architecture");
   }
   ModelSpec spec;
   spec.variant = variant;

@@ -25,7 +25,9 @@ int apply_fanout_rule(const FanoutRule& rule, std::span<const float> output);
 
 // Which model serves one variant, and with what shapes.
 struct ModelSpec {
-  enum class Source { kZoo, kTorchScript };
+  // kProfileTimed: no real model; an emulation whose batches take exactly their profiled
+  // latency on the worker's segment (docs/serve.md#profile-timed-emulation).
+  enum class Source { kZoo, kTorchScript, kProfileTimed };
   std::string variant;
   Source source = Source::kZoo;
   std::string arch;                  // zoo architecture (kZoo)
@@ -51,6 +53,9 @@ struct ModelsConfig {
 
 ModelsConfig parse_models_config(const SpecNode& node);
 ModelsConfig load_models_config(const std::filesystem::path& file);
+
+// The ModelInfo::kind of a profile-timed emulation.
+inline constexpr const char* kProfileTimedKind = "profile-timed";
 
 // Zoo architectures (model_zoo.cpp): resnet18 ... resnet152, wide_resnet50_2,
 // resnext50_32x4d, mobilenet_v2, small_cnn; and two that return their input: noop, and

@@ -11,7 +11,9 @@ class NoopModel final : public Model {
  public:
   explicit NoopModel(const ModelSpec& spec) {
     info_.name = spec.variant;
-    info_.kind = spec.arch == "sleep" || spec.arch == "faulty" ? spec.arch : "noop";
+    info_.kind = spec.source == ModelSpec::Source::kProfileTimed ? kProfileTimedKind
+                 : spec.arch == "sleep" || spec.arch == "faulty" ? spec.arch
+                                                                 : "noop";
     delay_ms_ = spec.latency_ms;
     per_item_ms_ = spec.per_item_ms;
     info_.input_shape = spec.input_shape;

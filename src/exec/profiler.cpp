@@ -1,9 +1,15 @@
 #include "exec/profiler.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <exception>
+#include <mutex>
 #include <random>
+#include <thread>
+
+#include "exec/model_factory.hpp"
 
 namespace tessera {
 namespace {
@@ -35,24 +41,73 @@ ModelProfile profile_model(Model& model, const ModelSpec& spec, const ProfileOpt
     return ptrs;
   };
   for (int batch : options.batches) model.run(batch_of(batch));
+  std::atomic<int> in_run{0};
+  std::atomic<int> max_overlap{0};
+  const auto timed_run = [&](const std::vector<const FloatTensor*>& ptrs, double& ms) {
+    const int now = in_run.fetch_add(1) + 1;
+    int seen = max_overlap.load();
+    while (now > seen && !max_overlap.compare_exchange_weak(seen, now)) {
+    }
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<FloatTensor> out = model.run(ptrs);
+    const auto end = std::chrono::steady_clock::now();
+    in_run.fetch_sub(1);
+    ms = std::chrono::duration<double, std::milli>(end - start).count();
+    return out;
+  };
+  const int n = std::max(1, options.concurrent);
   for (int batch : options.batches) {
     const std::vector<const FloatTensor*> ptrs = batch_of(batch);
-    for (int i = 0; i < options.warmup; ++i) model.run(ptrs);
-    std::vector<double> ms;
-    for (int i = 0; i < options.reps; ++i) {
-      const auto start = std::chrono::steady_clock::now();
-      const std::vector<FloatTensor> out = model.run(ptrs);
-      const auto end = std::chrono::steady_clock::now();
-      ms.push_back(std::chrono::duration<double, std::milli>(end - start).count());
-      if (spec.fanout && i == 0) {
-        for (const FloatTensor& o : out) {
-          fanout_sum += apply_fanout_rule(*spec.fanout, o.data);
-          ++fanout_n;
-        }
+    std::vector<std::vector<double>> ms(static_cast<std::size_t>(n));
+    std::vector<FloatTensor> first_out;
+    // Instance i: warm-up, `reps` timed runs, then untimed runs until all have finished
+    // theirs, so that the load stays at n while anyone is measuring.
+    std::atomic<int> finished{0};
+    const auto instance = [&](int i) {
+      if (n > 1) configure_torch_threads(options.torch_threads);
+      double t = 0.0;
+      for (int k = 0; k < options.warmup; ++k) timed_run(ptrs, t);
+      auto& mine = ms[static_cast<std::size_t>(i)];
+      for (int k = 0; k < options.reps; ++k) {
+        std::vector<FloatTensor> out = timed_run(ptrs, t);
+        mine.push_back(t);
+        if (i == 0 && k == 0) first_out = std::move(out);
+      }
+      finished.fetch_add(1);
+      while (finished.load() < n) timed_run(ptrs, t);
+    };
+    if (n == 1) {
+      instance(0);
+    } else {
+      // A model error on one thread ends the others' extra runs and is rethrown here.
+      std::mutex error_mutex;
+      std::exception_ptr error;
+      std::vector<std::thread> threads;
+      for (int i = 0; i < n; ++i) {
+        threads.emplace_back([&, i] {
+          try {
+            instance(i);
+          } catch (...) {
+            std::lock_guard lock(error_mutex);
+            if (!error) error = std::current_exception();
+            finished.store(n);
+          }
+        });
+      }
+      for (std::thread& th : threads) th.join();
+      if (error) std::rethrow_exception(error);
+    }
+    if (spec.fanout) {
+      for (const FloatTensor& o : first_out) {
+        fanout_sum += apply_fanout_rule(*spec.fanout, o.data);
+        ++fanout_n;
       }
     }
-    profile.timings.push_back(BatchTiming{batch, quantile(ms, 0.5), quantile(ms, 0.9)});
+    std::vector<double> all;
+    for (const auto& v : ms) all.insert(all.end(), v.begin(), v.end());
+    profile.timings.push_back(BatchTiming{batch, quantile(all, 0.5), quantile(all, 0.9)});
   }
+  profile.max_overlap = max_overlap.load();
   if (spec.fanout && fanout_n > 0) profile.fanout_mean = fanout_sum / static_cast<double>(fanout_n);
   return profile;
 }

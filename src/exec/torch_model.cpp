@@ -62,7 +62,8 @@ void TorchModel::probe() {
 
 std::unique_ptr<Model> load_model(const ModelSpec& spec) {
   if (spec.source == ModelSpec::Source::kTorchScript) return make_torchscript_model(spec);
-  if (spec.arch == "noop" || spec.arch == "sleep" || spec.arch == "faulty")
+  if (spec.source == ModelSpec::Source::kProfileTimed || spec.arch == "noop" ||
+      spec.arch == "sleep" || spec.arch == "faulty")
     return make_noop_model(spec);
   return make_zoo_model(spec);
 }

@@ -29,7 +29,12 @@ struct Outcome1 {
   double accuracy = 0.0;
 };
 
-std::vector<int64_t> input_shape_of(httplib::Client& cli, const std::string& model) {
+struct ModelMeta {
+  std::vector<int64_t> input_shape;
+  std::vector<std::string> emulated;  // parameters.emulated: profile-timed variants
+};
+
+ModelMeta metadata_of(httplib::Client& cli, const std::string& model) {
   auto res = cli.Get("/v2/models/" + model);
   if (!res) {
     throw std::runtime_error("no answer from the server: " + httplib::to_string(res.error()));
@@ -39,9 +44,15 @@ std::vector<int64_t> input_shape_of(httplib::Client& cli, const std::string& mod
                              res->body);
   }
   const json meta = json::parse(res->body);
-  std::vector<int64_t> shape = meta.at("inputs").at(0).at("shape").get<std::vector<int64_t>>();
+  ModelMeta m;
+  std::vector<int64_t>& shape = m.input_shape;
+  shape = meta.at("inputs").at(0).at("shape").get<std::vector<int64_t>>();
   if (!shape.empty() && shape[0] == -1) shape.erase(shape.begin());
-  return shape;
+  const auto params = meta.find("parameters");
+  if (params != meta.end() && params->contains("emulated")) {
+    m.emulated = params->at("emulated").get<std::vector<std::string>>();
+  }
+  return m;
 }
 
 // A body with parameters.slo_ms added (the body is a JSON object without parameters).
@@ -111,7 +122,8 @@ LoadgenResult run_loadgen(const App& app, const std::vector<Arrival>& arrivals,
   const std::string path = "/v2/models/" + model + "/infer";
   httplib::Client probe(options.host, options.port);
   probe.set_connection_timeout(5);
-  const std::vector<int64_t> shape = input_shape_of(probe, model);
+  const ModelMeta meta = metadata_of(probe, model);
+  const std::vector<int64_t>& shape = meta.input_shape;
 
   // A few distinct bodies, reused in turn; a request with its own SLO carries it.
   std::mt19937_64 rng(options.seed);
@@ -196,6 +208,7 @@ LoadgenResult run_loadgen(const App& app, const std::vector<Arrival>& arrivals,
   }
   result.stats.status_counts.assign(statuses.begin(), statuses.end());
   result.stats.sent_late = sent_late.load();
+  result.stats.emulated = meta.emulated;
   result.stats.max_send_lag_s = max_lag;
   return result;
 }

@@ -28,6 +28,9 @@ struct LoadgenStats {
   uint64_t sent_late = 0;       // sent more than 1 ms after their scheduled time
   double max_send_lag_s = 0.0;  // the worst delay of a send behind its schedule
   double wall_s = 0.0;
+  // Variants the server ran as profile-timed emulations (its metadata's
+  // parameters.emulated): the run measured serving, not those models.
+  std::vector<std::string> emulated;
 };
 
 struct LoadgenResult {

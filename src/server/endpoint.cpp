@@ -33,6 +33,10 @@ Endpoint::Endpoint(std::string name, App app, const Deployment& deployment,
     for (int v : g.variants) {
       const std::string& variant = app_.tasks[g.task].variants[static_cast<std::size_t>(v)].name;
       const ModelInfo& info = models_.at(variant).model->info();
+      if (info.kind == kProfileTimedKind &&
+          std::find(emulated_.begin(), emulated_.end(), variant) == emulated_.end()) {
+        emulated_.push_back(variant);
+      }
       if (input_shape_.empty()) input_shape_ = info.input_shape;
       if (info.input_shape != input_shape_) {
         throw std::invalid_argument("endpoint '" + name_ + "': variant '" + variant +
@@ -125,8 +129,13 @@ void Endpoint::start_batch(const Worker& worker) {
   // returns, or the executor's supervisor when the call overran model_timeout_s (the job,
   // left running on an abandoned thread, then touches nothing but its own captures).
   auto claimed = std::make_shared<std::atomic<bool>>(false);
+  // A profile-timed emulation (docs/serve.md#profile-timed-emulation) returns its inputs
+  // at once, here on the loop thread; its batch is delivered when the worker's profiled
+  // latency for this batch size (the engine's cost model: variant, segment, size) is up.
+  const bool timed = lm.model->info().kind == kProfileTimedKind;
+  const Time done_at = timed ? clock_.now() + worker.running_duration : -1.0;
   auto job = [this, id, model = lm.model, rule = lm.spec.fanout, want_fanout,
-              in = std::move(inputs), claimed] {
+              in = std::move(inputs), claimed, done_at] {
     BatchResult result;
     const auto run_items = [&](std::span<const std::shared_ptr<const FloatTensor>> items) {
       std::vector<const FloatTensor*> ptrs;
@@ -163,7 +172,12 @@ void Endpoint::start_batch(const Worker& worker) {
     }
     if (!result.error.empty()) result.fanout.assign(in.size(), 0);
     if (claimed->exchange(true)) return;  // abandoned: the supervisor answered
-    loop_.post([this, id, r = std::move(result)]() mutable { executed(id, std::move(r)); });
+    auto deliver = [this, id, r = std::move(result)]() mutable { executed(id, std::move(r)); };
+    if (done_at >= 0.0) {
+      loop_.post_at(done_at, std::move(deliver));
+    } else {
+      loop_.post(std::move(deliver));
+    }
   };
   const std::size_t items = worker.running.size();
   auto on_abandon = [this, id, items, claimed, timeout = model_timeout_s_,
@@ -178,7 +192,7 @@ void Endpoint::start_batch(const Worker& worker) {
   };
   // The no-op model costs nothing: running it here saves two thread hand-offs. Its
   // result still comes back through the loop's queue, never from inside this call.
-  if (inline_noop_ && lm.model->info().kind == "noop") {
+  if (timed || (inline_noop_ && lm.model->info().kind == "noop")) {
     job();
   } else {
     executors_[id]->post(std::move(job), std::move(on_abandon));

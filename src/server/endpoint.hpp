@@ -46,6 +46,8 @@ class Endpoint final : public EngineDriver, public EngineObserver {
     return outputs_;
   }
   EndpointMetrics& metrics() { return metrics_; }
+  // The deployed variants served by a profile-timed emulation, not a real model.
+  const std::vector<std::string>& emulated() const { return emulated_; }
 
   // Any thread: `done` is called exactly once, on the loop thread. slo_s <= 0 uses the
   // app's SLO.
@@ -105,6 +107,7 @@ class Endpoint final : public EngineDriver, public EngineObserver {
   double model_timeout_s_;
   std::vector<int64_t> input_shape_;
   std::vector<std::pair<std::string, std::vector<int64_t>>> outputs_;
+  std::vector<std::string> emulated_;
   std::unordered_map<uint64_t, Pending> pending_;
   std::size_t waiting_ = 0;                           // pending requests not yet answered
   std::vector<std::unique_ptr<Executor>> executors_;  // one per worker

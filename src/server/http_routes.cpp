@@ -61,10 +61,11 @@ json model_metadata(const Endpoint& ep) {
   for (const auto& [task, shape] : ep.outputs()) outputs.push_back(tensor_meta(task, shape));
   json tasks = json::array();
   for (const Task& t : ep.app().tasks) tasks.push_back(t.name);
-  return {
-      {"name", ep.name()},     {"versions", {"1"}},
-      {"platform", "tessera"}, {"inputs", {tensor_meta("input", ep.input_shape())}},
-      {"outputs", outputs},    {"parameters", {{"slo_ms", ep.app().slo * 1e3}, {"tasks", tasks}}}};
+  json parameters = {{"slo_ms", ep.app().slo * 1e3}, {"tasks", tasks}};
+  if (!ep.emulated().empty()) parameters["emulated"] = ep.emulated();
+  return {{"name", ep.name()},     {"versions", {"1"}},
+          {"platform", "tessera"}, {"inputs", {tensor_meta("input", ep.input_shape())}},
+          {"outputs", outputs},    {"parameters", parameters}};
 }
 
 HttpResponse answer_to_response(const Endpoint& ep, const InferRequest& req, const Answer& a) {

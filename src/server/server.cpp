@@ -37,7 +37,8 @@ void warm_up(const ModelRegistry& models, const Deployment& deployment, const Ap
   for (const WorkerGroup& g : deployment.groups) {
     for (int v : g.variants) {
       Model& m = *models.at(app.tasks[g.task].variants[static_cast<std::size_t>(v)].name).model;
-      if (m.info().kind == "noop" || m.info().kind == "sleep" || m.info().kind == "faulty")
+      if (m.info().kind == "noop" || m.info().kind == "sleep" || m.info().kind == "faulty" ||
+          m.info().kind == kProfileTimedKind)
         continue;
       FloatTensor zero{
           m.info().input_shape,
@@ -88,9 +89,18 @@ Server::Server(const App& app, const Deployment& deployment, const ProfileTable&
           "model '{}': {} input {} output {} ({:.0f} ms to load)", name, model->info().kind,
           shape_string(model->info().input_shape), shape_string(model->info().output_shape),
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      if (model->info().kind == kProfileTimedKind) {
+        spdlog::warn(
+            "model '{}': EMULATED (profile-timed): no real model runs; each batch takes the "
+            "profiled latency of its size on its worker's segment and returns its input",
+            name);
+      }
       s.models.add(std::move(spec), std::move(model));
     }
   }
+  std::vector<std::pair<std::string, std::string>> kinds;
+  for (const auto& [name, lm] : s.models.all()) kinds.emplace_back(name, lm.model->info().kind);
+  s.metrics.set_models(std::move(kinds));
 
   if (s.options.warmup) warm_up(s.models, deployment, app);
 

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "exec/model_spec.hpp"
+
 namespace tessera {
 namespace {
 
@@ -137,6 +139,11 @@ void ServerMetrics::set_in_flight(int64_t n) {
   in_flight_ = n;
 }
 
+void ServerMetrics::set_models(std::vector<std::pair<std::string, std::string>> variant_kinds) {
+  std::lock_guard lock(mutex_);
+  models_ = std::move(variant_kinds);
+}
+
 std::string ServerMetrics::render() const {
   std::lock_guard lock(mutex_);
   std::string out;
@@ -209,6 +216,14 @@ std::string ServerMetrics::render() const {
   out += "# HELP tessera_requests_in_flight Inference requests admitted and not yet answered.\n";
   out += "# TYPE tessera_requests_in_flight gauge\n";
   out += fmt::format("tessera_requests_in_flight {}\n", in_flight_);
+  out +=
+      "# HELP tessera_model_info The executor serving each variant; emulated=\"true\" marks a "
+      "profile-timed emulation (no real model).\n";
+  out += "# TYPE tessera_model_info gauge\n";
+  for (const auto& [variant, kind] : models_) {
+    out += fmt::format("tessera_model_info{{variant=\"{}\",executor=\"{}\",emulated=\"{}\"}} 1\n",
+                       esc(variant), esc(kind), kind == kProfileTimedKind ? "true" : "false");
+  }
   return out;
 }
 

@@ -68,6 +68,9 @@ class ServerMetrics {
   void set_queue_lengths(EndpointMetrics& e, const std::vector<std::size_t>& lengths);
   void http_error(int status);  // requests refused before reaching an endpoint
   void set_in_flight(int64_t n);
+  // The loaded models: variant -> executor kind ("zoo:resnet18", "profile-timed", ...).
+  // A profile-timed one is an emulation and is labelled emulated="true".
+  void set_models(std::vector<std::pair<std::string, std::string>> variant_kinds);
 
   std::string render() const;
 
@@ -76,6 +79,7 @@ class ServerMetrics {
   std::vector<std::unique_ptr<EndpointMetrics>> endpoints_;
   std::vector<std::pair<int, uint64_t>> http_errors_;
   int64_t in_flight_ = 0;
+  std::vector<std::pair<std::string, std::string>> models_;  // variant, executor kind
 };
 
 }  // namespace tessera

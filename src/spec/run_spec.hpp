@@ -29,6 +29,9 @@ struct RunSpec {
   SimOptions sim;
   SpecNode workload;           // kept as YAML: arrival sources are built fresh for each run
   std::optional<LlmSpec> llm;  // the `llm:` section: every instance is an LLM instance
+  // `models:`, the models file `tessera serve` uses (docs/serve.md#models); empty if none.
+  // Read by the commands that run models, ignored by the simulator.
+  std::filesystem::path models_file;
 };
 
 RunSpec load_run_spec(const std::filesystem::path& file);

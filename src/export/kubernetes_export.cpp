@@ -1,0 +1,294 @@
+#include "export/kubernetes_export.hpp"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+#include "export/triton_config.hpp"
+#include "export/yaml_text.hpp"
+
+namespace tessera::exporter {
+namespace {
+
+std::string read_text(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) throw std::runtime_error("cannot read " + file.string());
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void write_text(const std::filesystem::path& file, const std::string& text) {
+  std::ofstream out(file);
+  if (!out) throw std::runtime_error("cannot write " + file.string());
+  out << text;
+}
+
+struct Names {
+  std::string app;      // dns label of the app
+  std::string part_of;  // tessera-<app>
+};
+
+ojson metadata(const std::string& name, const Names& n, const std::string& component,
+               const KubernetesOptions& o) {
+  ojson m = {{"name", name}};
+  if (!o.namespace_name.empty()) m["namespace"] = o.namespace_name;
+  m["labels"] = {{"app.kubernetes.io/name", name},
+                 {"app.kubernetes.io/part-of", n.part_of},
+                 {"app.kubernetes.io/component", component},
+                 {"app.kubernetes.io/managed-by", "tessera-export"}};
+  return m;
+}
+
+ojson probe(const std::string& path, int port) {
+  return {{"httpGet", {{"path", path}, {"port", port}}}, {"periodSeconds", 5}};
+}
+
+ojson deployment(const std::string& name, const Names& n, const std::string& component,
+                 int replicas, ojson pod_spec, const KubernetesOptions& o) {
+  ojson meta = metadata(name, n, component, o);
+  ojson labels = meta["labels"];
+  return {{"apiVersion", "apps/v1"},
+          {"kind", "Deployment"},
+          {"metadata", meta},
+          {"spec",
+           {{"replicas", replicas},
+            {"selector", {{"matchLabels", {{"app.kubernetes.io/name", name}}}}},
+            {"template", {{"metadata", {{"labels", labels}}}, {"spec", std::move(pod_spec)}}}}}};
+}
+
+ojson service(const std::string& name, const Names& n, const std::string& component, ojson ports,
+              const KubernetesOptions& o) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Service"},
+          {"metadata", metadata(name, n, component, o)},
+          {"spec",
+           {{"selector", {{"app.kubernetes.io/name", name}}},
+            {"ports", std::move(ports)},
+            {"type", "ClusterIP"}}}};
+}
+
+ojson port(const std::string& name, int number) {
+  return {{"name", name}, {"port", number}, {"targetPort", number}, {"protocol", "TCP"}};
+}
+
+// run.yaml for the front end's ConfigMap: the app and models beside it; a workload file
+// (the server does not read it) replaced by a one-second Poisson stream.
+std::string frontend_run_yaml(const PlanDir& plan) {
+  YAML::Node run = YAML::LoadFile((plan.dir / "run.yaml").string());
+  if (run["app"].IsScalar()) run["app"] = "app.yaml";
+  run["models"] = "models.yaml";
+  if (run["workload"].IsScalar()) {
+    YAML::Node w;
+    w["source"]["kind"] = "poisson";
+    w["source"]["rate_rps"] = 1;
+    w["duration_s"] = 1;
+    run["workload"] = w;
+  }
+  YAML::Emitter out;
+  out << run;
+  return "# The plan's run spec, as `tessera export` mounts it for the front end.\n" +
+         std::string(out.c_str()) + "\n";
+}
+
+std::string models_yaml_for_cluster(const PlanDir& plan) {
+  YAML::Node models = YAML::LoadFile(plan.run.models_file.string());
+  for (YAML::Node m : models["models"]) {
+    if (m["torchscript"]) {  // the front end finds TorchScript files under /models
+      m["torchscript"] =
+          "/models/" +
+          std::filesystem::path(m["torchscript"].as<std::string>()).filename().string();
+    }
+  }
+  YAML::Emitter out;
+  out << models;
+  return std::string(out.c_str()) + "\n";
+}
+
+std::string kind_name(const Names& n, const InstanceKind& k) {
+  std::string name = "tessera-" + n.app + "-" + k.variant + "-" + k.mig;
+  if (k.mps > 1) name += "-mps" + std::to_string(k.mps);
+  name += "-b" + std::to_string(k.max_batch);
+  return dns_label(name);
+}
+
+std::string mig_parted_config(const PlanDir& plan, const std::string& config_name) {
+  ojson devices = ojson::array();
+  for (int g = 0; g < plan.gpus; ++g) {
+    ojson d = {{"devices", ojson::array({g})}};
+    if (plan.whole_gpu(g)) {
+      d["mig-enabled"] = false;
+    } else {
+      d["mig-enabled"] = true;
+      std::map<std::string, int> counts;
+      for (const Placement& p : plan.placements) {
+        if (p.gpu == g) ++counts[p.mig];
+      }
+      ojson mig = ojson::object();
+      for (const auto& [profile, count] : counts) mig[profile] = count;
+      d["mig-devices"] = mig;
+    }
+    devices.push_back(d);
+  }
+  return yaml_text(ojson{{"version", "v1"}, {"mig-configs", {{config_name, devices}}}});
+}
+
+}  // namespace
+
+std::vector<std::filesystem::path> write_kubernetes_manifests(const PlanDir& plan,
+                                                              const std::filesystem::path& out,
+                                                              const KubernetesOptions& o) {
+  std::filesystem::create_directories(out);
+  Names n;
+  n.app = dns_label(plan.run.app.name);
+  n.part_of = "tessera-" + n.app;
+  const std::string mig_config = n.part_of;
+  const std::string header = "Written by `tessera export --to kubernetes` from " +
+                             plan.dir.string() + " (docs/export.md#kubernetes)";
+  std::vector<std::filesystem::path> files;
+
+  // The front end.
+  {
+    const std::string name = dns_label(n.part_of + "-frontend");
+    ojson data = {{"run.yaml", frontend_run_yaml(plan)},
+                  {"deployment.yaml", read_text(plan.dir / "deployment.yaml")},
+                  {"profiles.yaml", read_text(plan.dir / "profiles.yaml")},
+                  {"models.yaml", models_yaml_for_cluster(plan)}};
+    if (!plan.app_file.empty()) data["app.yaml"] = read_text(plan.app_file);
+    const std::string config = dns_label(n.part_of + "-plan");
+    ojson config_map = {{"apiVersion", "v1"},
+                        {"kind", "ConfigMap"},
+                        {"metadata", metadata(config, n, "plan", o)},
+                        {"data", data}};
+    ojson container = {
+        {"name", "tessera"},
+        {"image", o.tessera_image},
+        {"command",
+         {"tessera", "serve", "/etc/tessera/run.yaml", "--host", "0.0.0.0", "--port", "8000"}},
+        {"ports", ojson::array({{{"name", "http"}, {"containerPort", 8000}}})},
+        {"readinessProbe", probe("/v2/health/ready", 8000)},
+        {"livenessProbe", probe("/v2/health/live", 8000)},
+        {"volumeMounts", ojson::array({{{"name", "plan"}, {"mountPath", "/etc/tessera"}}})}};
+    ojson volumes = ojson::array({{{"name", "plan"}, {"configMap", {{"name", config}}}}});
+    bool scripted = false;
+    for (const auto& m : plan.models) scripted = scripted || !triton_emulated(m);
+    if (scripted) {  // models.yaml names the TorchScript files under /models
+      container["volumeMounts"].push_back(
+          {{"name", "torchscript"}, {"mountPath", "/models"}, {"readOnly", true}});
+      volumes.push_back({{"name", "torchscript"},
+                         {"persistentVolumeClaim", {{"claimName", n.part_of + "-torchscript"}}}});
+    }
+    ojson pod = {{"containers", ojson::array({container})}, {"volumes", volumes}};
+    ojson ports = ojson::array({port("http", 8000), port("metrics", 8000)});
+    ports[1]["port"] = 9000;  // the same /metrics, under the name the ServiceMonitor scrapes
+    const auto file = out / "frontend.yaml";
+    write_text(file, yaml_documents({config_map, deployment(name, n, "frontend", 1, pod, o),
+                                     service(name, n, "frontend", ports, o)},
+                                    header));
+    files.push_back(file);
+  }
+
+  // One Deployment of Triton pods per instance kind.
+  {
+    std::vector<ojson> docs;
+    for (std::size_t i = 0; i < plan.kinds.size(); ++i) {
+      const InstanceKind& k = plan.kinds[i];
+      const ModelEntry& model = plan.model(k.variant);
+      const std::string name = kind_name(n, k);
+      const std::string pbtxt =
+          triton_config_pbtxt(plan, k.variant, {TritonDevice{0, static_cast<int>(i)}},
+                              "Written by `tessera export --to kubernetes`: " + k.variant +
+                                  " on one " + (k.whole_gpu ? "GPU" : k.mig + " MIG slice"));
+      ojson data = {{"config.pbtxt", pbtxt}};
+      const bool emulated = triton_emulated(model);
+      if (emulated) data["model.py"] = triton_emulation_model_py(k.variant);
+      ojson config_map = {{"apiVersion", "v1"},
+                          {"kind", "ConfigMap"},
+                          {"metadata", metadata(name + "-model", n, "model", o)},
+                          {"data", data}};
+      config_map["metadata"]["name"] = dns_label(name + "-model");
+      const std::string repo = "/models/" + k.variant;
+      std::string setup =
+          "mkdir -p '" + repo + "/1' && cp /config/config.pbtxt '" + repo + "/' && ";
+      setup += emulated ? "cp /config/model.py '" + repo + "/1/'"
+                        : "cp '/torchscript/" + model.torchscript.filename().string() + "' '" +
+                              repo + "/1/model.pt'";
+      setup += " && exec tritonserver --model-repository=/models";
+      const std::string resource = k.whole_gpu ? "nvidia.com/gpu" : "nvidia.com/mig-" + k.mig;
+      ojson mounts = ojson::array({{{"name", "model-config"}, {"mountPath", "/config"}},
+                                   {{"name", "repository"}, {"mountPath", "/models"}}});
+      ojson volumes = ojson::array(
+          {{{"name", "model-config"}, {"configMap", {{"name", config_map["metadata"]["name"]}}}},
+           {{"name", "repository"}, {"emptyDir", ojson::object()}}});
+      if (!emulated) {
+        mounts.push_back(
+            {{"name", "torchscript"}, {"mountPath", "/torchscript"}, {"readOnly", true}});
+        volumes.push_back({{"name", "torchscript"},
+                           {"persistentVolumeClaim", {{"claimName", n.part_of + "-torchscript"}}}});
+      }
+      ojson container = {{"name", "triton"},
+                         {"image", o.triton_image},
+                         {"command", {"/bin/sh", "-c", setup}},
+                         {"ports", ojson::array({{{"name", "http"}, {"containerPort", 8000}},
+                                                 {{"name", "grpc"}, {"containerPort", 8001}},
+                                                 {{"name", "metrics"}, {"containerPort", 8002}}})},
+                         {"resources", {{"limits", {{resource, 1}}}}},
+                         {"readinessProbe", probe("/v2/health/ready", 8000)},
+                         {"volumeMounts", mounts}};
+      ojson pod = {{"nodeSelector", {{"nvidia.com/mig.config", mig_config}}},
+                   {"containers", ojson::array({container})},
+                   {"volumes", volumes}};
+      ojson dep = deployment(name, n, "backend", k.count, pod, o);
+      for (ojson* labels :
+           {&dep["metadata"]["labels"], &dep["spec"]["template"]["metadata"]["labels"]}) {
+        (*labels)["tessera.io/task"] = dns_label(k.task);
+        (*labels)["tessera.io/variant"] = dns_label(k.variant);
+        (*labels)["tessera.io/mig"] = k.whole_gpu ? "whole-gpu" : k.mig;
+        (*labels)["tessera.io/emulated"] = emulated ? "true" : "false";
+      }
+      docs.push_back(config_map);
+      docs.push_back(dep);
+      docs.push_back(service(
+          name, n, "backend",
+          ojson::array({port("http", 8000), port("grpc", 8001), port("metrics", 8002)}), o));
+    }
+    const auto file = out / "backends.yaml";
+    write_text(file, yaml_documents(docs, header));
+    files.push_back(file);
+  }
+
+  // The MIG layout, for the GPU operator's MIG manager (label the nodes
+  // nvidia.com/mig.config=<mig_config>).
+  {
+    ojson cm = {{"apiVersion", "v1"},
+                {"kind", "ConfigMap"},
+                {"metadata", metadata(dns_label(n.part_of + "-mig-parted"), n, "mig-layout", o)},
+                {"data", {{"config.yaml", mig_parted_config(plan, mig_config)}}}};
+    cm["metadata"]["namespace"] = "gpu-operator";
+    const auto file = out / "mig-parted.yaml";
+    write_text(file, yaml_documents({cm}, header));
+    files.push_back(file);
+  }
+
+  // Prometheus: every Service of the plan by its `metrics` port.
+  {
+    ojson sm = {
+        {"apiVersion", "monitoring.coreos.com/v1"},
+        {"kind", "ServiceMonitor"},
+        {"metadata", metadata(n.part_of, n, "monitoring", o)},
+        {"spec",
+         {{"selector", {{"matchLabels", {{"app.kubernetes.io/part-of", n.part_of}}}}},
+          {"endpoints",
+           ojson::array({{{"port", "metrics"}, {"path", "/metrics"}, {"interval", "15s"}}})}}}};
+    const auto file = out / "servicemonitor.yaml";
+    write_text(file, yaml_documents({sm}, header));
+    files.push_back(file);
+  }
+  return files;
+}
+
+}  // namespace tessera::exporter
