@@ -62,6 +62,7 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
   for (size_t m = 0; m < dnns.size(); ++m) {
     std::string why_m;
     auto all = enumerate_configs(cluster, dnns[m], templates, opt, rules[m], &why_m);
+    const bool any = !all.empty();
     for (auto& c : all) {
       const double b = config_bound(cluster, c);
       if (b <= kEps) continue;  // uses a class with no GPUs
@@ -70,9 +71,9 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
     }
     out.plan.solve.configurations += static_cast<int>(configs[m].size());
     if (configs[m].empty() && why.empty()) {
-      why = why_m.empty() ? "GPU budget: no GPU of the classes that " + dnns[m].name +
-                                " has profiles for (every such class has count 0)"
-                          : why_m;
+      why = any ? "GPU budget: every pipeline of " + dnns[m].name +
+                      " that fits its latency budget needs a GPU class with count 0"
+                : why_m;
     }
     ppipe::DnnPlan dp;
     dp.dnn = dnns[m].name;
@@ -202,7 +203,7 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
   if (r.status == MilpStatus::kOptimal) {
     st.status = "optimal";
   } else {
-    st.status = std::string("feasible (") + to_string(r.limit) + " limit)";
+    st.status = std::string("feasible (") + to_string(r.limit) + ")";
   }
   out.feasible = true;
 
@@ -374,7 +375,11 @@ PpipeResult plan_dart_r(const PpipeInput& in, const ppipe::Plan* np) {
       c.classes[big].count = 1;
       c.classes[1 - big].count = 0;
       const Solved s = solve_milp(c, one, rule, in.options, 1, "dart-r");
-      if (!s.feasible) notes.push_back(dp.dnn + " leftover: " + s.plan.solve.detail);
+      if (!s.feasible) {
+        notes.push_back(dp.dnn + ": its " + std::to_string(leftover) + " leftover " +
+                        in.cluster.classes[big].name + " GPUs stay idle (" + s.plan.solve.detail +
+                        ")");
+      }
       add_scaled(s, leftover);
     }
     res.plan.dnns.push_back(std::move(dp));
