@@ -159,6 +159,7 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
         model.add_row("template_" + mn + "t" + std::to_string(t), terms, -MilpModel::kInf, 1.0);
       }
     }
+    std::map<int, std::vector<LinTerm>> agg;
     for (auto& [key, terms] : position_terms) {
       const auto [k, d] = key;
       if (opt.integer_gpus_per_position) {
@@ -171,9 +172,20 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
             "whole_gpus_" + mn + "_" + cluster.classes[k].name + "_pos" + std::to_string(d), row,
             -MilpModel::kInf, 0.0);
         class_terms[k].push_back({y, 1.0});
+        agg[k].push_back({y, 1.0});
       } else {
         class_terms[k].insert(class_terms[k].end(), terms.begin(), terms.end());
       }
+    }
+    // Each DNN's whole GPUs per class as one integer: CBC branches on these totals, which
+    // splits the GPUs among the DNNs far sooner than branching position by position.
+    for (auto& [k, terms] : agg) {
+      if (terms.size() < 2) continue;
+      const std::string name = "gpus_" + mn + "_" + cluster.classes[k].name;
+      const int total = model.add_var(name, 0.0, cluster.classes[k].count, VarType::kInteger);
+      auto row = terms;
+      row.push_back({total, -1.0});
+      model.add_row("total_" + name, row, 0.0, 0.0);
     }
     if (!single) {
       auto row = dnn_sum;
