@@ -126,6 +126,7 @@ double brute_force(const PpipeInput& in) {
 }
 
 TEST(PpipeMilp, MatchesExhaustiveEnumerationOnTinyInstances) {
+  int partitioned = 0, shared = 0;
   for (unsigned seed = 1; seed <= 6; ++seed) {
     const PpipeInput in = tiny_input(seed, 1 + seed % 2, 2 + seed % 2);
     const PpipeResult r = plan_ppipe(in);
@@ -134,7 +135,30 @@ TEST(PpipeMilp, MatchesExhaustiveEnumerationOnTinyInstances) {
     const double exact = brute_force(in);
     EXPECT_NEAR(r.plan.dnns[0].throughput, exact, 1e-6 * exact) << "seed " << seed;
     EXPECT_NEAR(r.plan.solve.objective, exact, 1e-6 * exact) << "seed " << seed;
+    EXPECT_GT(exact, 0.0);
+    for (const auto& p : r.plan.dnns[0].pipelines) {
+      partitioned += p.partitions.size() > 1 ? 1 : 0;
+      for (const auto& part : p.partitions) shared += part.mps > 1 ? 1 : 0;
+    }
   }
+  // The instances exercise cuts and MPS, not only whole-model pipelines.
+  EXPECT_GT(partitioned, 0);
+  EXPECT_GT(shared, 0);
+}
+
+TEST(PpipeMilp, TemplatesAreThePapersDistinctPipelines) {
+  EXPECT_EQ(enumerate_templates(2, 3).size(), 14u);  // §4: 2 + 4 + 8
+  EXPECT_EQ(enumerate_templates(2, 2).size(), 6u);
+  EXPECT_EQ(enumerate_templates(4, 2).size(), 20u);
+}
+
+TEST(PpipeMilp, ThreePartitionsMatchExhaustiveEnumeration) {
+  PpipeInput in = tiny_input(7, 1, 2);
+  in.options.max_partitions = 3;
+  const PpipeResult r = plan_ppipe(in);
+  ASSERT_TRUE(r.ok()) << r.problems.front();
+  const double exact = brute_force(in);
+  EXPECT_NEAR(r.plan.dnns[0].throughput, exact, 1e-6 * exact);
 }
 
 TEST(PpipeMilp, PooledVariantIsAtLeastThePapersAndMpsHelpsOrTies) {
