@@ -64,6 +64,7 @@ PpipeInput paper_instance(const std::string& cluster, const std::string& group, 
   if (std::getenv("PPIPE_POOLED")) in.options.one_config_per_template = false;
   if (std::getenv("PPIPE_NOINT")) in.options.integer_gpus_per_position = false;
   if (std::getenv("PPIPE_LOG")) in.options.milp.log = true;
+  if (std::getenv("PPIPE_REPO")) in.options.repo_templates = true;
   if (std::getenv("PPIPE_NOPRE")) in.options.milp.preprocess = false;
   if (const char* t = std::getenv("PPIPE_TIME")) in.options.milp.time_limit_s = std::atof(t);
   return in;

@@ -150,6 +150,17 @@ TEST(PpipeMilp, TemplatesAreThePapersDistinctPipelines) {
   EXPECT_EQ(enumerate_templates(2, 3).size(), 14u);  // §4: 2 + 4 + 8
   EXPECT_EQ(enumerate_templates(2, 2).size(), 6u);
   EXPECT_EQ(enumerate_templates(4, 2).size(), 20u);
+  EXPECT_EQ(enumerate_repo_templates(2, 2).size(), 4u);  // the repo's |K|^2
+}
+
+TEST(PpipeMilp, RepoTemplatesVariantPlansAndPassesTheRecheck) {
+  PpipeInput in = tiny_input(2, 2, 3);
+  in.options.repo_templates = true;
+  const PpipeResult r = plan_ppipe(in);
+  ASSERT_TRUE(r.ok()) << r.problems.front();
+  EXPECT_EQ(r.plan.solve.templates, 4);
+  EXPECT_GT(r.plan.dnns[0].throughput, 0.0);
+  EXPECT_LE(r.plan.dnns[0].pipelines.size(), 4u);
 }
 
 TEST(PpipeMilp, ThreePartitionsMatchExhaustiveEnumeration) {

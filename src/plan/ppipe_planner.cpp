@@ -54,7 +54,9 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
   out.plan.slo_margin = opt.slo_margin;
   const int K = static_cast<int>(cluster.classes.size());
   const auto templates = enumerate_templates(K, max_partitions);
-  out.plan.solve.templates = static_cast<int>(templates.size());
+  const bool repo = opt.repo_templates && max_partitions > 1;
+  const auto repo_templates = enumerate_repo_templates(K, max_partitions);
+  out.plan.solve.templates = static_cast<int>(repo ? repo_templates.size() : templates.size());
 
   std::vector<std::vector<PipeConfig>> configs(dnns.size());
   std::vector<std::vector<double>> bounds(dnns.size());
@@ -62,6 +64,20 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
   for (size_t m = 0; m < dnns.size(); ++m) {
     std::string why_m;
     auto all = enumerate_configs(cluster, dnns[m], templates, opt, rules[m], &why_m);
+    if (repo) {
+      // A configuration of sequence S belongs to every repo template that S begins.
+      std::vector<PipeConfig> expanded;
+      for (const auto& c : all) {
+        const auto& seq = templates[c.tmpl];
+        for (size_t r = 0; r < repo_templates.size(); ++r) {
+          if (std::equal(seq.begin(), seq.end(), repo_templates[r].begin())) {
+            expanded.push_back(c);
+            expanded.back().tmpl = static_cast<int>(r);
+          }
+        }
+      }
+      all = std::move(expanded);
+    }
     const bool any = !all.empty();
     for (auto& c : all) {
       const double b = config_bound(cluster, c);
@@ -518,7 +534,7 @@ std::vector<std::string> check_ppipe_plan(const ppipe::Plan& plan, const PpipeIn
         problems.push_back(pw + ": throughput is not the minimum over its partitions");
       total += p.throughput;
       if (plan.method == "ppipe" && in.options.one_config_per_template &&
-          !templates.insert(tmpl).second) {
+          !in.options.repo_templates && !templates.insert(tmpl).second) {
         problems.push_back(pw + ": a second configuration of the same template");
       }
     }

@@ -48,6 +48,14 @@ std::vector<std::vector<int>> enumerate_templates(int num_classes, int max_parti
   return out;
 }
 
+std::vector<std::vector<int>> enumerate_repo_templates(int num_classes, int max_partitions) {
+  std::vector<std::vector<int>> out;
+  for (auto& t : enumerate_templates(num_classes, max_partitions)) {
+    if (static_cast<int>(t.size()) == max_partitions) out.push_back(std::move(t));
+  }
+  return out;
+}
+
 double batch_build_ms(const ConfigRules& rules, int batch) {
   if (!rules.batch_build || batch <= 1) return 0.0;
   if (rules.np_throughput <= 0.0) return std::numeric_limits<double>::infinity();

@@ -47,6 +47,11 @@ struct PpipeOptions {
   // configuration (cut points, vGPU sizes, batch). Off: the named variant "ppipe-pooled",
   // any number of configurations per template.
   bool one_config_per_template = true;
+  // The named variant "repo templates": the repo's |K|^max_partitions templates, each a
+  // sequence of exactly max_partitions classes whose trailing partitions may be skipped
+  // (so [L4, P4] holds the pipelines [L4] and [L4, P4]), one configuration per template.
+  // Off (the paper's reading): the distinct sequences of 1..max_partitions classes.
+  bool repo_templates = false;
   // The repo's force_sum_gpu_integer_per_partition: whole physical GPUs per (DNN, class,
   // partition position), so the vGPUs sharing a GPU run the same position.
   bool integer_gpus_per_position = true;
@@ -91,6 +96,10 @@ struct PipeConfig {
 // Every sequence of class indices of length 1..max_partitions (the paper's distinct pooled
 // pipelines: 2 classes and 3 partitions give 2 + 4 + 8 = 14).
 std::vector<std::vector<int>> enumerate_templates(int num_classes, int max_partitions);
+
+// The repo's templates (see PpipeOptions::repo_templates): every sequence of exactly
+// max_partitions classes.
+std::vector<std::vector<int>> enumerate_repo_templates(int num_classes, int max_partitions);
 
 // How one DNN's configurations are built: the latency budget slo x (1 - margin), the
 // batch-build estimate (0 when off), and whether MPS levels above 1 are allowed.
