@@ -10,10 +10,12 @@
 
 #include "core/error.hpp"
 #include "core/spec_node.hpp"
+#include "plan/ppipe_deploy.hpp"
 #include "plan/ppipe_planner.hpp"
 #include "plan/ppipe_spec.hpp"
 #include "ppipe/plan_json.hpp"
 #include "profile/ppipe_prepartition.hpp"
+#include "spec/run_spec.hpp"
 
 namespace {
 
@@ -210,6 +212,35 @@ TEST(PpipeMilp, RecheckCatchesATamperedPlan) {
   bool budget = false;
   for (const auto& p : problems) budget = budget || p.find("GPU budget") != std::string::npos;
   EXPECT_TRUE(budget);
+}
+
+TEST(PpipeDeploy, EveryPipelineBecomesARunTheSimulatorLoads) {
+  const auto dir = std::filesystem::temp_directory_path() / "tessera_ppipe_deploy_test";
+  std::filesystem::remove_all(dir);
+  int partitioned = 0;
+  for (unsigned seed = 1; seed <= 6; ++seed) {
+    const PpipeInput in = tiny_input(seed, 1 + seed % 2, 2 + seed % 2);
+    const PpipeResult r = plan_ppipe(in);
+    ASSERT_TRUE(r.ok());
+    const auto sub = dir / std::to_string(seed);
+    const auto runs = write_ppipe_runs(sub, r.plan, in, 0.5, 5.0);
+    ASSERT_EQ(runs.size(), r.plan.dnns[0].pipelines.size());
+    for (size_t l = 0; l < runs.size(); ++l) {
+      const auto& p = r.plan.dnns[0].pipelines[l];
+      const RunSpec spec = load_run_spec(runs[l]);
+      EXPECT_EQ(spec.app.tasks.size(), p.partitions.size());
+      int vgpus = 0;
+      for (const auto& part : p.partitions) vgpus += part.vgpus;
+      EXPECT_EQ(spec.deployment.total_workers(), vgpus);
+      if (p.partitions.size() > 1) {
+        ++partitioned;
+        EXPECT_FALSE(spec.deployment.links.empty());
+        EXPECT_GT(spec.app.edges.front().bytes_per_item, 0.0);
+      }
+    }
+  }
+  EXPECT_GT(partitioned, 0);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(PpipeBaselines, NpUsesWholeGpusAndOnePartitionAndNeverBeatsPpipe) {

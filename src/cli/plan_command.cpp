@@ -13,6 +13,7 @@
 #include "plan/plan_report.hpp"
 #include "plan/plan_spec.hpp"
 #include "plan/planner.hpp"
+#include "plan/ppipe_deploy.hpp"
 #include "plan/ppipe_planner.hpp"
 #include "plan/ppipe_report.hpp"
 #include "plan/ppipe_spec.hpp"
@@ -104,6 +105,14 @@ void run_ppipe_plan(const PlanArgs& args) {
         r.plan.method == "ppipe" ? "plan.json" : "plan-" + r.plan.method + ".json";
     ppipe::write_plan_file(dir / name, r.plan);
     written.push_back(name);
+    if (r.ok() && r.plan.solve.status != "infeasible") {
+      const auto sim_dir = r.plan.method == "ppipe" ? dir : dir / r.plan.method;
+      const auto runs = plan::write_ppipe_runs(sim_dir, r.plan, spec.input);
+      if (!runs.empty()) {
+        written.push_back(std::filesystem::relative(sim_dir / "sim", dir).string() + "/ (" +
+                          std::to_string(runs.size()) + " run.yaml, one per pipeline)");
+      }
+    }
     plans.push_back(&r.plan);
     ok = ok && r.ok();
     feasible = feasible && r.plan.solve.status != "infeasible" &&
