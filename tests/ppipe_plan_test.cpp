@@ -284,6 +284,36 @@ TEST(PpipeBaselines, NpAndDartRMatchThePapersReferenceOnHc1) {
   }
 }
 
+// §6.5 of the paper: FCN on HC3-S (4 V100 + 12 P4), SLO 33.3 ms. The paper's plan: one
+// V100 running the whole model at batch 2 (12.3 ms, 162 req/s), and 12 P4 -> 6 half-V100
+// vGPUs at batch 1 (1082 and 1050 req/s), 1212 req/s in all.
+TEST(PpipeMilp, ReproducesThePapersFcnOnHc3SmallPlan) {
+  PpipeInput in;
+  in.cluster = paper_cluster("HC3", 4, 12);
+  in.dnns = load_ppipe_dnns(kPpipeData, {{"fcn-d6_r101-d16_4xb2-40k_cityscapes-512x1024", 1.0}});
+  in.dnns[0].slo_ms = 33.3;
+  const PpipeResult r = plan_ppipe(in);
+  ASSERT_TRUE(r.ok()) << r.problems.front();
+  const auto& d = r.plan.dnns[0];
+  EXPECT_NEAR(d.throughput, 1212.0, 2.0);
+  ASSERT_EQ(d.pipelines.size(), 2u);
+  const auto& whole = d.pipelines[0].partitions.size() == 1 ? d.pipelines[0] : d.pipelines[1];
+  const auto& split = d.pipelines[0].partitions.size() == 1 ? d.pipelines[1] : d.pipelines[0];
+  EXPECT_EQ(whole.batch, 2);
+  EXPECT_EQ(whole.partitions[0].gpu_class, "V100");
+  EXPECT_EQ(whole.partitions[0].vgpus, 1);
+  EXPECT_NEAR(whole.partitions[0].infer_ms, 12.3, 0.05);
+  ASSERT_EQ(split.partitions.size(), 2u);
+  EXPECT_EQ(split.batch, 1);
+  EXPECT_EQ(split.partitions[0].gpu_class, "P4");
+  EXPECT_EQ(split.partitions[0].vgpus, 12);
+  EXPECT_EQ(split.partitions[1].gpu_class, "V100");
+  EXPECT_EQ(split.partitions[1].mps, 2);
+  EXPECT_EQ(split.partitions[1].vgpus, 6);
+  EXPECT_NEAR(split.partitions[0].throughput, 1082.0, 2.0);
+  EXPECT_NEAR(split.throughput, 1050.0, 2.0);
+}
+
 TEST(PpipeBaselines, DartRNeedsTwoClasses) {
   PpipeInput in = tiny_input(1, 1, 1);
   in.cluster.classes.push_back(gpu("C", 1, 1));
