@@ -370,15 +370,34 @@ TEST(PpipeImport, BlockRanges) {
 
 TEST(PpipeImport, BundledModelsAreConsistent) {
   auto models = list_ppipe_models(kPpipeTimings);
-  EXPECT_EQ(models,
-            (std::vector<std::string>{"atss_r101_fpn_1x_coco", "convnext_large",
-                                      "googlenet-v3-pytorch", "repvgg-b3", "wide_resnet101_2"}));
+  // The paper's 18 models (its groups G1-G6, data/profiles/ppipe/SOURCE.md).
+  EXPECT_EQ(models, (std::vector<std::string>{
+                        "apcnet_r101-d8_4xb2-40k_cityscapes-512x1024",
+                        "atss_r101_fpn_1x_coco",
+                        "centernet-update_r50-caffe_fpn_ms-1x_coco",
+                        "colorization-v2",
+                        "convnext_large",
+                        "dnl_r101-d8_4xb2-40k_cityscapes-512x1024",
+                        "efficientnet-b8_3rdparty_8xb32-aa-advprop_in1k",
+                        "encnet_r101-d8_4xb2-40k_cityscapes-512x1024",
+                        "fcn-d6_r101-d16_4xb2-40k_cityscapes-512x1024",
+                        "fsaf_r101_fpn_1x_coco",
+                        "gcnet_r101-d8_4xb2-40k_cityscapes-512x1024",
+                        "gfl_x101-32x4d_fpn_ms-2x_coco",
+                        "googlenet-v3-pytorch",
+                        "nonlocal_r101-d8_4xb2-40k_cityscapes-512x1024",
+                        "repvgg-b3",
+                        "rtmdet_x_8xb32-300e_coco",
+                        "tf_efficientdet_d1",
+                        "wide_resnet101_2",
+                    }));
   for (const std::string& m : models) {
     for (const PpipeBlockProfile& p : load_ppipe_model(kPpipeTimings, m)) {
       EXPECT_EQ(static_cast<int>(p.transfer_bytes.size()), p.num_blocks() - 1) << m;
     }
   }
   EXPECT_EQ(load_ppipe_model(kPpipeTimings, "atss_r101_fpn_1x_coco").front().num_blocks(), 9);
+  EXPECT_EQ(load_ppipe_model(kPpipeTimings, "fsaf_r101_fpn_1x_coco").front().num_blocks(), 9);
   EXPECT_THROW(load_ppipe_model(kPpipeTimings, "convnext"), SpecError);
 }
 

@@ -8,10 +8,17 @@
 #include <optional>
 
 #include "cli/commands.hpp"
+#include "core/input_file.hpp"
+#include "core/spec_node.hpp"
 #include "plan/plan_report.hpp"
 #include "plan/plan_spec.hpp"
 #include "plan/planner.hpp"
+#include "plan/ppipe_deploy.hpp"
+#include "plan/ppipe_planner.hpp"
+#include "plan/ppipe_report.hpp"
+#include "plan/ppipe_spec.hpp"
 #include "plan/serving_files.hpp"
+#include "ppipe/plan_json.hpp"
 #include "profile/profile_yaml.hpp"
 
 namespace tessera::cli {
@@ -76,7 +83,72 @@ void write_serving_files(const std::filesystem::path& dir, const PlanArgs& args,
   write_file(dir / "run.yaml", plan::run_file_yaml(run));
 }
 
+// `planner: ppipe` (docs/plan.md#ppipe-planner): PPipe's MILP and its baselines; plan.json
+// for PPipe, plan-np.json and plan-dart-r.json for the baselines.
+void run_ppipe_plan(const PlanArgs& args) {
+  plan::PpipeSpec spec = plan::load_ppipe_plan_spec(args.spec_file);
+  if (args.time_limit > 0.0) spec.input.options.milp.time_limit_s = args.time_limit;
+  spec.input.options.milp.log = args.solver_log;
+  const std::filesystem::path dir(args.out_dir);
+  std::filesystem::create_directories(dir);
+  std::cout << "tessera plan (ppipe): cluster " << spec.cluster_name << ", DNNs " << spec.group_name
+            << ", SLO margin " << spec.input.options.slo_margin << ", up to "
+            << spec.input.options.max_partitions << " partitions\n";
+  std::vector<plan::PpipeResult> results;
+  std::optional<ppipe::Plan> np;
+  auto need_np = [&] {
+    if (!np) np = plan::plan_np(spec.input).plan;
+    return &*np;
+  };
+  for (const auto& m : spec.methods) {
+    if (m == "np") {
+      results.push_back(plan::plan_np(spec.input));
+      np = results.back().plan;
+    } else if (m == "dart-r") {
+      results.push_back(plan::plan_dart_r(spec.input, need_np()));
+    } else {
+      results.push_back(plan::plan_ppipe(
+          spec.input, spec.input.options.batch_build_estimate ? need_np() : nullptr));
+    }
+  }
+  bool ok = true, feasible = true;
+  std::vector<const ppipe::Plan*> plans;
+  std::vector<std::string> written;
+  for (const auto& r : results) {
+    plan::print_ppipe_plan(std::cout, r);
+    const std::string name =
+        r.plan.method == "ppipe" ? "plan.json" : "plan-" + r.plan.method + ".json";
+    ppipe::write_plan_file(dir / name, r.plan);
+    written.push_back(name);
+    if (r.ok() && r.plan.solve.status != "infeasible") {
+      const auto sim_dir = r.plan.method == "ppipe" ? dir : dir / r.plan.method;
+      const auto runs = plan::write_ppipe_runs(sim_dir, r.plan, spec.input);
+      if (!runs.empty()) {
+        written.push_back(std::filesystem::relative(sim_dir / "sim", dir).string() + "/ (" +
+                          std::to_string(runs.size()) + " run.yaml, one per pipeline)");
+      }
+    }
+    plans.push_back(&r.plan);
+    ok = ok && r.ok();
+    feasible = feasible && r.plan.solve.status != "infeasible" &&
+               r.plan.solve.status.rfind("no solution", 0) != 0;
+  }
+  plan::print_ppipe_comparison(std::cout, plans);
+  std::cout << "  wrote";
+  for (const auto& w : written) std::cout << " " << (dir / w).string();
+  std::cout << "\n";
+  if (!feasible) throw CLI::RuntimeError(3);
+  if (!ok) throw CLI::RuntimeError(4);
+}
+
 void run_plan(const PlanArgs& args) {
+  {
+    LoadBudget budget;
+    if (plan::is_ppipe_plan_spec(SpecNode::load_file(args.spec_file))) {
+      run_ppipe_plan(args);
+      return;
+    }
+  }
   plan::PlanSpec spec = plan::load_plan_spec(args.spec_file);
   auto& in = spec.input;
   if (args.demand > 0.0) in.demand_rps = args.demand;
@@ -148,7 +220,9 @@ void run_plan(const PlanArgs& args) {
 void add_plan_command(CLI::App& app) {
   auto args = std::make_shared<PlanArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "plan", "JigsawServe planner: variants x MIG/MPS segments x budgets as one MILP (CBC)");
+      "plan",
+      "Planners (CBC): JigsawServe (variants x MIG/MPS segments x budgets), or PPipe's pooled "
+      "pipelines with its NP and DART-r baselines when the spec says planner: ppipe");
   cmd->add_option("spec", args->spec_file, "Plan spec (YAML): app, profiles, SLOs, demand")
       ->required()
       ->check(CLI::ExistingFile);

@@ -156,6 +156,7 @@ MilpResult solve_cbc(const MilpModel& model, const MilpOptions& options) {
     args.push_back("-preprocess");
     args.push_back("off");
   }
+  args.insert(args.end(), options.cbc_args.begin(), options.cbc_args.end());
   if (const char* extra = std::getenv("TESSERA_CBC_ARGS")) {
     std::istringstream in(extra);
     for (std::string a; in >> a;) args.push_back(a);

@@ -77,6 +77,8 @@ struct MilpOptions {
   double absolute_gap = 1e-7;  // stop when incumbent and bound differ by less
   bool log = false;            // CBC's own log on stdout
   bool preprocess = true;      // CBC's integer preprocessing (CglPreProcess)
+  // More CBC command-line options, passed before -solve (e.g. {"-cutsOnOff", "off"}).
+  std::vector<std::string> cbc_args;
 };
 
 struct MilpResult {

@@ -95,7 +95,8 @@ void parse_scaling(const SpecNode& node, PlanSpec& spec) {
 
 PlanSpec parse_plan_spec(const SpecNode& node) {
   node.expect_map();
-  node.allow_only({"app",
+  node.allow_only({"planner",
+                   "app",
                    "profiles",
                    "whole_gpu_segment",
                    "gpu",
@@ -115,6 +116,7 @@ PlanSpec parse_plan_spec(const SpecNode& node) {
                    "node_limit",
                    "max_demand_nodes",
                    "max_demand_solves"});
+  if (auto p = node.get("planner")) p->as_choice({"jigsawserve"});  // ppipe: ppipe_spec.hpp
   PlanSpec spec;
   spec.file = node.file();
   auto& in = spec.input;

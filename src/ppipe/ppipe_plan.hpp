@@ -69,6 +69,13 @@ struct SolveStats {
   double seconds = 0.0;
   double gap = 0.0;   // proven relative gap (0 = optimal)
   int templates = 0;  // pipeline templates considered
+  // Added by the planner (issue 12): the incumbent's objective and CBC's bound (req/s; for
+  // several DNNs the objective is min_m x_m / w_m), the pipeline configurations the MILP
+  // chose among after dominance pruning, and a sentence on what bound or failed.
+  double objective = 0.0;
+  double bound = 0.0;
+  int configurations = 0;
+  std::string detail;
 };
 
 struct Plan {

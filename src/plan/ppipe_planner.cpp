@@ -1,0 +1,427 @@
+#include "plan/ppipe_planner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+namespace tessera::plan {
+
+namespace {
+
+constexpr double kEps = 1e-6;
+
+int class_index(const ppipe::Cluster& c, const std::string& name) {
+  for (size_t k = 0; k < c.classes.size(); ++k) {
+    if (c.classes[k].name == name) return static_cast<int>(k);
+  }
+  return -1;
+}
+
+struct Solved {
+  ppipe::Plan plan;
+  bool feasible = false;
+};
+
+// Throughput bound of one configuration alone on the whole cluster: physical GPUs per unit
+// of throughput per class, against the class's count.
+double config_bound(const ppipe::Cluster& cluster, const PipeConfig& c) {
+  std::vector<double> per_unit(cluster.classes.size(), 0.0);
+  for (const auto& p : c.parts) per_unit[p.cls] += 1.0 / (p.mps * p.x_vgpu);
+  double bound = std::numeric_limits<double>::infinity();
+  for (size_t k = 0; k < per_unit.size(); ++k) {
+    if (per_unit[k] > 0.0) bound = std::min(bound, cluster.classes[k].count / per_unit[k]);
+  }
+  return bound;
+}
+
+// The MILP of Appendix A.2 over enumerated configurations (see docs/plan.md#ppipe-planner):
+// per configuration c of DNN m a throughput x_c, integer vGPU counts g_cd with
+// x_c <= X_cd g_cd, a binary u_c (one configuration per template) with x_c <= Xmax_c u_c
+// and g_cd >= u_c; physical GPUs sum g_cd / v_cd <= y_mkd integer per (DNN, class,
+// position) and sum y <= N_k; objective max sum x (one DNN) or max z, w_m z <= sum_c x_c.
+Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dnns,
+                  const std::vector<ConfigRules>& rules, const PpipeOptions& opt,
+                  int max_partitions, const std::string& method) {
+  const auto start = std::chrono::steady_clock::now();
+  Solved out;
+  out.plan.method = method;
+  out.plan.cluster = cluster;
+  out.plan.slo_margin = opt.slo_margin;
+  const int K = static_cast<int>(cluster.classes.size());
+  const auto templates = enumerate_templates(K, max_partitions);
+  const bool repo = opt.repo_templates && max_partitions > 1;
+  const auto repo_templates = enumerate_repo_templates(K, max_partitions);
+  out.plan.solve.templates = static_cast<int>(repo ? repo_templates.size() : templates.size());
+
+  std::vector<std::vector<PipeConfig>> configs(dnns.size());
+  std::vector<std::vector<double>> bounds(dnns.size());
+  std::string why;
+  for (size_t m = 0; m < dnns.size(); ++m) {
+    std::string why_m;
+    auto all = enumerate_configs(cluster, dnns[m], templates, opt, rules[m], &why_m);
+    if (repo) {
+      // A configuration of sequence S belongs to every repo template that S begins.
+      std::vector<PipeConfig> expanded;
+      for (const auto& c : all) {
+        const auto& seq = templates[c.tmpl];
+        for (size_t r = 0; r < repo_templates.size(); ++r) {
+          if (std::equal(seq.begin(), seq.end(), repo_templates[r].begin())) {
+            expanded.push_back(c);
+            expanded.back().tmpl = static_cast<int>(r);
+          }
+        }
+      }
+      all = std::move(expanded);
+    }
+    const bool any = !all.empty();
+    for (auto& c : all) {
+      const double b = config_bound(cluster, c);
+      if (b <= kEps) continue;  // uses a class with no GPUs
+      configs[m].push_back(std::move(c));
+      bounds[m].push_back(b);
+    }
+    out.plan.solve.configurations += static_cast<int>(configs[m].size());
+    if (configs[m].empty() && why.empty()) {
+      why = any ? "GPU budget: every pipeline of " + dnns[m].name +
+                      " that fits its latency budget needs a GPU class with count 0"
+                : why_m;
+    }
+    ppipe::DnnPlan dp;
+    dp.dnn = dnns[m].name;
+    dp.weight = dnns[m].weight;
+    dp.slo_ms = dnns[m].slo_ms;
+    out.plan.dnns.push_back(dp);
+  }
+  if (!why.empty()) {
+    out.plan.solve.status = "infeasible";
+    out.plan.solve.detail = why;
+    out.plan.solve.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return out;
+  }
+
+  MilpModel model;
+  model.set_maximize(true);
+  const bool single = dnns.size() == 1;
+  int z = -1;
+  if (!single) {
+    double zmax = std::numeric_limits<double>::infinity();
+    for (size_t m = 0; m < dnns.size(); ++m) {
+      // Bound on DNN m's throughput: per template the best configuration alone.
+      std::map<int, double> per_template;
+      for (size_t c = 0; c < configs[m].size(); ++c) {
+        auto& v = per_template[configs[m][c].tmpl];
+        v = opt.one_config_per_template ? std::max(v, bounds[m][c]) : v + bounds[m][c];
+      }
+      double sum = 0.0;
+      for (const auto& [t, v] : per_template) sum += v;
+      zmax = std::min(zmax, sum / dnns[m].weight);
+    }
+    z = model.add_var("z", 0.0, zmax, VarType::kContinuous, 1.0);
+  }
+  struct Vars {
+    int x = -1, u = -1;
+    std::vector<int> g;
+  };
+  std::vector<std::vector<Vars>> vars(dnns.size());
+  // Physical-GPU terms per (class, position) of each DNN, and per class overall.
+  std::vector<std::vector<LinTerm>> class_terms(K);
+  for (size_t m = 0; m < dnns.size(); ++m) {
+    const std::string mn = "m" + std::to_string(m);
+    std::map<int, std::vector<int>> by_template;
+    for (size_t c = 0; c < configs[m].size(); ++c)
+      by_template[configs[m][c].tmpl].push_back(static_cast<int>(c));
+    std::map<std::pair<int, int>, std::vector<LinTerm>> position_terms;  // (class, d)
+    std::vector<LinTerm> dnn_sum;
+    vars[m].resize(configs[m].size());
+    for (size_t c = 0; c < configs[m].size(); ++c) {
+      const auto& cfg = configs[m][c];
+      const std::string cn = mn + "c" + std::to_string(c);
+      Vars& v = vars[m][c];
+      v.x = model.add_var("x_" + cn, 0.0, bounds[m][c], VarType::kContinuous, single ? 1.0 : 0.0);
+      dnn_sum.push_back({v.x, 1.0});
+      const bool need_u = opt.one_config_per_template && by_template[cfg.tmpl].size() > 1;
+      if (need_u) {
+        v.u = model.add_var("u_" + cn, 0.0, 1.0, VarType::kBinary);
+        model.add_row("link_" + cn, {{v.x, 1.0}, {v.u, -bounds[m][c]}}, -MilpModel::kInf, 0.0);
+      }
+      for (size_t d = 0; d < cfg.parts.size(); ++d) {
+        const auto& p = cfg.parts[d];
+        const double gmax =
+            std::min<double>(static_cast<double>(cluster.classes[p.cls].count) * p.mps,
+                             std::ceil(bounds[m][c] / p.x_vgpu - 1e-9));
+        const int g =
+            model.add_var("g_" + cn + "d" + std::to_string(d), 0.0, gmax, VarType::kInteger);
+        v.g.push_back(g);
+        model.add_row("xput_" + cn + "d" + std::to_string(d), {{v.x, 1.0}, {g, -p.x_vgpu}},
+                      -MilpModel::kInf, 0.0);
+        if (need_u) {
+          model.add_row("used_" + cn + "d" + std::to_string(d), {{g, 1.0}, {v.u, -1.0}}, 0.0,
+                        MilpModel::kInf);
+        }
+        position_terms[{p.cls, static_cast<int>(d)}].push_back({g, 1.0 / p.mps});
+      }
+    }
+    if (opt.one_config_per_template) {
+      for (const auto& [t, cs] : by_template) {
+        if (cs.size() < 2) continue;
+        std::vector<LinTerm> terms;
+        for (int c : cs) terms.push_back({vars[m][c].u, 1.0});
+        model.add_row("template_" + mn + "t" + std::to_string(t), terms, -MilpModel::kInf, 1.0);
+      }
+    }
+    std::map<int, std::vector<LinTerm>> agg;
+    for (auto& [key, terms] : position_terms) {
+      const auto [k, d] = key;
+      if (opt.integer_gpus_per_position) {
+        const int y =
+            model.add_var("gpus_" + mn + "_" + cluster.classes[k].name + "_pos" + std::to_string(d),
+                          0.0, cluster.classes[k].count, VarType::kInteger);
+        auto row = terms;
+        row.push_back({y, -1.0});
+        model.add_row(
+            "whole_gpus_" + mn + "_" + cluster.classes[k].name + "_pos" + std::to_string(d), row,
+            -MilpModel::kInf, 0.0);
+        class_terms[k].push_back({y, 1.0});
+        agg[k].push_back({y, 1.0});
+      } else {
+        class_terms[k].insert(class_terms[k].end(), terms.begin(), terms.end());
+      }
+    }
+    // Each DNN's whole GPUs per class as one integer: CBC branches on these totals, which
+    // splits the GPUs among the DNNs far sooner than branching position by position.
+    for (auto& [k, terms] : agg) {
+      if (terms.size() < 2) continue;
+      const std::string name = "gpus_" + mn + "_" + cluster.classes[k].name;
+      const int total = model.add_var(name, 0.0, cluster.classes[k].count, VarType::kInteger);
+      auto row = terms;
+      row.push_back({total, -1.0});
+      model.add_row("total_" + name, row, 0.0, 0.0);
+    }
+    if (!single) {
+      auto row = dnn_sum;
+      for (auto& t : row) t.coef = -1.0;
+      row.push_back({z, dnns[m].weight});
+      model.add_row("share_" + mn, row, -MilpModel::kInf, 0.0);
+    }
+  }
+  for (int k = 0; k < K; ++k) {
+    if (class_terms[k].empty()) continue;
+    model.add_row("budget_" + cluster.classes[k].name, class_terms[k], -MilpModel::kInf,
+                  cluster.classes[k].count);
+  }
+
+  const MilpResult r = solve_cbc(model, opt.milp);
+  auto& st = out.plan.solve;
+  st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  st.objective = r.has_solution() ? r.objective : 0.0;
+  st.bound = r.best_bound;
+  if (!r.has_solution()) {
+    st.status = r.status == MilpStatus::kInfeasible ? "infeasible" : "no solution (limit)";
+    st.detail = r.status == MilpStatus::kInfeasible ? "the MILP is infeasible"
+                                                    : "CBC stopped before finding a plan";
+    return out;
+  }
+  st.gap = std::max(0.0, r.best_bound - r.objective) / std::max(std::abs(r.best_bound), 1e-9);
+  if (r.status == MilpStatus::kOptimal) {
+    st.status = "optimal";
+  } else {
+    st.status = std::string("feasible (") + to_string(r.limit) + ")";
+  }
+  out.feasible = true;
+
+  for (size_t m = 0; m < dnns.size(); ++m) {
+    auto& dp = out.plan.dnns[m];
+    for (size_t c = 0; c < configs[m].size(); ++c) {
+      const auto& v = vars[m][c];
+      if (r.value(v.x) <= kEps) continue;
+      const auto& cfg = configs[m][c];
+      std::vector<int> g;
+      double thr = std::numeric_limits<double>::infinity();
+      for (size_t d = 0; d < cfg.parts.size(); ++d) {
+        g.push_back(static_cast<int>(std::llround(r.value(v.g[d]))));
+        thr = std::min(thr, g.back() * cfg.parts[d].x_vgpu);
+      }
+      if (thr <= kEps) continue;
+      ppipe::Pipeline pl;
+      pl.batch = cfg.batch;
+      pl.latency_ms = cfg.latency_ms;
+      for (size_t d = 0; d < cfg.parts.size(); ++d) {
+        const auto& p = cfg.parts[d];
+        // Trim a partition that has more vGPUs than the pipeline's bottleneck needs.
+        const int need = static_cast<int>(std::ceil(thr / p.x_vgpu - 1e-9));
+        ppipe::Partition part;
+        part.first_block = p.first;
+        part.end_block = p.end;
+        part.gpu_class = cluster.classes[p.cls].name;
+        part.mps = p.mps;
+        part.vgpus = std::min(g[d], std::max(need, 1));
+        part.infer_ms = p.infer_ms;
+        part.transfer_in_ms = p.transfer_in_ms;
+        part.in_bytes_per_sample = p.in_bytes;
+        part.throughput = part.vgpus * p.x_vgpu;
+        pl.partitions.push_back(part);
+      }
+      pl.throughput = thr;
+      dp.throughput += thr;
+      dp.pipelines.push_back(std::move(pl));
+    }
+  }
+  return out;
+}
+
+ppipe::Plan np_of(const PpipeInput& in, const ppipe::Plan* np) {
+  return np != nullptr ? *np : plan_np(in).plan;
+}
+
+void finish(PpipeResult& r, const PpipeInput& in) {
+  r.problems = check_ppipe_plan(r.plan, in, r.rules);
+}
+
+}  // namespace
+
+std::vector<ConfigRules> ppipe_rules(const PpipeInput& in, const ppipe::Plan* np) {
+  std::vector<ConfigRules> rules;
+  for (size_t m = 0; m < in.dnns.size(); ++m) {
+    ConfigRules r;
+    r.budget_ms = in.dnns[m].slo_ms * (1.0 - in.options.slo_margin);
+    r.batch_build = in.options.batch_build_estimate;
+    r.allow_mps = true;
+    if (np != nullptr && m < np->dnns.size()) r.np_throughput = np->dnns[m].throughput;
+    rules.push_back(r);
+  }
+  return rules;
+}
+
+PpipeResult plan_np(const PpipeInput& in) {
+  PpipeResult res;
+  for (const auto& d : in.dnns) {
+    ConfigRules r;
+    r.budget_ms = d.slo_ms * (1.0 - in.options.slo_margin);
+    r.allow_mps = false;
+    res.rules.push_back(r);
+  }
+  res.plan = solve_milp(in.cluster, in.dnns, res.rules, in.options, 1, "np").plan;
+  finish(res, in);
+  return res;
+}
+
+PpipeResult plan_ppipe(const PpipeInput& in, const ppipe::Plan* np) {
+  if (in.options.max_partitions < 1 || in.options.max_partitions > 3) {
+    throw std::invalid_argument("max_partitions must be 1, 2 or 3");
+  }
+  ppipe::Plan storage;
+  const ppipe::Plan* npp = nullptr;
+  if (in.options.batch_build_estimate) {
+    storage = np_of(in, np);
+    npp = &storage;
+  }
+  PpipeResult res;
+  res.rules = ppipe_rules(in, npp);
+  res.plan =
+      solve_milp(in.cluster, in.dnns, res.rules, in.options, in.options.max_partitions, "ppipe")
+          .plan;
+  finish(res, in);
+  return res;
+}
+
+PpipeResult plan_dart_r(const PpipeInput& in, const ppipe::Plan* np) {
+  if (in.cluster.classes.size() != 2) {
+    throw std::invalid_argument("DART-r pairs one GPU of each of two classes; the cluster has " +
+                                std::to_string(in.cluster.classes.size()) + " classes");
+  }
+  ppipe::Plan storage = np_of(in, np);
+  const ppipe::Plan& npl = storage;
+  PpipeResult res;
+  res.rules = ppipe_rules(in, in.options.batch_build_estimate ? &npl : nullptr);
+  for (auto& r : res.rules) r.allow_mps = false;
+  // Split the GPUs as NP does; spread what NP left unallocated evenly.
+  const size_t M = in.dnns.size();
+  std::vector<std::array<int, 2>> alloc(M, {0, 0});
+  for (size_t m = 0; m < M && m < npl.dnns.size(); ++m) {
+    for (const auto& p : npl.dnns[m].pipelines) {
+      for (const auto& part : p.partitions) {
+        alloc[m][class_index(in.cluster, part.gpu_class)] += part.vgpus;  // mps = 1
+      }
+    }
+  }
+  for (int k = 0; k < 2; ++k) {
+    int used = 0;
+    for (const auto& a : alloc) used += a[k];
+    int left = std::max(0, in.cluster.classes[k].count - used);
+    for (size_t m = 0; m < M; ++m) {
+      alloc[m][k] += left / static_cast<int>(M) + (m < static_cast<size_t>(left) % M ? 1 : 0);
+    }
+  }
+
+  res.plan.method = "dart-r";
+  res.plan.cluster = in.cluster;
+  res.plan.slo_margin = in.options.slo_margin;
+  res.plan.solve.status = "optimal";
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::string> notes;
+  for (size_t m = 0; m < M; ++m) {
+    ppipe::DnnPlan dp;
+    dp.dnn = in.dnns[m].name;
+    dp.weight = in.dnns[m].weight;
+    dp.slo_ms = in.dnns[m].slo_ms;
+    const int pairs = std::min(alloc[m][0], alloc[m][1]);
+    const int big = alloc[m][0] >= alloc[m][1] ? 0 : 1;
+    const int leftover = alloc[m][big] - pairs;
+    auto add_scaled = [&](const Solved& s, int times) {
+      if (!s.feasible || times <= 0) return;
+      res.plan.solve.templates += s.plan.solve.templates;
+      res.plan.solve.configurations += s.plan.solve.configurations;
+      res.plan.solve.gap = std::max(res.plan.solve.gap, s.plan.solve.gap);
+      if (s.plan.solve.status != "optimal") res.plan.solve.status = s.plan.solve.status;
+      for (auto p : s.plan.dnns[0].pipelines) {
+        for (auto& part : p.partitions) {
+          part.vgpus *= times;
+          part.throughput *= times;
+        }
+        p.throughput *= times;
+        dp.throughput += p.throughput;
+        dp.pipelines.push_back(std::move(p));
+      }
+    };
+    const std::vector<PpipeDnn> one = {in.dnns[m]};
+    const std::vector<ConfigRules> rule = {res.rules[m]};
+    ppipe::Cluster c = in.cluster;
+    if (pairs > 0) {
+      c.classes[0].count = 1;
+      c.classes[1].count = 1;
+      const Solved s = solve_milp(c, one, rule, in.options, 2, "dart-r");
+      if (!s.feasible) notes.push_back(dp.dnn + " pair: " + s.plan.solve.detail);
+      add_scaled(s, pairs);
+    }
+    if (leftover > 0) {
+      c.classes[big].count = 1;
+      c.classes[1 - big].count = 0;
+      const Solved s = solve_milp(c, one, rule, in.options, 1, "dart-r");
+      if (!s.feasible) {
+        notes.push_back(dp.dnn + ": its " + std::to_string(leftover) + " leftover " +
+                        in.cluster.classes[big].name + " GPUs stay idle (" + s.plan.solve.detail +
+                        ")");
+      }
+      add_scaled(s, leftover);
+    }
+    res.plan.dnns.push_back(std::move(dp));
+  }
+  double z = std::numeric_limits<double>::infinity();
+  for (const auto& d : res.plan.dnns) z = std::min(z, d.throughput / d.weight);
+  res.plan.solve.objective = M == 1 ? res.plan.dnns[0].throughput : z;
+  res.plan.solve.bound = res.plan.solve.objective;
+  res.plan.solve.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (const auto& n : notes)
+    res.plan.solve.detail += (res.plan.solve.detail.empty() ? "" : "; ") + n;
+  finish(res, in);
+  return res;
+}
+
+}  // namespace tessera::plan

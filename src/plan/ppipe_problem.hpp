@@ -1,0 +1,132 @@
+#pragma once
+
+// The PPipe planning problem (PPipe, USENIX ATC '25, Appendix A.2; docs/plan.md#ppipe-planner)
+// and its pipeline configurations. A PpipeInput owns copies of the block profiles of every
+// DNN and the cluster; PipeConfig is one fully specified pooled pipeline of one DNN (a
+// template = GPU class per partition position, its cut points, each partition's vGPU size
+// and one unified batch size) with everything the MILP needs precomputed: the latency it
+// adds up to and each partition's per-vGPU throughput including the per-vGPU NIC cap.
+// Plain values, no shared state; enumerate_configs() is a pure function, safe to call
+// from several threads.
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "plan/milp.hpp"
+#include "ppipe/ppipe_plan.hpp"
+#include "profile/ppipe_import.hpp"
+
+namespace tessera::plan {
+
+struct PpipeDnn {
+  std::string name;     // the model name of its block profiles
+  double weight = 1.0;  // workload share, for max min_m x_m / w_m
+  double slo_ms = 0.0;  // the full SLO (resolved: given, or slo_scale x fastest bs-1 latency)
+  // Every (GPU, MPS share) profile of the model that was loaded (load_ppipe_model()).
+  std::vector<PpipeBlockProfile> profiles;
+
+  int num_blocks() const;
+  // The profile of `gpu` at `share`, or nullptr.
+  const PpipeBlockProfile* profile(const std::string& gpu, int share) const;
+  // Whole-model latency at batch 1 on a whole GPU, minimum over the profiled GPUs (ms), and
+  // that GPU's name.
+  double fastest_bs1_ms(std::string* gpu = nullptr) const;
+};
+
+struct PpipeOptions {
+  int max_partitions = 2;   // 1..3 (the repo's main runs: 2; its ablation: 3)
+  double slo_margin = 0.4;  // fraction of the SLO kept aside by the planner
+  // Largest batch size per vGPU size v = 1..4 (digest §2.2 [R]: 8, 4, 2, 2).
+  std::array<int, 4> max_batch_by_share = {8, 4, 2, 2};
+  // The repo's batch-build latency estimate 1.3 (b - 1) / x_NP added to each pipeline's
+  // latency, x_NP being the NP plan's throughput of the DNN (infinite when NP serves none,
+  // so only b = 1 remains). Off: no estimate.
+  bool batch_build_estimate = true;
+  // The paper's reading: each template (a sequence of GPU classes) holds at most one
+  // configuration (cut points, vGPU sizes, batch). Off: the named variant "ppipe-pooled",
+  // any number of configurations per template.
+  bool one_config_per_template = true;
+  // The named variant "repo templates": the repo's |K|^max_partitions templates, each a
+  // sequence of exactly max_partitions classes whose trailing partitions may be skipped
+  // (so [L4, P4] holds the pipelines [L4] and [L4, P4]), one configuration per template.
+  // Off (the paper's reading): the distinct sequences of 1..max_partitions classes.
+  bool repo_templates = false;
+  // The repo's force_sum_gpu_integer_per_partition: whole physical GPUs per (DNN, class,
+  // partition position), so the vGPUs sharing a GPU run the same position.
+  bool integer_gpus_per_position = true;
+  MilpOptions milp = default_milp();
+
+  static MilpOptions default_milp() {
+    MilpOptions m;
+    m.time_limit_s = 30.0;
+    m.relative_gap = 0.01;
+    m.absolute_gap = 1e-6;
+    // Cutting planes barely move this model's bound (the gap is integer rounding of GPU
+    // counts) and slow every node: off, the proofs finish about twice as fast.
+    m.cbc_args = {"-cutsOnOff", "off"};
+    return m;
+  }
+};
+
+struct PpipeInput {
+  ppipe::Cluster cluster;
+  std::vector<PpipeDnn> dnns;
+  PpipeOptions options;
+};
+
+// One partition of a configuration.
+struct PartConfig {
+  int first = 0, end = 0;  // blocks [first, end)
+  int cls = 0;             // index into the cluster's classes
+  int mps = 1;             // vGPU = 1/mps GPU
+  double infer_ms = 0.0;
+  double transfer_in_ms = 0.0;  // batch x bytes / bandwidth of the incoming cut
+  double in_bytes = 0.0;        // fp16 bytes per sample of the incoming cut
+  double x_vgpu = 0.0;          // per-vGPU throughput (req/s), NIC cap included
+};
+
+struct PipeConfig {
+  int tmpl = 0;  // index into the templates of enumerate_templates()
+  int batch = 1;
+  double latency_ms = 0.0;  // inference + transfer + batch-build estimate
+  std::vector<PartConfig> parts;
+};
+
+// Every sequence of class indices of length 1..max_partitions (the paper's distinct pooled
+// pipelines: 2 classes and 3 partitions give 2 + 4 + 8 = 14).
+std::vector<std::vector<int>> enumerate_templates(int num_classes, int max_partitions);
+
+// The repo's templates (see PpipeOptions::repo_templates): every sequence of exactly
+// max_partitions classes.
+std::vector<std::vector<int>> enumerate_repo_templates(int num_classes, int max_partitions);
+
+// How one DNN's configurations are built: the latency budget slo x (1 - margin), the
+// batch-build estimate (0 when off), and whether MPS levels above 1 are allowed.
+struct ConfigRules {
+  double budget_ms = 0.0;
+  double np_throughput = 0.0;  // x_NP for the batch-build estimate; <= 0: only b = 1
+  bool batch_build = false;
+  bool allow_mps = true;
+  bool prune_dominated = true;
+};
+
+// The batch-build estimate of a batch of b (ms).
+double batch_build_ms(const ConfigRules& rules, int batch);
+
+// Per-sample transfer time (ms) of `bytes` from class a to class b: the slower NIC's
+// effective bandwidth (nominal x the cluster's bandwidth fraction).
+double transfer_ms_per_sample(const ppipe::Cluster& cluster, int from_cls, int to_cls,
+                              double bytes);
+
+// The configurations of `dnn` whose latency fits the budget, for every template. With
+// prune_dominated, a configuration is dropped when another of the same template does at
+// least as well at every position with a vGPU size its size divides (so any vGPU count of
+// the dropped one can be matched with no more physical GPUs): the MILP's optimum is kept.
+// `why_none`, when given, is set to the tightest failing constraint if nothing fits.
+std::vector<PipeConfig> enumerate_configs(const ppipe::Cluster& cluster, const PpipeDnn& dnn,
+                                          const std::vector<std::vector<int>>& templates,
+                                          const PpipeOptions& options, const ConfigRules& rules,
+                                          std::string* why_none = nullptr);
+
+}  // namespace tessera::plan

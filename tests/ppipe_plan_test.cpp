@@ -1,0 +1,396 @@
+// The PPipe planner (src/plan/ppipe_*): the A.2 MILP against exhaustive enumeration on tiny
+// instances, infeasible inputs naming the binding constraint, NP and DART-r sanity on the
+// paper's data, plan.json round trip and validation, the plan spec, and pre-partitioning.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <map>
+#include <random>
+
+#include "core/error.hpp"
+#include "core/spec_node.hpp"
+#include "plan/ppipe_deploy.hpp"
+#include "plan/ppipe_planner.hpp"
+#include "plan/ppipe_spec.hpp"
+#include "ppipe/plan_json.hpp"
+#include "profile/ppipe_prepartition.hpp"
+#include "spec/run_spec.hpp"
+
+namespace {
+
+using namespace tessera;
+using namespace tessera::plan;
+
+const std::filesystem::path kPpipeData =
+    std::filesystem::path(TESSERA_SOURCE_DIR) / "data" / "profiles" / "ppipe";
+
+ppipe::GpuClass gpu(const std::string& name, int count, int mps, double nic = 10.0) {
+  ppipe::GpuClass g;
+  g.name = name;
+  g.count = count;
+  g.max_mps = mps;
+  g.nic_gbps = nic;
+  return g;
+}
+
+// A random 3-block model on a fast class A (shares 1, 2) and a slow class B (share 1),
+// batch sizes 1..2; latencies grow sub-linearly with batch and super-linearly with sharing.
+PpipeDnn tiny_dnn(unsigned seed, const std::string& name = "tiny") {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> lat(2000.0, 9000.0), ratio(1.5, 5.0);
+  PpipeDnn d;
+  d.name = name;
+  d.slo_ms = 60.0;
+  std::vector<double> a(3), r(3);
+  for (int b = 0; b < 3; ++b) {
+    a[b] = lat(rng);
+    r[b] = ratio(rng);
+  }
+  auto make = [&](const std::string& g, int share, double factor) {
+    PpipeBlockProfile p;
+    p.model = name;
+    p.gpu = g;
+    p.mps_share = share;
+    for (int b = 0; b < 3; ++b) {
+      const double one = a[b] * factor * (g == "B" ? r[b] : 1.0);
+      p.block_latency_us.push_back({one, one * 1.6});
+    }
+    p.transfer_bytes = {200'000, 50'000};
+    return p;
+  };
+  d.profiles = {make("A", 1, 1.0), make("A", 2, 1.7), make("B", 1, 1.0)};
+  return d;
+}
+
+PpipeInput tiny_input(unsigned seed, int count_a, int count_b) {
+  PpipeInput in;
+  in.cluster.classes = {gpu("A", count_a, 2), gpu("B", count_b, 1)};
+  in.dnns = {tiny_dnn(seed)};
+  in.options.batch_build_estimate = false;
+  in.options.milp.relative_gap = 1e-9;
+  in.options.milp.absolute_gap = 1e-9;
+  return in;
+}
+
+// Exhaustive search over the paper's plan space for one DNN: per template at most one
+// configuration (every configuration, not only the undominated ones), every vGPU count,
+// whole physical GPUs per (class, position) within each class's count.
+double brute_force(const PpipeInput& in) {
+  const auto templates = enumerate_templates(2, in.options.max_partitions);
+  ConfigRules rules;
+  rules.budget_ms = in.dnns[0].slo_ms * (1.0 - in.options.slo_margin);
+  rules.prune_dominated = false;
+  const auto configs = enumerate_configs(in.cluster, in.dnns[0], templates, in.options, rules);
+  std::map<int, std::vector<const PipeConfig*>> by_t;
+  for (const auto& c : configs) by_t[c.tmpl].push_back(&c);
+  std::vector<std::vector<const PipeConfig*>> groups;
+  for (auto& [t, cs] : by_t) groups.push_back(cs);
+  // Usage in 1/12 GPU units per (class, position) (12 = lcm of the shares).
+  std::map<std::pair<int, int>, int> usage;
+  auto fits = [&] {
+    std::vector<int> gpus(2, 0);
+    for (const auto& [key, units] : usage) gpus[key.first] += (units + 11) / 12;
+    return gpus[0] <= in.cluster.classes[0].count && gpus[1] <= in.cluster.classes[1].count;
+  };
+  double best = 0.0;
+  std::function<void(size_t, double)> go = [&](size_t gi, double value) {
+    if (gi == groups.size()) {
+      best = std::max(best, value);
+      return;
+    }
+    go(gi + 1, value);  // this template unused
+    for (const PipeConfig* c : groups[gi]) {
+      std::vector<int> g(c->parts.size(), 1);
+      std::function<void(size_t)> counts = [&](size_t d) {
+        if (d == c->parts.size()) {
+          double thr = 1e300;
+          for (size_t i = 0; i < g.size(); ++i) thr = std::min(thr, g[i] * c->parts[i].x_vgpu);
+          go(gi + 1, value + thr);
+          return;
+        }
+        const auto& p = c->parts[d];
+        for (int n = 1;; ++n) {
+          usage[{p.cls, static_cast<int>(d)}] += 12 / p.mps;
+          if (!fits()) {
+            usage[{p.cls, static_cast<int>(d)}] -= n * (12 / p.mps);
+            return;
+          }
+          g[d] = n;
+          counts(d + 1);
+        }
+      };
+      counts(0);
+    }
+  };
+  go(0, 0.0);
+  return best;
+}
+
+TEST(PpipeMilp, MatchesExhaustiveEnumerationOnTinyInstances) {
+  int partitioned = 0, shared = 0;
+  for (unsigned seed = 1; seed <= 6; ++seed) {
+    const PpipeInput in = tiny_input(seed, 1 + seed % 2, 2 + seed % 2);
+    const PpipeResult r = plan_ppipe(in);
+    ASSERT_TRUE(r.ok()) << r.problems.front();
+    ASSERT_EQ(r.plan.solve.status, "optimal");
+    const double exact = brute_force(in);
+    EXPECT_NEAR(r.plan.dnns[0].throughput, exact, 1e-6 * exact) << "seed " << seed;
+    EXPECT_NEAR(r.plan.solve.objective, exact, 1e-6 * exact) << "seed " << seed;
+    EXPECT_GT(exact, 0.0);
+    for (const auto& p : r.plan.dnns[0].pipelines) {
+      partitioned += p.partitions.size() > 1 ? 1 : 0;
+      for (const auto& part : p.partitions) shared += part.mps > 1 ? 1 : 0;
+    }
+  }
+  // The instances exercise cuts and MPS, not only whole-model pipelines.
+  EXPECT_GT(partitioned, 0);
+  EXPECT_GT(shared, 0);
+}
+
+TEST(PpipeMilp, TemplatesAreThePapersDistinctPipelines) {
+  EXPECT_EQ(enumerate_templates(2, 3).size(), 14u);  // §4: 2 + 4 + 8
+  EXPECT_EQ(enumerate_templates(2, 2).size(), 6u);
+  EXPECT_EQ(enumerate_templates(4, 2).size(), 20u);
+  EXPECT_EQ(enumerate_repo_templates(2, 2).size(), 4u);  // the repo's |K|^2
+}
+
+TEST(PpipeMilp, RepoTemplatesVariantPlansAndPassesTheRecheck) {
+  PpipeInput in = tiny_input(2, 2, 3);
+  in.options.repo_templates = true;
+  const PpipeResult r = plan_ppipe(in);
+  ASSERT_TRUE(r.ok()) << r.problems.front();
+  EXPECT_EQ(r.plan.solve.templates, 4);
+  EXPECT_GT(r.plan.dnns[0].throughput, 0.0);
+  EXPECT_LE(r.plan.dnns[0].pipelines.size(), 4u);
+}
+
+TEST(PpipeMilp, ThreePartitionsMatchExhaustiveEnumeration) {
+  PpipeInput in = tiny_input(7, 1, 2);
+  in.options.max_partitions = 3;
+  const PpipeResult r = plan_ppipe(in);
+  ASSERT_TRUE(r.ok()) << r.problems.front();
+  const double exact = brute_force(in);
+  EXPECT_NEAR(r.plan.dnns[0].throughput, exact, 1e-6 * exact);
+}
+
+TEST(PpipeMilp, PooledVariantIsAtLeastThePapersAndMpsHelpsOrTies) {
+  PpipeInput in = tiny_input(3, 2, 3);
+  const double paper = plan_ppipe(in).plan.dnns[0].throughput;
+  in.options.one_config_per_template = false;
+  const PpipeResult pooled = plan_ppipe(in);
+  EXPECT_GE(pooled.plan.dnns[0].throughput, paper - 1e-6);
+  EXPECT_TRUE(pooled.ok());
+}
+
+TEST(PpipeMilp, InfeasibleLatencyNamesTheBindingConstraint) {
+  PpipeInput in = tiny_input(1, 2, 2);
+  in.dnns[0].slo_ms = 1.0;
+  const PpipeResult r = plan_ppipe(in);
+  EXPECT_EQ(r.plan.solve.status, "infeasible");
+  EXPECT_NE(r.plan.solve.detail.find("latency"), std::string::npos) << r.plan.solve.detail;
+  EXPECT_NE(r.plan.solve.detail.find("0.6 ms"), std::string::npos) << r.plan.solve.detail;
+  EXPECT_TRUE(r.plan.dnns[0].pipelines.empty());
+}
+
+TEST(PpipeMilp, NoGpusNamesTheBudget) {
+  PpipeInput in = tiny_input(1, 0, 0);
+  const PpipeResult r = plan_ppipe(in);
+  EXPECT_EQ(r.plan.solve.status, "infeasible");
+  EXPECT_NE(r.plan.solve.detail.find("GPU budget"), std::string::npos) << r.plan.solve.detail;
+}
+
+TEST(PpipeMilp, RecheckCatchesATamperedPlan) {
+  const PpipeInput in = tiny_input(2, 2, 3);
+  PpipeResult r = plan_ppipe(in);
+  ASSERT_TRUE(r.ok());
+  ASSERT_FALSE(r.plan.dnns[0].pipelines.empty());
+  auto tampered = r.plan;
+  tampered.dnns[0].pipelines[0].partitions[0].vgpus += 100;
+  const auto problems = check_ppipe_plan(tampered, in, r.rules);
+  ASSERT_FALSE(problems.empty());
+  bool budget = false;
+  for (const auto& p : problems) budget = budget || p.find("GPU budget") != std::string::npos;
+  EXPECT_TRUE(budget);
+}
+
+TEST(PpipeDeploy, EveryPipelineBecomesARunTheSimulatorLoads) {
+  const auto dir = std::filesystem::temp_directory_path() / "tessera_ppipe_deploy_test";
+  std::filesystem::remove_all(dir);
+  int partitioned = 0;
+  for (unsigned seed = 1; seed <= 6; ++seed) {
+    const PpipeInput in = tiny_input(seed, 1 + seed % 2, 2 + seed % 2);
+    const PpipeResult r = plan_ppipe(in);
+    ASSERT_TRUE(r.ok());
+    const auto sub = dir / std::to_string(seed);
+    const auto runs = write_ppipe_runs(sub, r.plan, in, 0.5, 5.0);
+    ASSERT_EQ(runs.size(), r.plan.dnns[0].pipelines.size());
+    for (size_t l = 0; l < runs.size(); ++l) {
+      const auto& p = r.plan.dnns[0].pipelines[l];
+      const RunSpec spec = load_run_spec(runs[l]);
+      EXPECT_EQ(spec.app.tasks.size(), p.partitions.size());
+      int vgpus = 0;
+      for (const auto& part : p.partitions) vgpus += part.vgpus;
+      EXPECT_EQ(spec.deployment.total_workers(), vgpus);
+      if (p.partitions.size() > 1) {
+        ++partitioned;
+        EXPECT_FALSE(spec.deployment.links.empty());
+        EXPECT_GT(spec.app.edges.front().bytes_per_item, 0.0);
+      }
+    }
+  }
+  EXPECT_GT(partitioned, 0);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(PpipeBaselines, NpUsesWholeGpusAndOnePartitionAndNeverBeatsPpipe) {
+  PpipeInput in = tiny_input(4, 2, 3);
+  const PpipeResult np = plan_np(in);
+  ASSERT_TRUE(np.ok()) << np.problems.front();
+  for (const auto& p : np.plan.dnns[0].pipelines) {
+    EXPECT_EQ(p.partitions.size(), 1u);
+    EXPECT_EQ(p.partitions[0].mps, 1);
+  }
+  // PPipe's space holds NP's (no batch-build estimate here).
+  EXPECT_GE(plan_ppipe(in).plan.dnns[0].throughput, np.plan.dnns[0].throughput - 1e-6);
+}
+
+PpipeInput paper_g1(const std::string& cluster) {
+  PpipeInput in;
+  in.cluster = paper_cluster(cluster);
+  in.dnns = load_ppipe_dnns(kPpipeData, paper_group("G1"), 5.0, "L4");
+  return in;
+}
+
+// The repo's reference plans (digest §6.7, G1 at 100 GPUs, 40 % margin): NP and DART-r
+// come from small exact MILPs, so they should land close to the reference.
+TEST(PpipeBaselines, NpAndDartRMatchThePapersReferenceOnHc1) {
+  const PpipeInput in = paper_g1("HC1");
+  const PpipeResult np = plan_np(in);
+  ASSERT_TRUE(np.ok()) << np.problems.front();
+  const double ref_np[3] = {277, 279, 338};
+  for (int m = 0; m < 3; ++m) {
+    EXPECT_NEAR(np.plan.dnns[m].throughput, ref_np[m], 0.06 * ref_np[m]) << m;
+  }
+  const PpipeResult dart = plan_dart_r(in, &np.plan);
+  ASSERT_TRUE(dart.ok()) << dart.problems.front();
+  const double ref_dart[3] = {367, 352, 388};
+  for (int m = 0; m < 3; ++m) {
+    EXPECT_NEAR(dart.plan.dnns[m].throughput, ref_dart[m], 0.06 * ref_dart[m]) << m;
+    for (const auto& p : dart.plan.dnns[m].pipelines) {
+      EXPECT_LE(p.partitions.size(), 2u);
+      for (const auto& part : p.partitions) EXPECT_EQ(part.mps, 1);
+    }
+  }
+}
+
+// §6.5 of the paper: FCN on HC3-S (4 V100 + 12 P4), SLO 33.3 ms. The paper's plan: one
+// V100 running the whole model at batch 2 (12.3 ms, 162 req/s), and 12 P4 -> 6 half-V100
+// vGPUs at batch 1 (1082 and 1050 req/s), 1212 req/s in all.
+TEST(PpipeMilp, ReproducesThePapersFcnOnHc3SmallPlan) {
+  PpipeInput in;
+  in.cluster = paper_cluster("HC3", 4, 12);
+  in.dnns = load_ppipe_dnns(kPpipeData, {{"fcn-d6_r101-d16_4xb2-40k_cityscapes-512x1024", 1.0}});
+  in.dnns[0].slo_ms = 33.3;
+  const PpipeResult r = plan_ppipe(in);
+  ASSERT_TRUE(r.ok()) << r.problems.front();
+  const auto& d = r.plan.dnns[0];
+  EXPECT_NEAR(d.throughput, 1212.0, 2.0);
+  ASSERT_EQ(d.pipelines.size(), 2u);
+  const auto& whole = d.pipelines[0].partitions.size() == 1 ? d.pipelines[0] : d.pipelines[1];
+  const auto& split = d.pipelines[0].partitions.size() == 1 ? d.pipelines[1] : d.pipelines[0];
+  EXPECT_EQ(whole.batch, 2);
+  EXPECT_EQ(whole.partitions[0].gpu_class, "V100");
+  EXPECT_EQ(whole.partitions[0].vgpus, 1);
+  EXPECT_NEAR(whole.partitions[0].infer_ms, 12.3, 0.05);
+  ASSERT_EQ(split.partitions.size(), 2u);
+  EXPECT_EQ(split.batch, 1);
+  EXPECT_EQ(split.partitions[0].gpu_class, "P4");
+  EXPECT_EQ(split.partitions[0].vgpus, 12);
+  EXPECT_EQ(split.partitions[1].gpu_class, "V100");
+  EXPECT_EQ(split.partitions[1].mps, 2);
+  EXPECT_EQ(split.partitions[1].vgpus, 6);
+  EXPECT_NEAR(split.partitions[0].throughput, 1082.0, 2.0);
+  EXPECT_NEAR(split.throughput, 1050.0, 2.0);
+}
+
+TEST(PpipeBaselines, DartRNeedsTwoClasses) {
+  PpipeInput in = tiny_input(1, 1, 1);
+  in.cluster.classes.push_back(gpu("C", 1, 1));
+  EXPECT_THROW(plan_dart_r(in), std::invalid_argument);
+}
+
+TEST(PpipePlanJson, RoundTripsAndNamesTheBadField) {
+  const PpipeResult r = plan_ppipe(tiny_input(5, 2, 3));
+  ASSERT_TRUE(r.ok());
+  const auto j = ppipe::to_json(r.plan);
+  const ppipe::Plan back = ppipe::plan_from_json(j, "plan.json");
+  EXPECT_EQ(ppipe::to_json(back), j);
+
+  auto bad = j;
+  bad["dnns"][0]["pipelines"][0]["partitions"][0]["vgpus"] = 0;
+  try {
+    ppipe::plan_from_json(bad, "plan.json");
+    FAIL() << "vgpus 0 accepted";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.field(), "dnns[0].pipelines[0].partitions[0].vgpus");
+    EXPECT_NE(std::string(e.what()).find("plan.json"), std::string::npos);
+  }
+  bad = j;
+  bad["dnns"][0]["pipelines"][0]["partitions"][0]["gpu_class"] = "H100";
+  EXPECT_THROW(ppipe::plan_from_json(bad, "plan.json"), SpecError);
+  bad = j;
+  bad["cluster"].erase("classes");
+  try {
+    ppipe::plan_from_json(bad, "plan.json");
+    FAIL() << "missing classes accepted";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.field(), "cluster.classes");
+  }
+}
+
+TEST(PpipeSpec, ParsesTheExampleAndNamesBadFields) {
+  const auto spec = load_ppipe_plan_spec(std::filesystem::path(TESSERA_SOURCE_DIR) /
+                                         "examples/plan/ppipe_hc1_g1.yaml");
+  ASSERT_EQ(spec.input.dnns.size(), 3u);
+  EXPECT_EQ(spec.cluster_name, "HC1");
+  EXPECT_EQ(spec.input.cluster.classes[1].name, "P4");
+  // SLO = 5 x the L4 bs-1 block sum (FCN-like sanity: EfficientNet-B8 ~ 165 ms in the paper).
+  EXPECT_NEAR(spec.input.dnns[0].slo_ms, 165.6, 0.05 * 165.6);
+
+  const std::string base = "planner: ppipe\nprofiles: " + kPpipeData.string() + "\n";
+  auto parse = [&](const std::string& rest) {
+    return parse_ppipe_plan_spec(SpecNode::load_string(base + rest, "spec.yaml"));
+  };
+  try {
+    parse(
+        "cluster: {classes: [{name: L4, count: 2, nic_gbps: 32, max_mps: 4}, {name: P4, "
+        "count: 3, nic_gbps: 32, max_mps: 2}]}\ndnns: [{model: googlenet-v3-pytorch}]\n");
+    FAIL() << "P4 at MPS 2 accepted";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.field(), "cluster.classes[1]");
+    EXPECT_NE(std::string(e.what()).find("MPS share 2"), std::string::npos);
+  }
+  EXPECT_THROW(parse("cluster: HC9\ngroup: G1\n"), SpecError);
+  EXPECT_THROW(parse("cluster: HC1\ngroup: G1\nmax_partitions: 4\n"), SpecError);
+  EXPECT_THROW(parse("cluster: HC1\ndnns: [{model: no-such-model}]\n"), SpecError);
+  EXPECT_THROW(parse("cluster: HC1\n"), SpecError);  // neither group nor dnns
+}
+
+TEST(PpipePrepartition, GreedyEqualRuntimeBlocks) {
+  const std::vector<double> layers = {1, 1, 1, 1, 4, 1, 1, 1, 1};  // total 12
+  EXPECT_EQ(greedy_equal_runtime_blocks(layers, 3), (std::vector<int>{0, 4, 5, 9}));
+  EXPECT_EQ(greedy_equal_runtime_blocks(layers, 1), (std::vector<int>{0, 9}));
+  // Every block keeps at least one layer, even when the first layers are heavy.
+  EXPECT_EQ(greedy_equal_runtime_blocks({10, 10, 0.1, 0.1}, 4), (std::vector<int>{0, 1, 2, 3, 4}));
+  EXPECT_THROW(greedy_equal_runtime_blocks({1, 2}, 3), std::invalid_argument);
+  EXPECT_THROW(greedy_equal_runtime_blocks({1, -2}, 1), std::invalid_argument);
+
+  const auto p = group_layers("m", "L4", 1, {{1, 2}, {3, 4}, {5, 6}}, {10, 20, 30}, {0, 2, 3});
+  ASSERT_EQ(p.num_blocks(), 2);
+  EXPECT_DOUBLE_EQ(p.block_latency_us[0][1], 6.0);
+  EXPECT_DOUBLE_EQ(p.block_latency_us[1][0], 5.0);
+  EXPECT_EQ(p.transfer_bytes, (std::vector<int64_t>{20}));
+}
+
+}  // namespace
