@@ -17,6 +17,7 @@ void add_supernet_command(CLI::App& app);
 void add_report_command(CLI::App& app);
 void add_llm_command(CLI::App& app);
 void add_export_command(CLI::App& app);
+void add_ppipe_simulate_command(CLI::App& app);
 
 // `--report` on the commands that write an output folder, and what it does after them:
 // writes DIR/report.html and prints where it is.

@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   tessera::cli::add_replan_command(app);
   tessera::cli::add_loadgen_command(app);
   tessera::cli::add_report_command(app);
+  tessera::cli::add_ppipe_simulate_command(app);
   tessera::cli::add_export_command(app);
   tessera::cli::add_model_command_stubs(app);
   return tessera::cli::run_main(app, argc, argv);
