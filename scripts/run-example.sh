@@ -45,7 +45,7 @@ BEST=$(awk -F, 'NR > 1 { gsub(/"/, "", $1); if ($10 > g) { g = $10; b = $1 } } E
 
 echo "==> 3. tessera simulate: the plan under $BEST, the best goodput above"
 run_spec "$BEST" >"$OUT/best.yaml"
-"$T" simulate "$OUT/best.yaml" --out "$OUT/simulate" --quiet | sed -n '2,12p'
+"$T" simulate "$OUT/best.yaml" --out "$OUT/simulate" --quiet | sed -n '2,13p'
 
 echo "==> 4. tessera report"
 "$T" report "$OUT" --title "tessera example: the traffic pipeline, planned and simulated" >/dev/null
