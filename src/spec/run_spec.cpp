@@ -109,19 +109,10 @@ std::string approx(double v) {
 }  // namespace
 
 RunSpec parse_run_spec(const SpecNode& node) {
-  node.allow_only(
-      {"app", "profiles", "cluster", "deployment", "workload", "policies", "simulation", "llm",
-       "models"});
-  RunSpec run{std::filesystem::path(node.file()),
-              {},
-              {},
-              std::nullopt,
-              {},
-              {},
-              {},
-              section(node.at("workload")),
-              std::nullopt,
-              {}};
+  node.allow_only({"app", "profiles", "cluster", "deployment", "workload", "policies", "simulation",
+                   "llm", "models"});
+  RunSpec run{std::filesystem::path(node.file()), {},           {}, std::nullopt, {}, {}, {},
+              section(node.at("workload")),       std::nullopt, {}};
   if (auto m = node.get("models")) run.models_file = m->as_file_path();
   const SpecNode app_node = section(node.at("app"));
   run.app = parse_app(app_node);
