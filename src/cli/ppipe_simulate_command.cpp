@@ -60,9 +60,11 @@ void run_ppipe_simulate(const PpipeSimulateArgs& args) {
     const auto blocks = load_ppipe_model(timings, dnn.dnn);
     const double base_rate = planned_rate(reference, dnn.dnn);
     double best_load = 0.0;
+    // The app, deployment and profiles do not depend on the load; each point gets a fresh
+    // data plane (it holds the run's reservations).
+    const reservation::PpipeSetup setup =
+        reservation::build_setup(plan, i, blocks, reservation::setup_options_for(kind));
     for (double load : args.loads) {
-      const reservation::PpipeSetup setup =
-          reservation::build_setup(plan, i, blocks, reservation::setup_options_for(kind));
       reservation::BatcherOptions options;
       options.first_look_fraction = args.first_look;
       reservation::DataPlane dp = reservation::make_data_plane(setup, kind, options);
