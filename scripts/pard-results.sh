@@ -29,11 +29,17 @@ for app in tm lv ga da; do
   done
 done
 echo "==> bursty (on/off) workloads" >&2
-BURSTY="tm-onoff lv-onoff ga-onoff da-onoff lv-azure-onoff lv-onoff-loss"
+ONOFF="tm-onoff lv-onoff ga-onoff da-onoff lv-azure-onoff lv-onoff-loss"
+AZURE_REAL="tm-azure-real lv-azure-real ga-azure-real da-azure-real"
+BURSTY="$ONOFF $AZURE_REAL"
 for w in $BURSTY; do
   echo "==> $w" >&2
   $T compare "examples/pard/$w.yaml" --out "$OUT/$w" >/dev/null 2>&1
   cp "$OUT/$w/comparison.svg" "docs/results/pard/$w.svg"
+done
+echo "==> per-second arrival statistics" >&2
+for w in $BURSTY lv-azure; do
+  $T simulate "examples/pard/$w.yaml" --out "$OUT/stream-$w" -q >/dev/null 2>&1
 done
 echo "==> issue 11 reproducers" >&2
 $T compare examples/pard/repro/forming-batch.yaml --presets naive,nexus,nexus-e2e,pard \
@@ -67,6 +73,94 @@ headline() {
   done
 }
 
+# The arrival stream's per-second statistics, from a PARD run's timeseries.csv over the
+# workload's 240 s (capacity: the Setup table's, the lowest stage's).
+capacity() { case "$1" in tm*) echo 1200 ;; lv*) echo 1120 ;; ga*) echo 390 ;; da*) echo 1000 ;; esac; }
+stream_stats() {
+  echo "| workload | seconds | mean (req/s) | mean / capacity | per-second CV | peak second / mean | peak second / capacity | seconds above capacity | longest run above capacity |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+  for w in "$@"; do
+    awk -F, -v w="$w" -v cap="$(capacity "$w")" 'NR > 1 && $1 < 240 {
+        n++; s += $2; ss += $2 * $2; if ($2 > pk) pk = $2
+        if ($2 > cap) { over++; run++; if (run > lr) lr = run } else run = 0 }
+      END { m = s / n; sd = sqrt(ss / n - m * m)
+        printf "| %s | %d | %.1f | %.2f | %.2f | %.2f | %.2f | %d | %d s |\n", w, n, m, m / cap,
+          sd / m, pk / m, pk / cap, over, lr }' "$OUT/stream-$w/timeseries.csv"
+  done
+}
+
+# PARD's three headline ratios against two baselines per workload, and how many of the
+# paper's six targets (goodput ≥ 1.16×, drop rate ≥ 1.6× and invalid rate ≥ 1.5× lower, against
+# each baseline) hold. Drop rate is the paper's: dropped plus late, 1 − attainment.
+targets() {  # targets BASE1 BASE2 WORKLOAD...
+  local b1=$1 b2=$2
+  shift 2
+  echo "| workload | goodput × $b1 | goodput × $b2 | drop rate ÷ $b1 | drop rate ÷ $b2 | invalid rate ÷ $b1 | invalid rate ÷ $b2 | targets met (of 6) |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+  for item in "$@"; do  # WORKLOAD, or WORKLOAD@SCALE for one load scale of a --load-scales run
+    local w=${item%@*} sfx="" name=$item
+    [ "$item" != "$w" ] && { sfx=" ×${item#*@}"; name="$w ×${item#*@}"; }
+    [ "$sfx" = " ×1" ] && sfx=""
+    awk -F, -v w="$name" -v sfx="$sfx" -v b1="$b1" -v b2="$b2" 'NR > 1 { gsub(/"/, "", $1); sub(sfx "$", "", $1)
+        if (sfx == "" && $1 ~ / ×/) next; g[$1] = $10; d[$1] = 1 - $11; v[$1] = $13 }
+      function q(a, b) { return b > 0 ? a / b : (a > 0 ? 1e9 : 1) }
+      function f(x) { return x >= 1e9 ? "∞" : sprintf("%.2f", x) }
+      END { r[1] = q(g["pard"], g[b1]); r[2] = q(g["pard"], g[b2]); r[3] = q(d[b1], d["pard"])
+        r[4] = q(d[b2], d["pard"]); r[5] = q(v[b1], v["pard"]); r[6] = q(v[b2], v["pard"])
+        t[1] = t[2] = 1.16; t[3] = t[4] = 1.6; t[5] = t[6] = 1.5; met = 0
+        for (i = 1; i <= 6; i++) if (r[i] + 1e-9 >= t[i]) met++
+        printf "| %s | %s | %s | %s | %s | %s | %s | %d |\n", w, f(r[1]), f(r[2]), f(r[3]), f(r[4]),
+          f(r[5]), f(r[6]), met }' "$OUT/$w/comparison.csv"
+  done
+}
+
+# Where each policy's requests are lost: the share of its dropped requests dropped at the
+# first stage, the middle stages and the last stage, and its dropped and late rates.
+drop_places() {  # drop_places DIR POLICY...
+  local dir=$1
+  shift
+  for p in "$@"; do
+    awk -F, -v p="$p" -v w="$(basename "$dir")" 'NR > 1 { gsub(/"/, "", $1) } NR > 1 && $1 == p {
+        mid = 0; for (i = 17; i < NF; i++) mid += $i
+        dr = $8 > 0 ? 100 / $8 : 0
+        printf "| %s | %s | %.4f | %.4f | %.0f %% | %.0f %% | %.0f %% |\n", w, p, $8 / $5, $7 / $5,
+          $16 * dr, mid * dr, $NF * dr }' "$dir/comparison.csv"
+  done
+}
+drop_places_table() {  # drop_places_table POLICIES WORKLOAD...
+  local policies=$1
+  shift
+  echo "| workload | policy | dropped | late | drops at the first stage | at the middle stages | at the last stage |"
+  echo "|---|---|---:|---:|---:|---:|---:|"
+  for w in "$@"; do
+    # shellcheck disable=SC2086
+    drop_places "$OUT/$w" $policies
+  done
+}
+
+# PARD's parts, taken out one at a time: each ablation's goodput over the whole run and in
+# the overload windows, over PARD's (the overload column of comparison.md).
+ABLATIONS="pard-instant pard-hbf pard-lbf pard-fcfs pard-lower pard-upper pard-sf pard-back pard-split pard-no-purge pard-backlog-q"
+ablation_table() {  # ablation_table overload|whole WORKLOAD...
+  local kind=$1
+  shift
+  printf "| workload | pard"
+  for a in $ABLATIONS; do printf " | %s" "${a#pard-}"; done
+  echo " |"
+  printf "|---|---:"
+  for a in $ABLATIONS; do printf "|---:"; done
+  echo "|"
+  for w in "$@"; do
+    awk -F'|' -v w="$w" -v kind="$kind" -v abl="$ABLATIONS" '
+      /^\| policy / || /^Drops by stage/ { t++ } t == 1 && /^\| [a-z]/ && !/^\| policy / {
+        gsub(/ /, "", $2); split($4, o, " "); x[$2] = kind == "overload" ? o[1] : $3 + 0 }
+      END { n = split(abl, a, " "); fmt = kind == "overload" ? "%.3f" : "%.1f"
+        printf "| %s | " fmt, w, x["pard"]
+        for (i = 1; i <= n; i++) printf " | %.2f", x["pard"] > 0 ? x[a[i]] / x["pard"] : 0
+        print " |" }' "$OUT/$w/comparison.md"
+  done
+}
+
 {
   cat docs/results/pard.intro.md
   echo
@@ -79,9 +173,48 @@ headline() {
   echo
   echo "## Bursty workloads (on/off arrivals, the paper's regime)"
   echo
+  echo "Per-second arrival rate of each bursty workload's stream (240 s; lv-azure, the older"
+  echo "compressed Azure workload, for comparison):"
+  echo
+  stream_stats $BURSTY lv-azure
+  echo
   echo "PARD against the paper's baselines on every bursty workload (from the tables below):"
   echo
   headline
+  echo
+  echo "### The paper's expected ratios"
+  echo
+  echo "PARD's goodput, drop-rate (dropped + late) and invalid-rate ratios against the paper's"
+  echo "baselines, and how many of the six expected ratios (goodput ≥ 1.16×, drop rate ≥ 1.6× and"
+  echo "invalid rate ≥ 1.5× lower, against each) hold:"
+  echo
+  targets nexus clipper++ $BURSTY
+  echo
+  echo "The same against tessera's earlier readings, \`nexus-e2e\` and \`clipper++-predictive\`:"
+  echo
+  targets nexus-e2e clipper++-predictive $BURSTY
+  echo
+  echo "### Where the requests are lost"
+  echo
+  echo "Share of each policy's dropped requests dropped at the first, middle and last stages"
+  echo "(dropped and late as fractions of all requests):"
+  echo
+  drop_places_table "nexus clipper++ pard pard-hbf" $BURSTY
+  echo
+  echo "### PARD's parts, one at a time"
+  echo
+  echo "Each ablation's goodput over PARD's (the pard column is PARD's own, req/s): instant ="
+  echo "no ε band (HBF when μ > 1), hbf / lbf / fcfs = one fixed queue order, lower / upper ="
+  echo "λ = 0 / 1, sf = L_sub without queueing or batch wait, back = L_sub = 0, split = the"
+  echo "proportional SLO split, no-purge = no purge of hopeless requests, backlog-q = q_i from"
+  echo "the backlog:"
+  echo
+  ablation_table whole $BURSTY
+  echo
+  echo "The same in the overload windows (the seconds whose arrivals exceed capacity; the"
+  echo "pard column is PARD's overload goodput as a fraction):"
+  echo
+  ablation_table overload $BURSTY
   for w in $BURSTY; do section "$w" "$OUT/$w"; done
   echo
   echo "## Issue 11 reproducers"
@@ -94,11 +227,22 @@ headline() {
   echo
   cat "$OUT/repro-lv-pose-loss/comparison.md"
   echo
+  echo "Where each policy's requests are lost on this reproducer:"
+  echo
+  echo "| workload | policy | dropped | late | drops at the first stage | at the middle stages | at the last stage |"
+  echo "|---|---|---:|---:|---:|---:|---:|"
+  drop_places "$OUT/repro-lv-pose-loss" nexus clipper++ nexus-e2e clipper++-predictive pard \
+    pard-no-purge pard-backlog-q
+  echo
   echo "## λ sweep"
   section "λ sweep on lv-bursty" "$OUT/lambda-lv-bursty"
   section "λ sweep on lv-azure" "$OUT/lambda-lv-azure"
   echo
   echo "## Stress test: fixed instances, load past capacity (lv, Poisson)"
+  echo
+  echo "The paper's expected ratios at each load scale (as in \"The paper's expected ratios\"):"
+  echo
+  targets nexus clipper++ stress@0.8 stress@1 stress@1.2 stress@1.5 stress@2
   section "lv stress" "$OUT/stress"
 } > "$DOC"
 echo "wrote $DOC" >&2
