@@ -2,6 +2,7 @@
 # Regenerates docs/results/pard.md, its charts and docs/results/pard/report.html (all the
 # runs on one page, tessera report): every PARD workload under every policy
 # preset, a λ sweep and the fixed-instance stress test. Deterministic (fixed seeds).
+# Takes about 5 minutes on one loaded core (1.5 CPU-minutes).
 #   scripts/pard-results.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,43 +21,46 @@ section() {  # section TITLE DIR
   echo "![$1](pard/$(basename "$2").svg)"
 }
 
-for app in tm lv ga da; do
-  for trace in steady bursty azure; do
-    w="$app-$trace"
+ONOFF="tm-onoff lv-onoff ga-onoff da-onoff lv-azure-onoff lv-onoff-loss"
+AZURE_REAL="tm-azure-real lv-azure-real ga-azure-real da-azure-real"
+BURSTY="$ONOFF $AZURE_REAL"
+# PARD_REUSE=1 rewrites the document from the runs already in out/pard (no simulation).
+if [ -z "${PARD_REUSE:-}" ]; then
+  for app in tm lv ga da; do
+    for trace in steady bursty azure; do
+      w="$app-$trace"
+      echo "==> $w" >&2
+      $T compare "examples/pard/$w.yaml" --out "$OUT/$w" >/dev/null 2>&1
+      cp "$OUT/$w/comparison.svg" "docs/results/pard/$w.svg"
+    done
+  done
+  echo "==> bursty (on/off) workloads" >&2
+  for w in $BURSTY; do
     echo "==> $w" >&2
     $T compare "examples/pard/$w.yaml" --out "$OUT/$w" >/dev/null 2>&1
     cp "$OUT/$w/comparison.svg" "docs/results/pard/$w.svg"
   done
-done
-echo "==> bursty (on/off) workloads" >&2
-ONOFF="tm-onoff lv-onoff ga-onoff da-onoff lv-azure-onoff lv-onoff-loss"
-AZURE_REAL="tm-azure-real lv-azure-real ga-azure-real da-azure-real"
-BURSTY="$ONOFF $AZURE_REAL"
-for w in $BURSTY; do
-  echo "==> $w" >&2
-  $T compare "examples/pard/$w.yaml" --out "$OUT/$w" >/dev/null 2>&1
-  cp "$OUT/$w/comparison.svg" "docs/results/pard/$w.svg"
-done
-echo "==> per-second arrival statistics" >&2
-for w in $BURSTY lv-azure; do
-  $T simulate "examples/pard/$w.yaml" --out "$OUT/stream-$w" -q >/dev/null 2>&1
-done
-echo "==> issue 11 reproducers" >&2
-$T compare examples/pard/repro/forming-batch.yaml --presets naive,nexus,nexus-e2e,pard \
-  --out "$OUT/repro-forming-batch" >/dev/null 2>&1
-$T compare examples/pard/repro/lv-pose-loss.yaml \
-  --presets nexus,clipper++,nexus-e2e,clipper++-predictive,pard,pard-no-purge,pard-backlog-q \
-  --out "$OUT/repro-lv-pose-loss" >/dev/null 2>&1
-echo "==> λ sweeps" >&2
-for w in lv-bursty lv-azure; do
-  $T compare "examples/pard/$w.yaml" --lambdas 0,0.05,0.075,0.1,0.15,0.2,0.5,1 --out "$OUT/lambda-$w" >/dev/null 2>&1
-  cp "$OUT/lambda-$w/comparison.svg" "docs/results/pard/lambda-$w.svg"
-done
-echo "==> stress test" >&2
-$T compare examples/pard/lv-stress.yaml \
-  --presets naive,nexus,clipper++,nexus-e2e,clipper++-predictive,pard \
-  --load-scales 0.8,1.0,1.2,1.5,2.0 --out "$OUT/stress" >/dev/null 2>&1
-cp "$OUT/stress/comparison.svg" docs/results/pard/stress.svg
+  echo "==> per-second arrival statistics" >&2
+  for w in $BURSTY lv-azure; do
+    $T simulate "examples/pard/$w.yaml" --out "$OUT/stream-$w" -q >/dev/null 2>&1
+  done
+  echo "==> issue 11 reproducers" >&2
+  $T compare examples/pard/repro/forming-batch.yaml --presets naive,nexus,nexus-e2e,pard \
+    --out "$OUT/repro-forming-batch" >/dev/null 2>&1
+  $T compare examples/pard/repro/lv-pose-loss.yaml \
+    --presets nexus,clipper++,nexus-e2e,clipper++-predictive,pard,pard-no-purge,pard-backlog-q \
+    --out "$OUT/repro-lv-pose-loss" >/dev/null 2>&1
+  echo "==> λ sweeps" >&2
+  for w in lv-bursty lv-azure; do
+    $T compare "examples/pard/$w.yaml" --lambdas 0,0.05,0.075,0.1,0.15,0.2,0.5,1 --out "$OUT/lambda-$w" >/dev/null 2>&1
+    cp "$OUT/lambda-$w/comparison.svg" "docs/results/pard/lambda-$w.svg"
+  done
+  echo "==> stress test" >&2
+  $T compare examples/pard/lv-stress.yaml \
+    --presets naive,nexus,clipper++,nexus-e2e,clipper++-predictive,pard \
+    --load-scales 0.8,1.0,1.2,1.5,2.0 --out "$OUT/stress" >/dev/null 2>&1
+  cp "$OUT/stress/comparison.svg" docs/results/pard/stress.svg
+fi
 
 # One row per bursty workload: PARD's ratios against the paper's baselines, from the
 # comparison.csv files (drop rate here is the paper's: dropped plus late, 1 − attainment).
@@ -101,8 +105,9 @@ targets() {  # targets BASE1 BASE2 WORKLOAD...
     local w=${item%@*} sfx="" name=$item
     [ "$item" != "$w" ] && { sfx=" ×${item#*@}"; name="$w ×${item#*@}"; }
     [ "$sfx" = " ×1" ] && sfx=""
-    awk -F, -v w="$name" -v sfx="$sfx" -v b1="$b1" -v b2="$b2" 'NR > 1 { gsub(/"/, "", $1); sub(sfx "$", "", $1)
-        if (sfx == "" && $1 ~ / ×/) next; g[$1] = $10; d[$1] = 1 - $11; v[$1] = $13 }
+    awk -F, -v w="$name" -v sfx="$sfx" -v b1="$b1" -v b2="$b2" 'NR > 1 { gsub(/"/, "", $1); 
+        if (sfx != "") { if (!sub(sfx "$", "", $1)) next } else if ($1 ~ / ×/) next
+        g[$1] = $10; d[$1] = 1 - $11; v[$1] = $13 }
       function q(a, b) { return b > 0 ? a / b : (a > 0 ? 1e9 : 1) }
       function f(x) { return x >= 1e9 ? "∞" : sprintf("%.2f", x) }
       END { r[1] = q(g["pard"], g[b1]); r[2] = q(g["pard"], g[b2]); r[3] = q(d[b1], d["pard"])
@@ -156,7 +161,7 @@ ablation_table() {  # ablation_table overload|whole WORKLOAD...
         gsub(/ /, "", $2); split($4, o, " "); x[$2] = kind == "overload" ? o[1] : $3 + 0 }
       END { n = split(abl, a, " "); fmt = kind == "overload" ? "%.3f" : "%.1f"
         printf "| %s | " fmt, w, x["pard"]
-        for (i = 1; i <= n; i++) printf " | %.2f", x["pard"] > 0 ? x[a[i]] / x["pard"] : 0
+        for (i = 1; i <= n; i++) printf " | %.2f", (x["pard"] > 0 ? x[a[i]] / x["pard"] : 0)
         print " |" }' "$OUT/$w/comparison.md"
   done
 }
