@@ -176,7 +176,7 @@ ablation_table() {  # ablation_table overload|whole WORKLOAD...
     for trace in steady bursty azure; do section "$app-$trace" "$OUT/$app-$trace"; done
   done
   echo
-  echo "## Bursty workloads (on/off arrivals, the paper's regime)"
+  echo "## Bursty workloads (on/off arrivals and the real Azure trace, the paper's regime)"
   echo
   echo "Per-second arrival rate of each bursty workload's stream (240 s; lv-azure, the older"
   echo "compressed Azure workload, for comparison):"
