@@ -48,7 +48,7 @@ if [ -z "${PARD_REUSE:-}" ]; then
   $T compare examples/pard/repro/forming-batch.yaml --presets naive,nexus,nexus-e2e,pard \
     --out "$OUT/repro-forming-batch" >/dev/null 2>&1
   $T compare examples/pard/repro/lv-pose-loss.yaml \
-    --presets nexus,clipper++,nexus-e2e,clipper++-predictive,pard,pard-no-purge,pard-backlog-q \
+    --presets nexus,clipper++,nexus-e2e,clipper++-predictive,pard,pard-no-purge,pard-backlog-q,pard-hbf,pard-lbf,pard-fcfs \
     --out "$OUT/repro-lv-pose-loss" >/dev/null 2>&1
   echo "==> λ sweeps" >&2
   for w in lv-bursty lv-azure; do
@@ -237,7 +237,7 @@ ablation_table() {  # ablation_table overload|whole WORKLOAD...
   echo "| workload | policy | dropped | late | drops at the first stage | at the middle stages | at the last stage |"
   echo "|---|---|---:|---:|---:|---:|---:|"
   drop_places "$OUT/repro-lv-pose-loss" nexus clipper++ nexus-e2e clipper++-predictive pard \
-    pard-no-purge pard-backlog-q
+    pard-no-purge pard-backlog-q pard-hbf pard-lbf pard-fcfs
   echo
   echo "## λ sweep"
   section "λ sweep on lv-bursty" "$OUT/lambda-lv-bursty"
