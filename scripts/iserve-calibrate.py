@@ -28,7 +28,7 @@ def regime_rows(rows, lo, hi):
 
 def main():
     rows = list(csv.DictReader(open(f"{DATA}/vidur_llama2_70b_layer.csv")))
-    print("| GPU | mbu (decode, <= 8 tokens) | decode rows | mean abs. error | mfu (prefill, >= 1024 tokens) | prefill rows | mean abs. error |")
+    print("| GPU | mbu (decode, <= 8 tokens) | decode rows | decode mean abs. error | mfu (prefill, >= 1024 tokens) | prefill rows | prefill mean abs. error |")
     print("|---|---|---|---|---|---|---|")
     for gpu, (bw, peak) in SHEET.items():
         mine = [r for r in rows if r["gpu"] == gpu]
