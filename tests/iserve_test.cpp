@@ -13,7 +13,7 @@
 #include "iserve/placement.hpp"
 #include "llm_arch/config_map.hpp"
 
-namespace tessera {
+namespace tessera::iserve {
 namespace {
 
 const std::filesystem::path kSource = TESSERA_SOURCE_DIR;
@@ -259,4 +259,4 @@ TEST(IServeCluster, TraceAndSpecErrorsNameTheLineAndField) {
 }
 
 }  // namespace
-}  // namespace tessera
+}  // namespace tessera::iserve

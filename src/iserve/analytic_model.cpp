@@ -5,7 +5,7 @@
 #include "engine/worker.hpp"
 #include "llm/llm_cost_model.hpp"
 
-namespace tessera {
+namespace tessera::iserve {
 
 CompressionEffect compression_effect(const LlmDeploymentConfig& config) {
   CompressionEffect e;
@@ -153,4 +153,4 @@ ConfigMap analytic_config_map(const LlmArchitecture& arch, int gpus, const GpuSp
   return map;
 }
 
-}  // namespace tessera
+}  // namespace tessera::iserve

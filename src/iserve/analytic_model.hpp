@@ -13,14 +13,14 @@
 // compute-bound (FLOPs at mfu), decode memory-bound (weights and KV at mbu), with the
 // compression's kernel-efficiency factors — plus the TP all-reduces (1 or 2 per layer) and
 // PP send/recv of the activations over the link the GPUs share.
-// Pure functions of plain values; thread-safe.
+// Pure functions of plain values; thread-safe. Namespace tessera::iserve (as all of src/iserve).
 
 #include "iserve/gpu_spec.hpp"
 #include "llm_arch/config_map.hpp"
 #include "llm_arch/deployment_config.hpp"
 #include "llm_arch/llm_architecture.hpp"
 
-namespace tessera {
+namespace tessera::iserve {
 
 struct AnalyticOptions {
   int prompt_tokens = 512;   // the prompt TTFT is for (iServe treats TTFT as a constant)
@@ -46,4 +46,4 @@ ConfigMapEntry analytic_entry(const LlmArchitecture& arch, const LlmDeploymentCo
 ConfigMap analytic_config_map(const LlmArchitecture& arch, int gpus, const GpuSpec& gpu,
                               const AnalyticOptions& options = {}, const SupportMask& mask = {});
 
-}  // namespace tessera
+}  // namespace tessera::iserve

@@ -14,7 +14,7 @@
 #include "core/spec_node.hpp"
 #include "iserve/analytic_model.hpp"
 
-namespace tessera {
+namespace tessera::iserve {
 
 // ---------------------------------------------------------------- trace
 
@@ -566,4 +566,4 @@ std::string cluster_report_markdown(const ClusterSpec& spec,
   return o.str();
 }
 
-}  // namespace tessera
+}  // namespace tessera::iserve

@@ -20,7 +20,7 @@
 #include "llm_arch/config_map.hpp"
 #include "llm_arch/llm_architecture.hpp"
 
-namespace tessera {
+namespace tessera::iserve {
 
 struct TraceQuery {
   double arrival_s = 0;
@@ -97,4 +97,4 @@ std::vector<SystemOutcome> run_cluster(const ClusterSpec& spec);
 std::string cluster_report_markdown(const ClusterSpec& spec,
                                     const std::vector<SystemOutcome>& outcomes);
 
-}  // namespace tessera
+}  // namespace tessera::iserve

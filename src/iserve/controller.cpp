@@ -4,7 +4,7 @@
 #include <numeric>
 #include <stdexcept>
 
-namespace tessera {
+namespace tessera::iserve {
 
 std::string to_string(IntentKind k) {
   switch (k) {
@@ -115,4 +115,4 @@ void apply_deployment(std::vector<GpuState>& gpus, const Deployment& d, int tp) 
   }
 }
 
-}  // namespace tessera
+}  // namespace tessera::iserve

@@ -19,7 +19,7 @@
 #include "iserve/placement.hpp"
 #include "llm_arch/config_map.hpp"
 
-namespace tessera {
+namespace tessera::iserve {
 
 enum class IntentKind { kMinLatency, kMinCost, kMinMemory, kMinGpuHours, kLatencySlo, kCostSlo };
 
@@ -57,4 +57,4 @@ std::optional<Deployment> choose_deployment(const std::vector<ConfigMapEntry>& e
 // Reserves a deployment's memory on its GPUs.
 void apply_deployment(std::vector<GpuState>& gpus, const Deployment& d, int tp);
 
-}  // namespace tessera
+}  // namespace tessera::iserve

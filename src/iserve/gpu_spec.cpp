@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-namespace tessera {
+namespace tessera::iserve {
 namespace {
 
 // Fitted to data/gpu/vidur_*.csv by scripts/iserve-calibrate.py (docs/results/iserve.md):
@@ -62,4 +62,4 @@ GpuSpec gpu_spec(const std::string& name) {
   throw std::invalid_argument("unknown GPU type '" + name + "' (known: " + names + ")");
 }
 
-}  // namespace tessera
+}  // namespace tessera::iserve

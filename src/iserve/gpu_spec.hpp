@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace tessera {
+namespace tessera::iserve {
 
 struct GpuLink {
   double alpha_s = 50e-6;       // latency of one collective / transfer
@@ -36,4 +36,4 @@ struct GpuSpec {
 GpuSpec gpu_spec(const std::string& name);
 std::vector<std::string> gpu_spec_names();
 
-}  // namespace tessera
+}  // namespace tessera::iserve

@@ -5,13 +5,14 @@
 #include <numeric>
 #include <stdexcept>
 
-namespace tessera {
+namespace tessera::iserve {
 
 void GpuLoad::add_busy(Time start, Time end) {
   if (end <= start) return;
   busy_.emplace_back(start, end);
-  // Keep only what a later window can still see (intervals arrive roughly in time order).
-  while (busy_.size() > 1 && busy_.front().second < end - 2.0 * window_) busy_.pop_front();
+  // Bounded memory: the oldest intervals go first. Not pruned by time, since a queued query
+  // may start long after the moments the window is still asked about.
+  if (busy_.size() > kMaxIntervals) busy_.pop_front();
 }
 
 double GpuLoad::load(Time now) const {
@@ -151,4 +152,4 @@ Placement place(const std::vector<GpuState>& gpus, int tp, int pp, int layers, d
   return p;
 }
 
-}  // namespace tessera
+}  // namespace tessera::iserve

@@ -15,7 +15,7 @@
 
 #include "core/time.hpp"
 
-namespace tessera {
+namespace tessera::iserve {
 
 // Busy time of one GPU over the last `window` seconds, sampled each second: load(t) is the
 // busy seconds in [s − window, s] divided by window, with s = floor(t) (the last sample).
@@ -27,6 +27,7 @@ class GpuLoad {
   double load(Time now) const;
 
  private:
+  static constexpr size_t kMaxIntervals = 1'000'000;
   double window_;
   std::deque<std::pair<Time, Time>> busy_;
 };
@@ -70,4 +71,4 @@ struct Placement {
 Placement place(const std::vector<GpuState>& gpus, int tp, int pp, int layers, double block_bytes,
                 PlacementPolicy policy, double theta, Time now);
 
-}  // namespace tessera
+}  // namespace tessera::iserve
