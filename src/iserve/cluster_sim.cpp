@@ -132,7 +132,8 @@ ClusterSpec load_cluster_spec(const std::filesystem::path& file) {
   }
   for (const SpecNode& n : systems) {
     n.expect_map();
-    n.allow_only({"name", "kind", "intent", "placement", "skip_models", "slo_s", "budget_gbs"});
+    n.allow_only(
+        {"name", "kind", "intent", "placement", "skip_models", "slo_s", "budget_gbs", "theta"});
     SystemSpec sys;
     const std::string kind = n.at("kind").as_choice({"iserve", "max-pp", "max-tp", "alpaserve"});
     sys.kind = kind == "iserve"   ? SystemKind::kIServe
@@ -151,6 +152,7 @@ ClusterSpec load_cluster_spec(const std::filesystem::path& file) {
           placement_policy_from_string(p->as_choice({"least-loaded", "packing", "hybrid"}));
     }
     sys.skip_models = n.bool_or("skip_models", true);
+    if (auto v = n.get("theta")) sys.theta = v->as_number_in(0.0, 1.0);
     s.systems.push_back(std::move(sys));
   }
   return s;
@@ -445,8 +447,8 @@ std::vector<SystemOutcome> run_cluster(const ClusterSpec& spec) {
       case SystemKind::kIServe:
         decide = [&](int m, std::vector<GpuState>& gpus, double now) -> std::vector<Endpoint> {
           const ClusterModel& cm = spec.models[m];
-          const auto d =
-              choose_deployment(cm.entries, sys.intent, gpus, sys.placement, spec.theta, now);
+          const auto d = choose_deployment(cm.entries, sys.intent, gpus, sys.placement,
+                                           sys.theta >= 0 ? sys.theta : spec.theta, now);
           if (!d) return {};
           const int tp = cm.entries[d->entry].config.parallelism.tp;
           apply_deployment(gpus, *d, tp);

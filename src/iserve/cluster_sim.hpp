@@ -40,6 +40,7 @@ struct SystemSpec {
   Intent intent;
   PlacementPolicy placement = PlacementPolicy::kHybrid;
   bool skip_models = true;  // AlpaServe may leave models out; AlpaServe* may not
+  double theta = -1;        // hybrid's θ for this system; < 0: the spec's
 };
 
 struct ClusterModel {
