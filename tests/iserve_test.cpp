@@ -237,6 +237,27 @@ TEST(IServeCluster, SmallRunIsDeterministicAndComparesSystems) {
   EXPECT_FALSE(cluster_report_markdown(s, a).empty());
 }
 
+TEST(IServeCluster, SloIntentAndPerSystemThetaAreRead) {
+  temp_file("trace.csv",
+            "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 23:59:59.0,10,10\n"
+            "2023-11-17 00:00:01.0,10,10\n");  // past midnight: 2 s apart
+  const auto trace =
+      load_azure_llm_trace(std::filesystem::temp_directory_path() / "tessera_iserve_trace.csv");
+  ASSERT_EQ(trace.size(), 2u);
+  EXPECT_NEAR(trace[1].arrival_s, 2.0, 1e-9);
+  const ClusterSpec s = load_cluster_spec(temp_file(
+      "slo.yaml",
+      "trace: tessera_iserve_trace.csv\nmodels: [" + (kSource / "data/llm/llama-2-7b").string() +
+          "]\nsystems:\n  - {kind: iserve, intent: latency-slo, slo_s: 2.5, theta: 0.1}\n"));
+  ASSERT_EQ(s.systems.size(), 1u);
+  EXPECT_EQ(s.systems[0].intent.kind, IntentKind::kLatencySlo);
+  EXPECT_DOUBLE_EQ(s.systems[0].intent.target, 2.5);
+  EXPECT_DOUBLE_EQ(s.systems[0].theta, 0.1);
+  const auto out = run_cluster(s);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].served, 2);
+}
+
 TEST(IServeCluster, TraceAndSpecErrorsNameTheLineAndField) {
   const auto bad = temp_file(
       "bad_trace.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:00:00.0,x,1\n");
