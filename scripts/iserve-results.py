@@ -91,13 +91,14 @@ for r in rows:
 p()
 first = a6000.splitlines()[0]
 p(f"The first line of the A6000 output says: \"{first}\" — the ranges are over the configurations")
-p("whose memory per GPU fits 48 GB (FP16 on one GPU does not). From the table above:")
+p("whose memory per GPU fits 48 GB. Fig. 1's hourly cost is not compared: the paper gives no formula for it. From the table above:")
 for r in rows:
     lo, hi = PAPER[r["metric (modelled)"]]
     p(f"- {r['metric (modelled)']}: modelled {r['min']}–{r['max']} against the paper's {lo}–{hi}.")
 p()
-p("Memory's maximum depends on the per-GPU runtime reserve (1.5 GB, an assumption, not a fit);")
-p("the minimum is INT4/KV8 on one GPU, whose weights alone are 34.5 GB.")
+mem = rows[0]
+p(f"Memory's minimum is {mem['min at']} and its maximum {mem['max at']} (the A6000 table's last columns);")
+p("the maximum grows with the per-GPU runtime reserve, 1.5 GB per GPU, which is an assumption, not a fit.")
 p()
 
 

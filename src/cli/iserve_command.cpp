@@ -56,6 +56,7 @@ ConfigMap build_map(const MapOptions& o, GpuSpec& gpu) {
 
 void print_ranges(const ConfigMap& map, const GpuSpec& gpu, double out_tokens) {
   double lo[3] = {1e300, 1e300, 1e300}, hi[3] = {0, 0, 0};
+  std::string lo_name[3], hi_name[3];
   int fits = 0;
   for (const ConfigMapEntry& e : map.entries) {
     if (e.memory_bytes / e.gpus() > gpu.memory_bytes) continue;  // does not fit its GPUs
@@ -63,19 +64,27 @@ void print_ranges(const ConfigMap& map, const GpuSpec& gpu, double out_tokens) {
     const double v[3] = {e.memory_bytes / 1e9, e.latency_s(out_tokens),
                          e.gpus() * e.latency_s(out_tokens)};
     for (int i = 0; i < 3; ++i) {
-      lo[i] = std::min(lo[i], v[i]);
-      hi[i] = std::max(hi[i], v[i]);
+      if (v[i] < lo[i]) {
+        lo[i] = v[i];
+        lo_name[i] = e.config.name();
+      }
+      if (v[i] > hi[i]) {
+        hi[i] = v[i];
+        hi_name[i] = e.config.name();
+      }
     }
   }
   std::printf("%zu configurations, %d fit %s memory (%.0f GB per GPU)\n", map.entries.size(), fits,
               gpu.name.c_str(), gpu.memory_bytes / 1e9);
   if (fits == 0) return;
-  std::printf("| metric (modelled) | min | max | spread |\n|---|---|---|---|\n");
+  std::printf(
+      "| metric (modelled) | min | max | spread | min at | max at |\n|---|---|---|---|---|---|\n");
   const char* names[3] = {"memory (GB)", "latency for %.0f tokens (s)", "GPU time (GPU-s)"};
   for (int i = 0; i < 3; ++i) {
     char label[64];
     std::snprintf(label, sizeof(label), names[i], out_tokens);
-    std::printf("| %s | %.2f | %.2f | %.2fx |\n", label, lo[i], hi[i], hi[i] / lo[i]);
+    std::printf("| %s | %.2f | %.2f | %.2fx | %s | %s |\n", label, lo[i], hi[i], hi[i] / lo[i],
+                lo_name[i].c_str(), hi_name[i].c_str());
   }
 }
 
