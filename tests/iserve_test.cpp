@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <unistd.h>
+
 #include "core/error.hpp"
 #include "iserve/analytic_model.hpp"
 #include "iserve/cluster_sim.hpp"
@@ -29,9 +31,22 @@ const ConfigMapEntry& find(const ConfigMap& map, const std::string& name) {
   throw std::runtime_error("no " + name);
 }
 
+// The files temp_file wrote, removed when the test binary exits.
+struct TempFiles {
+  std::vector<std::filesystem::path> paths;
+  ~TempFiles() {
+    std::error_code ec;
+    for (const auto& p : paths) std::filesystem::remove(p, ec);
+  }
+};
+TempFiles temp_files;
+
 std::filesystem::path temp_file(const std::string& name, const std::string& text) {
-  const auto path = std::filesystem::temp_directory_path() / ("tessera_iserve_" + name);
+  // The process id keeps concurrent test processes (ctest -j, two builds) apart.
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("tessera_iserve_" + std::to_string(::getpid()) + "_" + name);
   std::ofstream(path) << text;
+  temp_files.paths.push_back(path);
   return path;
 }
 
@@ -206,9 +221,10 @@ TEST(IServeCluster, SmallRunIsDeterministicAndComparesSystems) {
       "2023-11-16 18:00:00.0,100,20\n2023-11-16 18:00:10.5,200,40\n"
       "2023-11-16 18:01:00.0,100,10\n2023-11-16 18:02:30.0,300,30\n"
       "2023-11-16 18:03:00.0,50,5\n2023-11-16 18:03:00.5,60,50\n";
-  temp_file("trace.csv", trace);
+  const std::string trace_name = temp_file("trace_small.csv", trace).filename().string();
   const std::string spec =
-      "gpu: a6000\ngpus: 4\ntrace: tessera_iserve_trace.csv\ndeploy_interval_s: 60\n"
+      "gpu: a6000\ngpus: 4\ntrace: " + trace_name +
+      "\ndeploy_interval_s: 60\n"
       "models: [" +
       (kSource / "data/llm/llama-2-7b").string() + ", " +
       (kSource / "data/llm/llama-2-13b").string() +
@@ -238,16 +254,17 @@ TEST(IServeCluster, SmallRunIsDeterministicAndComparesSystems) {
 }
 
 TEST(IServeCluster, SloIntentAndPerSystemThetaAreRead) {
-  temp_file("trace.csv",
-            "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 23:59:59.0,10,10\n"
-            "2023-11-17 00:00:01.0,10,10\n");  // past midnight: 2 s apart
-  const auto trace =
-      load_azure_llm_trace(std::filesystem::temp_directory_path() / "tessera_iserve_trace.csv");
+  const auto trace_path =
+      temp_file("trace_midnight.csv",
+                "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 23:59:59.0,10,10\n"
+                "2023-11-17 00:00:01.0,10,10\n");  // past midnight: 2 s apart
+  const auto trace = load_azure_llm_trace(trace_path);
   ASSERT_EQ(trace.size(), 2u);
   EXPECT_NEAR(trace[1].arrival_s, 2.0, 1e-9);
   const ClusterSpec s = load_cluster_spec(temp_file(
       "slo.yaml",
-      "trace: tessera_iserve_trace.csv\nmodels: [" + (kSource / "data/llm/llama-2-7b").string() +
+      "trace: " + trace_path.filename().string() + "\nmodels: [" +
+          (kSource / "data/llm/llama-2-7b").string() +
           "]\nsystems:\n  - {kind: iserve, intent: latency-slo, slo_s: 2.5, theta: 0.1}\n"));
   ASSERT_EQ(s.systems.size(), 1u);
   EXPECT_EQ(s.systems[0].intent.kind, IntentKind::kLatencySlo);
@@ -268,9 +285,13 @@ TEST(IServeCluster, TraceAndSpecErrorsNameTheLineAndField) {
     EXPECT_NE(std::string(e.what()).find("line 2"), std::string::npos) << e.what();
   }
   EXPECT_THROW(load_azure_llm_trace(temp_file("empty.csv", "")), SpecError);
-  temp_file("trace.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:00:00.0,1,1\n");
+  const std::string one =
+      temp_file("trace_one.csv",
+                "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:00:00.0,1,1\n")
+          .filename()
+          .string();
   try {
-    load_cluster_spec(temp_file("bad.yaml", "trace: tessera_iserve_trace.csv\nmodels: [" +
+    load_cluster_spec(temp_file("bad.yaml", "trace: " + one + "\nmodels: [" +
                                                 (kSource / "data/llm/llama-2-7b").string() +
                                                 "]\nsystems: [{kind: magic}]\n"));
     FAIL();
