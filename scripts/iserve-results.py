@@ -153,6 +153,14 @@ for r in ("0.1", "0.2", "0.4"):
       f"iserve-cost's cost is {ic['cost (GB·s per query)']} GB·s per query against max-TP's "
       f"{get(rows, 'max-tp')['cost (GB·s per query)']} (table of rate {r}).")
 p()
+dep = deployments(read("large-0.4.md"))
+lat = [d for d in dep if d["system"] == "iserve-latency"]
+tp8 = sum(1 for d in lat if d["configuration"].startswith("tp8-"))
+p(f"Under minimise-latency, {tp8} of the {len(lat)} models take TP 8 on all 8 GPUs (the deployment table):")
+p("iServe ranks configurations without looking at load (§6; load only picks GPUs), so at rate 0.4")
+p("its models queue behind each other on the same GPUs, and its median latency falls behind the")
+p("AlpaServe-like planner's, which left models out (its row's `served` column).")
+p()
 mp = get(ms["0.1"], "max-pp")
 p(f"max-PP's median latency at rate 0.1 is {mp['p50 (s)']} s (table of rate 0.1) because the simulator")
 p("holds every GPU of a deployment for the whole of a query (batch 1, no overlap of different")
