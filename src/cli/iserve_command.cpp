@@ -1,4 +1,4 @@
-// `tessera llm config-map | deploy | simulate-cluster`: iServe's GPU-scale side — the
+// `tessera llm config-map | deploy | instances | simulate-cluster`: iServe's GPU-scale side — the
 // analytic configuration map, the controller's choice for an intent, and the simulated
 // cluster runs (docs/iserve.md#gpu-model).
 
@@ -142,6 +142,93 @@ void run_deploy(const MapOptions& o) {
   std::printf("\n");
 }
 
+// Deploys `models` one after another on an empty cluster with the controller (the intent,
+// hybrid placement at θ 0.5) and writes each deployed model's `llm:` section (the TP × PP
+// instance of the simulated data plane) to DIR/model-<i>.yaml, with DIR/deployments.json
+// listing them; prints the deployments as a markdown table. An instance's KV cache is the
+// controller's reservation (kv_tokens) plus, on each of its GPUs, an equal share among the
+// instances there of the memory no deployment took.
+void run_instances(const MapOptions& o, const std::vector<std::string>& models,
+                   const std::string& dir) {
+  const GpuSpec gpu = gpu_spec(o.gpu);
+  AnalyticOptions a;
+  a.prompt_tokens = o.prompt_tokens;
+  a.kv_tokens = o.kv_tokens;
+  a.decode_context = o.prompt_tokens + static_cast<int>(o.output_tokens / 2);
+  Intent intent;
+  intent.kind = intent_kind_from_string(o.intent);
+  intent.target = o.target;
+  intent.output_tokens = o.output_tokens;
+  std::vector<GpuState> gpus(o.gpus);
+  for (GpuState& g : gpus) g.memory_bytes = gpu.memory_bytes;
+  struct Deployed {
+    std::string label;
+    ConfigMapEntry entry;
+    Deployment d;
+    bool ok = false;
+  };
+  std::vector<Deployed> all;
+  std::vector<int> sharing(gpus.size(), 0);
+  for (const std::string& model : models) {
+    const LlmArchitecture arch = load_llm_architecture(model_config_path(model));
+    const ConfigMap map = analytic_config_map(arch, o.gpus, gpu, a);
+    const auto d = choose_deployment(map.entries, intent, gpus, PlacementPolicy::kHybrid, 0.5, 0.0);
+    Deployed x;
+    x.label = std::filesystem::path(model).filename().string();
+    if (d) {
+      x.entry = map.entries[d->entry];
+      x.d = *d;
+      x.ok = true;
+      apply_deployment(gpus, *d, x.entry.config.parallelism.tp);
+      for (int g : d->placement.gpus) ++sharing[g];
+    }
+    all.push_back(x);
+  }
+  std::filesystem::create_directories(dir);
+  std::string json = "[";
+  std::printf(
+      "| # | model | configuration | GPUs | layers per stage | TTFT (s) | TPOT (ms) | KV blocks "
+      "(16 tokens) |\n|---|---|---|---|---|---|---|---|\n");
+  for (size_t i = 0; i < all.size(); ++i) {
+    const Deployed& x = all[i];
+    if (json.size() > 1) json += ",";
+    if (!x.ok) {
+      std::printf("| %zu | %s | - | - | - | - | - | - |\n", i, x.label.c_str());
+      json += "{\"model\": \"" + x.label + "\", \"config\": null}";
+      continue;
+    }
+    const LlmArchitecture arch = load_llm_architecture(model_config_path(models[i]));
+    LlmInstanceModel inst = analytic_instance(arch, x.entry.config, gpu, a);
+    double kv =
+        static_cast<double>(a.kv_tokens) * llm_kv_bytes_per_token(inst.model, inst.parallel.tp);
+    std::string on, layers;
+    for (int g : x.d.placement.gpus) {
+      kv += std::max(0.0, gpus[g].free_bytes()) / sharing[g];
+      on += (on.empty() ? "" : ",") + std::to_string(g);
+    }
+    for (int n : x.d.placement.layers_per_stage) {
+      layers += (layers.empty() ? "" : "/") + std::to_string(n);
+    }
+    const double n = inst.parallel.gpus();
+    inst.parallel.reserved_bytes_per_gpu =
+        std::max(0.0, (n * gpu.memory_bytes - inst.model.weight_bytes_total() - kv) / n);
+    const std::string file = "model-" + std::to_string(i) + ".yaml";
+    std::ofstream(std::filesystem::path(dir) / file)
+        << llm_section_yaml(inst, x.label + " " + x.entry.config.name() + " on " + gpu.name);
+    const uint32_t blocks = kv_blocks_for(inst.model, inst.gpu, inst.parallel, 16);
+    std::printf("| %zu | %s | %s | %s | %s | %.3f | %.2f | %u |\n", i, x.label.c_str(),
+                x.entry.config.name().c_str(), on.c_str(), layers.c_str(), x.entry.ttft_s,
+                x.entry.tpot_s * 1e3, blocks);
+    json += "{\"model\": \"" + x.label + "\", \"config\": \"" + x.entry.config.name() +
+            "\", \"gpus\": \"" + on + "\", \"layers\": \"" + layers +
+            "\", \"ttft_s\": " + std::to_string(x.entry.ttft_s) +
+            ", \"tpot_s\": " + std::to_string(x.entry.tpot_s) +
+            ", \"memory_gb\": " + std::to_string(x.entry.memory_bytes / 1e9) +
+            ", \"kv_blocks\": " + std::to_string(blocks) + ", \"file\": \"" + file + "\"}";
+  }
+  std::ofstream(std::filesystem::path(dir) / "deployments.json") << json << "]\n";
+}
+
 void run_simulate_cluster(const std::string& spec_file) {
   const ClusterSpec spec = load_cluster_spec(spec_file);
   const auto outcomes = run_cluster(spec);
@@ -197,6 +284,31 @@ void add_iserve_llm_commands(CLI::App* llm) {
     if (d->model.empty() && d->from.empty()) throw CLI::ValidationError("model", "MODEL or --from");
     run_deploy(*d);
   });
+
+  auto io = std::make_shared<MapOptions>();
+  auto models = std::make_shared<std::vector<std::string>>();
+  auto dir = std::make_shared<std::string>();
+  CLI::App* inst = llm->add_subcommand(
+      "instances",
+      "Deploy models one after another by an intent; write each one's llm: section (TP x PP "
+      "instance, docs/llm.md#tp--pp-instances)");
+  inst->add_option("models", *models, "config.json files or folders (data/llm/NAME)")->required();
+  inst->add_option("--gpu", io->gpu, "GPU type: a6000, a100-80g, h100-80g, a40")
+      ->check(CLI::IsMember(gpu_spec_names()));
+  inst->add_option("--gpus", io->gpus, "GPUs in the cluster")->check(CLI::Range(1, 64));
+  inst->add_option("--intent", io->intent,
+                   "latency, cost, memory, gpu-hours, latency-slo, cost-slo")
+      ->check(CLI::IsMember({"latency", "cost", "memory", "gpu-hours", "latency-slo", "cost-slo"}));
+  inst->add_option("--target", io->target, "SLO: seconds (latency-slo) or GB*s (cost-slo)")
+      ->check(CLI::Range(0.0, 1e12));
+  inst->add_option("--prompt-tokens", io->prompt_tokens, "Prompt length TTFT is modelled for")
+      ->check(CLI::Range(1, 1 << 20));
+  inst->add_option("--kv-tokens", io->kv_tokens, "Context the KV cache is sized for")
+      ->check(CLI::Range(1, 1 << 24));
+  inst->add_option("--output-tokens", io->output_tokens, "Output length latency is ranked at")
+      ->check(CLI::Range(1.0, 1e6));
+  inst->add_option("--out", *dir, "Directory for model-<i>.yaml and deployments.json")->required();
+  inst->callback([io, models, dir] { run_instances(*io, *models, *dir); });
 
   auto spec = std::make_shared<std::string>();
   CLI::App* sim = llm->add_subcommand(

@@ -1,5 +1,7 @@
 #include "iserve/analytic_model.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "engine/worker.hpp"
@@ -141,6 +143,82 @@ ConfigMapEntry analytic_entry(const LlmArchitecture& arch, const LlmDeploymentCo
   e.tpot_s = cost.step_time(worker, decode) + communication(1.0);
   e.source = "modelled";
   return e;
+}
+
+LlmInstanceModel analytic_instance(const LlmArchitecture& arch, const LlmDeploymentConfig& config,
+                                   const GpuSpec& gpu, const AnalyticOptions& options) {
+  // The same quantities as analytic_entry, for the whole model rather than one rank.
+  const CompressionEffect c = compression_effect(config);
+  const int tp = config.parallelism.tp;
+  const int pp = config.parallelism.pp;
+  const double layers = static_cast<double>(arch.layers);
+  const double layer_params = static_cast<double>(arch.layer_params()) * c.kept_params;
+  const double layer_bytes = layer_params * c.layer_bytes_per_param;
+  const double fp16 = 2.0;
+  const double hidden = static_cast<double>(arch.hidden);
+  const double head_compute_params = static_cast<double>(arch.vocab) * hidden;
+  LlmInstanceModel inst;
+  LlmModel& m = inst.model;
+  m.name = arch.name;
+  m.layers = static_cast<uint32_t>(arch.layers);
+  m.kv_heads = static_cast<uint32_t>(arch.kv_heads);
+  m.head_dim = static_cast<uint32_t>(arch.head_dim());
+  m.params = layers * layer_params + head_compute_params;
+  m.weight_bytes = (layers * layer_bytes + head_compute_params * fp16) / m.params;
+  m.kv_bytes = c.kv_bytes;
+  LlmGpu& g = inst.gpu;
+  g.name = gpu.name;
+  g.memory_bytes = gpu.memory_bytes;
+  g.memory_utilization = 1.0;
+  g.bandwidth = gpu.bandwidth;
+  g.flops = gpu.flops;
+  g.mbu = gpu.mbu * c.mbu_factor;
+  g.mfu = gpu.mfu * c.mfu_factor;
+  g.step_overhead = layers * gpu.per_layer_overhead_s;
+  LlmParallelism& p = inst.parallel;
+  p.tp = static_cast<uint32_t>(tp);
+  p.pp = static_cast<uint32_t>(pp);
+  p.hidden = static_cast<uint32_t>(arch.hidden);
+  p.reduces_per_layer = arch.parallel_residual ? 1 : 2;
+  p.tp_link = LlmLink{gpu.link_for(tp).alpha_s, gpu.link_for(tp).bus_bandwidth};
+  p.pp_link = LlmLink{gpu.link_for(tp * pp).alpha_s, gpu.link_for(tp * pp).bus_bandwidth};
+  // Everything but the KV cache, beyond the computed weights, spread over the GPUs.
+  const ConfigMapEntry e = analytic_entry(arch, config, gpu, options);
+  const double kv = static_cast<double>(options.kv_tokens) * llm_kv_bytes_per_token(m, p.tp);
+  p.reserved_bytes_per_gpu =
+      std::max(0.0, (e.memory_bytes - kv - m.weight_bytes_total()) / (tp * pp));
+  return inst;
+}
+
+std::string llm_section_yaml(const LlmInstanceModel& inst, const std::string& comment) {
+  const LlmModel& m = inst.model;
+  const LlmGpu& g = inst.gpu;
+  const LlmParallelism& p = inst.parallel;
+  std::string quoted;
+  for (char ch : m.name) {
+    if (ch == '"' || ch == '\\') quoted += '\\';
+    if (ch != '\n') quoted += ch;
+  }
+  std::string out = "  # " + comment + "\n";
+  out += fmt::format(
+      "  model: {{name: \"{}\", layers: {}, kv_heads: {}, head_dim: {}, params_b: {:.17g}, "
+      "weight_bytes: {:.17g}}}\n",
+      quoted, m.layers, m.kv_heads, m.head_dim, m.params / 1e9, m.weight_bytes);
+  out += fmt::format("  kv_cache: {{dtype: {}, block_tokens: 16}}\n",
+                     m.kv_bytes == 1.0 ? "int8" : "fp16");
+  out += fmt::format(
+      "  gpu: {{name: {}, memory_gb: {:.17g}, memory_utilization: 1, bandwidth_gbs: {:.17g}, "
+      "tflops: {:.17g}, mfu: {:.17g}, mbu: {:.17g}, step_overhead_ms: {:.17g}}}\n",
+      g.name, g.memory_bytes / 1e9, g.bandwidth / 1e9, g.flops / 1e12, g.mfu, g.mbu,
+      g.step_overhead * 1e3);
+  out += fmt::format(
+      "  parallel: {{tp: {}, pp: {}, hidden: {}, reduces_per_layer: {}, "
+      "reserved_gb_per_gpu: {:.17g}, tp_link: {{latency_us: {:.17g}, bus_gbs: {:.17g}}}, "
+      "pp_link: {{latency_us: {:.17g}, bus_gbs: {:.17g}}}}}\n",
+      p.tp, p.pp, p.hidden, p.reduces_per_layer, p.reserved_bytes_per_gpu / 1e9,
+      p.tp_link.latency * 1e6, p.tp_link.bus_bandwidth / 1e9, p.pp_link.latency * 1e6,
+      p.pp_link.bus_bandwidth / 1e9);
+  return out;
 }
 
 ConfigMap analytic_config_map(const LlmArchitecture& arch, int gpus, const GpuSpec& gpu,

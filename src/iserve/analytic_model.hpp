@@ -16,6 +16,8 @@
 // Pure functions of plain values; thread-safe. Namespace tessera::iserve (as all of src/iserve).
 
 #include "iserve/gpu_spec.hpp"
+#include "llm/llm_model.hpp"
+#include "llm/llm_parallel.hpp"
 #include "llm_arch/config_map.hpp"
 #include "llm_arch/deployment_config.hpp"
 #include "llm_arch/llm_architecture.hpp"
@@ -41,6 +43,24 @@ CompressionEffect compression_effect(const LlmDeploymentConfig& config);
 
 ConfigMapEntry analytic_entry(const LlmArchitecture& arch, const LlmDeploymentConfig& config,
                               const GpuSpec& gpu, const AnalyticOptions& options = {});
+
+// The configuration as an LLM instance of the simulated data plane (src/llm/llm_parallel.hpp,
+// docs/llm.md#tp--pp-instances): the whole model as the analytic model sees it (the
+// compression's bytes and kernel factors, the LM head's compute), the GPU (memory
+// utilization 1: the runtime reserve is in `reserved_bytes_per_gpu`, with the activation
+// workspace, stage buffers and the FP16 embedding beyond the computed weights), and the
+// TP × PP links. LlmParallelCostModel of it at batch 1 gives analytic_entry's TTFT and TPOT.
+struct LlmInstanceModel {
+  LlmModel model;
+  LlmGpu gpu;
+  LlmParallelism parallel;
+};
+LlmInstanceModel analytic_instance(const LlmArchitecture& arch, const LlmDeploymentConfig& config,
+                                   const GpuSpec& gpu, const AnalyticOptions& options = {});
+
+// The run spec's `llm:` section (model, kv_cache, gpu, parallel; no scheduler) of an
+// instance, two-space indented under `llm:`, every number written to round-trip.
+std::string llm_section_yaml(const LlmInstanceModel& instance, const std::string& comment);
 
 // Every configuration of enumerate_deployment_configs(arch, gpus, mask), modelled.
 ConfigMap analytic_config_map(const LlmArchitecture& arch, int gpus, const GpuSpec& gpu,

@@ -18,7 +18,8 @@ double bytes_per_value(const SpecNode& node) {
 }
 
 LlmModel parse_model(const SpecNode& node) {
-  node.allow_only({"name", "layers", "kv_heads", "head_dim", "params_b", "weights"});
+  node.allow_only(
+      {"name", "layers", "kv_heads", "head_dim", "params_b", "weights", "weight_bytes"});
   LlmModel m;
   m.name = node.string_or("name", "llm");
   m.layers = static_cast<uint32_t>(node.at("layers").as_integer_in(1, 1024));
@@ -28,6 +29,10 @@ LlmModel parse_model(const SpecNode& node) {
   if (auto w = node.get("weights")) {
     m.weight_bytes = bytes_per_value(*w);
     if (w->as_string() == "fp8") w->fail("weights: fp16, bf16, int8 or int4");
+  }
+  if (auto b = node.get("weight_bytes")) {
+    if (node.has("weights")) b->fail("give weights (a dtype) or weight_bytes, not both");
+    m.weight_bytes = b->as_number_in(0.01, 8.0);
   }
   return m;
 }
