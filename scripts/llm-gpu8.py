@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""The 8-GPU study of docs/results/llm.md (docs/llm.md#tp--pp-instances), run by
+scripts/llm-results.sh: iServe's model mix (§8.1: Llama-2-70B, 2 x Falcon-40B, Llama-2-7B)
+on 8 x A6000, the Azure LLM 2023 code trace split uniformly at random (seed 1) among the
+four models. For each intent, `tessera llm instances` deploys the models one after another
+and writes each one's TP x PP instance (its `llm:` section); every deployed model is then
+simulated on its share of the trace under each scheduling policy. Prints the markdown
+section; every sentence is computed from the tables it prints.
+  scripts/llm-gpu8.py TESSERA OUT_DIR"""
+import csv, json, os, random, subprocess, sys
+
+T, OUT = sys.argv[1], sys.argv[2]
+MODELS = ["llama-2-70b", "falcon-40b", "falcon-40b", "llama-2-7b"]
+INTENTS = ["latency", "cost", "memory"]
+POLICIES = [
+    ("fcfs", "{policy: fcfs}"),
+    ("static", "{policy: static, max_seqs: 32}"),
+    ("continuous", "{policy: continuous, max_seqs: 256, token_budget: 4096}"),
+    ("continuous+slo", "{policy: continuous, max_seqs: 256, token_budget: 4096, slo_admission: true}"),
+    ("chunked+slo", "{policy: chunked, max_seqs: 256, token_budget: 512, slo_admission: true}"),
+]
+GPU, GPUS, TIME_SCALE, SLO_SCALE, PROMPT = "a6000", 8, 0.5, 5, 2048
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+os.makedirs(OUT, exist_ok=True)
+
+def sh(*args):
+    return subprocess.run(args, check=True, capture_output=True, text=True).stdout
+
+# The trace, split among the models.
+rows = list(csv.reader(open(os.path.join(ROOT, "data/traces/azure_llm_code_2023.csv"))))
+rng = random.Random(1)
+parts = [[] for _ in MODELS]
+for r in rows[1:]:
+    parts[rng.randrange(len(MODELS))].append(r)
+for i, p in enumerate(parts):
+    with open(f"{OUT}/trace-{i}.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(rows[0])
+        w.writerows(p)
+
+# SLOs per model: SLO_SCALE x the TTFT (prompt PROMPT tokens) and TPOT of its fewest-GPU
+# fp16 configuration that fits (iServe §8.3's base), from the analytic model.
+slo = {}
+for m in sorted(set(MODELS)):
+    table = sh(T, "llm", "config-map", f"{ROOT}/data/llm/{m}", "--gpu", GPU, "--gpus", str(GPUS),
+               "--prompt-tokens", str(PROMPT))
+    best = None
+    for line in table.splitlines():
+        c = [x.strip() for x in line.strip("|").split("|")]
+        if len(c) < 6 or not c[0].endswith("-fp16-kv16"):
+            continue
+        gpus, mem = int(c[1]), float(c[2])
+        if mem / gpus > 48 or (best and gpus >= best[0]):
+            continue
+        best = (gpus, c[0], float(c[4]), float(c[5]) / 1e3)
+    slo[m] = {"base": best[1], "ttft_s": SLO_SCALE * best[2], "tpot_s": SLO_SCALE * best[3]}
+
+def run(intent, pname, sched, i, model, section):
+    d = f"{OUT}/{intent}"
+    app = f"{d}/app-{i}.yaml"
+    with open(app, "w") as f:
+        f.write(f"name: {model}\nslo_ms: 600000\nttft_slo_ms: {slo[model]['ttft_s'] * 1e3:.3f}\n"
+                f"tpot_slo_ms: {slo[model]['tpot_s'] * 1e3:.3f}\n"
+                "tasks:\n  - name: llm\n    variants:\n      - {name: llama-2-7b}\n")
+    spec = f"{d}/{pname}-{i}.yaml"
+    with open(spec, "w") as f:
+        f.write(f"app: app-{i}.yaml\n"
+                "deployment: {workers: [{task: llm, variant: llama-2-7b, segment: a100-40gb, count: 1}]}\n"
+                f"profiles: [{{file: {ROOT}/examples/llm/profiles.yaml}}]\n"
+                "workload:\n"
+                f"  source: {{kind: trace, format: azure-llm, path: ../trace-{i}.csv}}\n"
+                f"  time_scale: {TIME_SCALE}\n"
+                "policies:\n  dispatch: least_loaded\n"
+                "llm:\n" + section + f"  scheduler: {sched}\n"
+                "simulation:\n  seed: 1\n  window_s: 10\n")
+    sh(T, "simulate", spec, "--out", f"{d}/{pname}-{i}", "--quiet")
+    return json.load(open(f"{d}/{pname}-{i}/summary.json"))
+
+deps, res = {}, {}
+for intent in INTENTS:
+    d = f"{OUT}/{intent}"
+    deps[intent] = (sh(T, "llm", "instances", "--intent", intent, "--gpu", GPU, "--gpus", str(GPUS),
+                       "--out", d, *[f"{ROOT}/data/llm/{m}" for m in MODELS]),
+                    json.load(open(f"{d}/deployments.json")))
+    for pname, sched in POLICIES:
+        res[(intent, pname)] = []
+        for i, m in enumerate(MODELS):
+            dep = deps[intent][1][i]
+            if dep["config"] is None:
+                res[(intent, pname)].append((len(parts[i]), None))
+                continue
+            section = open(f"{d}/{dep['file']}").read()
+            res[(intent, pname)].append((len(parts[i]), run(intent, pname, sched, i, m, section)))
+
+P = print
+P("## Eight GPUs serving iServe's model mix (TP × PP instances)")
+P()
+P(f"iServe §8.1's model set ({', '.join(MODELS)}) on {GPUS} × {GPU}, the code trace split "
+  f"uniformly at random (seed 1) among the four models at time_scale {TIME_SCALE} "
+  f"({len(rows) - 1} requests). For each intent `tessera llm instances` deploys the models one "
+  "after another (hybrid placement) and writes each one's TP × PP instance "
+  "([../llm.md](../llm.md#tp--pp-instances)): step costs from iServe's analytic GPU model "
+  "(TP all-reduces, PP micro-batches), KV blocks from the controller's reservation plus an "
+  "equal share of the memory left on its GPUs. Each deployed model is then simulated on "
+  "its share of the trace under each policy. Generated by `scripts/llm-gpu8.py`.")
+P()
+P(f"SLOs per model: {SLO_SCALE} × the TTFT (at {PROMPT} prompt tokens) and TPOT of its "
+  "fewest-GPU fp16 configuration (iServe §8.3's base):")
+P()
+P("| model | base configuration | TTFT SLO (s) | TPOT SLO (ms) |")
+P("|---|---|---|---|")
+for m in sorted(slo):
+    P(f"| {m} | {slo[m]['base']} | {slo[m]['ttft_s']:.2f} | {slo[m]['tpot_s'] * 1e3:.1f} |")
+for intent in INTENTS:
+    P()
+    P(f"### intent {intent}: the configurations chosen")
+    P()
+    P(deps[intent][0].rstrip())
+P()
+P("### Results per intent and policy (summed over the four models)")
+P()
+P("Goodput counts requests meeting their model's TTFT and TPOT SLOs; attainment is over every "
+  "request of the trace (a model not deployed misses all of its requests); KV utilisation is "
+  "the mean over the deployed instances.")
+P()
+P("| intent | policy | goodput (req/s) | SLO attainment | tokens/s | KV utilisation | "
+  "preemptions | dropped |")
+P("|---|---|---|---|---|---|---|---|")
+agg = {}
+for intent in INTENTS:
+    for pname, _ in POLICIES:
+        total = good = tok = pre = drop = 0
+        kv = []
+        for n, r in res[(intent, pname)]:
+            total += n
+            if r is None:
+                continue
+            good += r["llm"]["goodput_rps"]
+            tok += r["llm"]["tokens_per_s"]
+            pre += r["llm"]["preemptions"]
+            drop += r["dropped"]
+            kv.append(r["llm"]["kv_utilization"])
+        att = sum(r["slo_attainment"] * n for n, r in res[(intent, pname)] if r) / total
+        a = dict(good=good, att=att, tok=tok, kv=sum(kv) / max(1, len(kv)), pre=pre, drop=drop)
+        agg[(intent, pname)] = a
+        P(f"| {intent} | {pname} | {good:.3f} | {att:.3f} | {tok:.1f} | {a['kv']:.3f} | {pre} | "
+          f"{drop} |")
+P()
+P("### Per model (intent × policy)")
+P()
+P("| intent | policy | model | configuration | goodput (req/s) | SLO attainment | TTFT p99 (ms) | "
+  "TPOT p99 (ms) | KV blocks | KV utilisation | preemptions |")
+P("|---|---|---|---|---|---|---|---|---|---|---|")
+for intent in INTENTS:
+    for pname, _ in POLICIES:
+        for i, (n, r) in enumerate(res[(intent, pname)]):
+            dep = deps[intent][1][i]
+            if r is None:
+                P(f"| {intent} | {pname} | {MODELS[i]} | - | 0 | 0 | - | - | - | - | - |")
+                continue
+            l = r["llm"]
+            P(f"| {intent} | {pname} | {MODELS[i]} | {dep['config']} | {l['goodput_rps']:.3f} | "
+              f"{r['slo_attainment']:.3f} | {l['ttft_ms']['p99']:.0f} | {l['tpot_ms']['p99']:.1f} | "
+              f"{dep['kv_blocks']} | {l['kv_utilization']:.3f} | {l['preemptions']} |")
+P()
+P("### What the tables show")
+P()
+for intent in INTENTS:
+    best = max(POLICIES, key=lambda p: agg[(intent, p[0])]["good"])[0]
+    P(f"- intent {intent}: the best policy is {best} with {agg[(intent, best)]['good']:.3f} req/s "
+      f"goodput ({agg[(intent, best)]['att']:.3f} attainment), against "
+      f"{agg[(intent, 'fcfs')]['good']:.3f} req/s for fcfs (iServe's scheduler) and "
+      f"{agg[(intent, 'continuous')]['good']:.3f} for continuous without SLO-aware admission.")
+for pname, _ in POLICIES:
+    best = max(INTENTS, key=lambda i: agg[(i, pname)]["good"])
+    P(f"- under {pname} the best intent is {best} ({agg[(best, pname)]['good']:.3f} req/s; "
+      + ", ".join(f"{i} {agg[(i, pname)]['good']:.3f}" for i in INTENTS) + ").")
+P("- Caveat of this study: models the controller co-locates on the same GPUs are simulated "
+  "as if each had its GPUs' compute to itself (the memory is shared: KV blocks above), so "
+  "goodput under intents that co-locate is optimistic; the intent whose deployments share "
+  "GPUs is visible in the configuration tables above.")
