@@ -175,7 +175,16 @@ for pname, _ in POLICIES:
     best = max(INTENTS, key=lambda i: agg[(i, pname)]["good"])
     P(f"- under {pname} the best intent is {best} ({agg[(best, pname)]['good']:.3f} req/s; "
       + ", ".join(f"{i} {agg[(i, pname)]['good']:.3f}" for i in INTENTS) + ").")
+shared = {}
+for intent in INTENTS:
+    count = {}
+    for dep in deps[intent][1]:
+        if dep["config"] is not None:
+            for g in dep["gpus"].split(","):
+                count[g] = count.get(g, 0) + 1
+    shared[intent] = (sum(1 for c in count.values() if c > 1), max(count.values()))
 P("- Caveat of this study: models the controller co-locates on the same GPUs are simulated "
   "as if each had its GPUs' compute to itself (the memory is shared: KV blocks above), so "
-  "goodput under intents that co-locate is optimistic; the intent whose deployments share "
-  "GPUs is visible in the configuration tables above.")
+  "goodput under intents that co-locate is optimistic. GPUs holding more than one instance: "
+  + ", ".join(f"{i} {shared[i][0]} of {GPUS} (up to {shared[i][1]} instances on one)"
+              for i in INTENTS) + ".")
