@@ -144,7 +144,7 @@ double decode_tokens_per_second(uint32_t pp, uint32_t max_seqs) {
 TEST(LlmParallel, PpTwoDoublesDecodeThroughputOnTheEngine) {
   const double one = decode_tokens_per_second(1, 64);
   const double two = decode_tokens_per_second(2, 128);
-  EXPECT_NEAR(two / one, 2.0, 0.02);
+  EXPECT_NEAR(two / one, 2.0, 0.02);  // within 1 %
 }
 
 }  // namespace
