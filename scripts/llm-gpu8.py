@@ -147,6 +147,10 @@ for intent in INTENTS:
     P()
     P(deps[intent][0].rstrip())
 P()
+P("The controller ranks configurations by their batch-1 TTFT and TPOT, so its choice per "
+  "intent (the tables above) is the same under every scheduling policy; the policies "
+  "differ in what the chosen instances then serve (below).")
+P()
 P("### Results per intent and policy (summed over the four models)")
 P()
 P("Goodput counts requests meeting their model's TTFT and TPOT SLOs; attainment is over every "
