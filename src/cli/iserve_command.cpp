@@ -8,6 +8,8 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <stdexcept>
+#include <vector>
 
 #include "cli/commands.hpp"
 #include "core/error.hpp"
@@ -42,6 +44,8 @@ struct MapOptions {
   std::string intent = "cost";
   double target = 0;
   std::string placement = "hybrid";
+  // instances
+  std::string config;  // only this configuration (e.g. "tp2-pp2-fp16-kv16")
 };
 
 ConfigMap build_map(const MapOptions& o, GpuSpec& gpu) {
@@ -171,7 +175,15 @@ void run_instances(const MapOptions& o, const std::vector<std::string>& models,
   std::vector<int> sharing(gpus.size(), 0);
   for (const std::string& model : models) {
     const LlmArchitecture arch = load_llm_architecture(model_config_path(model));
-    const ConfigMap map = analytic_config_map(arch, o.gpus, gpu, a);
+    ConfigMap map = analytic_config_map(arch, o.gpus, gpu, a);
+    if (!o.config.empty()) {
+      std::erase_if(map.entries,
+                    [&](const ConfigMapEntry& e) { return e.config.name() != o.config; });
+      if (map.entries.empty()) {
+        throw std::invalid_argument(model + ": no configuration " + o.config + " on " +
+                                    std::to_string(o.gpus) + " GPUs");
+      }
+    }
     const auto d = choose_deployment(map.entries, intent, gpus, PlacementPolicy::kHybrid, 0.5, 0.0);
     Deployed x;
     x.label = std::filesystem::path(model).filename().string();
@@ -307,6 +319,8 @@ void add_iserve_llm_commands(CLI::App* llm) {
       ->check(CLI::Range(1, 1 << 24));
   inst->add_option("--output-tokens", io->output_tokens, "Output length latency is ranked at")
       ->check(CLI::Range(1.0, 1e6));
+  inst->add_option("--config", io->config,
+                   "Deploy only this configuration (e.g. tp2-pp2-fp16-kv16) instead of ranking");
   inst->add_option("--out", *dir, "Directory for model-<i>.yaml and deployments.json")->required();
   inst->callback([io, models, dir] { run_instances(*io, *models, *dir); });
 
