@@ -2,7 +2,8 @@
 # Regenerates docs/results/llm.md: the Azure LLM 2023 code trace on examples/llm (two
 # Llama-2-7B instances on A100-40GB GPUs, analytic cost model) under each LLM scheduling
 # policy at several rates. Every table in the page is printed by this script from the
-# runs' summary.json files. Deterministic (fixed seed, no noise).
+# runs' summary.json files, and scripts/llm-gpu8.py appends the 8-GPU study of iServe's
+# model mix as TP x PP instances. Deterministic (fixed seed, no noise).
 #   scripts/llm-results.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -186,4 +187,6 @@ for p in policies:
         reasons = ", ".join(f"{k} {v}" for k, v in sorted(r["dropped_by_reason"].items())) or "-"
         print(f"| {p} | {s} | {r['dropped']} | {reasons} |")
 PY
+# Eight A6000s serving iServe's model mix as TP x PP instances, per intent and policy.
+python3 scripts/llm-gpu8.py "$T" "$OUT/gpu8" >> "$DOC"
 echo "wrote $DOC" >&2

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "llm/llm_cost_model.hpp"
+#include "llm/llm_parallel.hpp"
 #include "llm_harness.hpp"
 #include "metrics/report.hpp"
 #include "sim/simulator.hpp"
@@ -410,6 +411,33 @@ TEST(LlmCostModel, TokenLinearSeesPrefillAndDecodeTokens) {
 TEST(LlmSpec, SummaryOfNonLlmRunsHasNoLlmSection) {
   MetricsCollector m(App{}, 1.0);
   EXPECT_FALSE(summarize(m, App{}).contains("llm"));
+}
+
+}  // namespace
+}  // namespace tessera
+
+namespace tessera {
+namespace {
+
+// The `parallel:` section: a TP 2 × PP 2 instance's KV blocks come from four GPUs, its cost
+// model is the parallel one; links are required and errors name the field.
+TEST(LlmSpec, ParallelSection) {
+  const RunSpec run = run_from(
+      llm_run("  parallel: {tp: 2, pp: 2, hidden: 4096, tp_link: {latency_us: 10, bus_gbs: 100},\n"
+              "             pp_link: {bus_gbs: 25}}\n"));
+  ASSERT_TRUE(run.llm.has_value());
+  EXPECT_EQ(run.llm->parallel.gpus(), 4u);
+  EXPECT_EQ(run.llm->scheduler.kv_blocks,
+            kv_blocks_for(run.llm->model, run.llm->gpu, run.llm->parallel, 16));
+  EXPECT_GT(run.llm->scheduler.kv_blocks, 4u * 2684u);
+  ASSERT_NE(dynamic_cast<const LlmParallelCostModel*>(run.sim.cost_model.get()), nullptr);
+  auto e = testing::spec_error([] { run_from(llm_run("  parallel: {tp: 2}\n")); });
+  EXPECT_EQ(e.field(), "llm.parallel.tp");
+  EXPECT_NE(e.problem().find("tp_link"), std::string::npos);
+  e = testing::spec_error([] { run_from(llm_run("  parallel: {pp: 0}\n")); });
+  EXPECT_EQ(e.field(), "llm.parallel.pp");
+  e = testing::spec_error([] { run_from(llm_run("  parallel: {dp: 2}\n")); });
+  EXPECT_EQ(e.field(), "llm.parallel.dp");
 }
 
 }  // namespace

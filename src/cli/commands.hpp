@@ -18,6 +18,8 @@ void add_report_command(CLI::App& app);
 void add_llm_command(CLI::App& app);
 void add_export_command(CLI::App& app);
 void add_ppipe_simulate_command(CLI::App& app);
+// iServe's config-map, deploy and simulate-cluster under `tessera llm` (iserve_command.cpp).
+void add_iserve_llm_commands(CLI::App* llm);
 
 // `--report` on the commands that write an output folder, and what it does after them:
 // writes DIR/report.html and prints where it is.

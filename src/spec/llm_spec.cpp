@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include "llm/llm_cost_model.hpp"
 #include "llm/llm_scheduler.hpp"
 
 namespace tessera {
@@ -17,7 +18,8 @@ double bytes_per_value(const SpecNode& node) {
 }
 
 LlmModel parse_model(const SpecNode& node) {
-  node.allow_only({"name", "layers", "kv_heads", "head_dim", "params_b", "weights"});
+  node.allow_only(
+      {"name", "layers", "kv_heads", "head_dim", "params_b", "weights", "weight_bytes"});
   LlmModel m;
   m.name = node.string_or("name", "llm");
   m.layers = static_cast<uint32_t>(node.at("layers").as_integer_in(1, 1024));
@@ -27,6 +29,10 @@ LlmModel parse_model(const SpecNode& node) {
   if (auto w = node.get("weights")) {
     m.weight_bytes = bytes_per_value(*w);
     if (w->as_string() == "fp8") w->fail("weights: fp16, bf16, int8 or int4");
+  }
+  if (auto b = node.get("weight_bytes")) {
+    if (node.has("weights")) b->fail("give weights (a dtype) or weight_bytes, not both");
+    m.weight_bytes = b->as_number_in(0.01, 8.0);
   }
   return m;
 }
@@ -46,10 +52,40 @@ LlmGpu parse_gpu(const SpecNode& node) {
   return g;
 }
 
+LlmLink parse_link(const SpecNode& node) {
+  node.allow_only({"latency_us", "bus_gbs"});
+  LlmLink l;
+  if (auto a = node.get("latency_us")) l.latency = a->as_number_in(0.0, 1e6) * 1e-6;
+  l.bus_bandwidth = node.at("bus_gbs").as_positive(1e6) * 1e9;
+  return l;
+}
+
+LlmParallelism parse_parallel(const SpecNode& node) {
+  node.allow_only(
+      {"tp", "pp", "hidden", "reduces_per_layer", "reserved_gb_per_gpu", "tp_link", "pp_link"});
+  LlmParallelism p;
+  if (auto t = node.get("tp")) p.tp = static_cast<uint32_t>(t->as_integer_in(1, 64));
+  if (auto t = node.get("pp")) p.pp = static_cast<uint32_t>(t->as_integer_in(1, 64));
+  if (auto h = node.get("hidden")) p.hidden = static_cast<uint32_t>(h->as_integer_in(1, 1 << 20));
+  if (auto r = node.get("reduces_per_layer")) {
+    p.reduces_per_layer = static_cast<uint32_t>(r->as_integer_in(0, 8));
+  }
+  if (auto r = node.get("reserved_gb_per_gpu")) {
+    p.reserved_bytes_per_gpu = r->as_number_in(0.0, 1e5) * 1e9;
+  }
+  if (auto l = node.get("tp_link")) p.tp_link = parse_link(*l);
+  if (auto l = node.get("pp_link")) p.pp_link = parse_link(*l);
+  if (p.tp > 1 && !node.has("tp_link"))
+    node.at("tp").fail("tp > 1 needs tp_link (latency_us, bus_gbs)");
+  if (p.pp > 1 && !node.has("pp_link"))
+    node.at("pp").fail("pp > 1 needs pp_link (latency_us, bus_gbs)");
+  return p;
+}
+
 }  // namespace
 
 LlmSpec parse_llm_spec(const SpecNode& node, const App& app) {
-  node.allow_only({"model", "gpu", "kv_cache", "scheduler"});
+  node.allow_only({"model", "gpu", "kv_cache", "scheduler", "parallel"});
   if (app.tasks.size() != 1) {
     node.fail("an LLM run serves an app of one task (the app has " +
               std::to_string(app.tasks.size()) + ")");
@@ -57,6 +93,7 @@ LlmSpec parse_llm_spec(const SpecNode& node, const App& app) {
   LlmSpec spec;
   spec.model = parse_model(node.at("model"));
   spec.gpu = parse_gpu(node.at("gpu"));
+  if (auto p = node.get("parallel")) spec.parallel = parse_parallel(*p);
   LlmSchedulerConfig& c = spec.scheduler;
   if (auto kv = node.get("kv_cache")) {
     kv->allow_only({"dtype", "block_tokens"});
@@ -68,14 +105,15 @@ LlmSpec parse_llm_spec(const SpecNode& node, const App& app) {
       c.block_tokens = static_cast<uint32_t>(b->as_integer_in(1, 4096));
     }
   }
-  c.kv_blocks = kv_blocks_for(spec.model, spec.gpu, c.block_tokens);
+  c.kv_blocks = kv_blocks_for(spec.model, spec.gpu, spec.parallel, c.block_tokens);
   if (c.kv_blocks == 0) {
     node.at("gpu").fail(fmt::format(
         "the model's weights ({:.1f} GB) leave no room for one KV block of {} tokens in "
-        "{:.1f} GB ({} x memory_utilization)",
-        spec.model.weight_bytes_total() / 1e9, c.block_tokens,
-        spec.gpu.memory_bytes * spec.gpu.memory_utilization / 1e9,
-        fmt::format("{:.1f} GB", spec.gpu.memory_bytes / 1e9)));
+        "{} GPU(s) x {:.1f} GB ({:.1f} GB x memory_utilization, less {:.1f} GB reserved each)",
+        spec.model.weight_bytes_total() / 1e9, c.block_tokens, spec.parallel.gpus(),
+        spec.gpu.memory_bytes * spec.gpu.memory_utilization / 1e9 -
+            spec.parallel.reserved_bytes_per_gpu / 1e9,
+        spec.gpu.memory_bytes / 1e9, spec.parallel.reserved_bytes_per_gpu / 1e9));
   }
   if (auto s = node.get("scheduler")) {
     s->allow_only({"policy", "max_seqs", "token_budget", "slo_admission", "output_length",
@@ -107,6 +145,12 @@ LlmSpec parse_llm_spec(const SpecNode& node, const App& app) {
   c.ttft_slo = app.ttft_slo;
   c.tpot_slo = app.tpot_slo;
   return spec;
+}
+
+std::shared_ptr<const CostModel> llm_cost_model(const LlmSpec& spec) {
+  if (spec.parallel.gpus() == 1)
+    return std::make_shared<LlmAnalyticCostModel>(spec.model, spec.gpu);
+  return std::make_shared<LlmParallelCostModel>(spec.model, spec.gpu, spec.parallel);
 }
 
 SchedulerFactory llm_scheduler_factory(const LlmSchedulerConfig& config) {

@@ -47,7 +47,7 @@ SimOptions parse_sim_options(const SpecNode& node, const SpecNode& app_node, App
         cost->at("kind").as_choice({"profile", "token_linear", "llm_analytic"});
     if (kind == "llm_analytic") {
       if (!llm) cost->at("kind").fail("llm_analytic needs the run's llm: section (model and gpu)");
-      options.cost_model = std::make_shared<LlmAnalyticCostModel>(llm->model, llm->gpu);
+      options.cost_model = llm_cost_model(*llm);
     }
     if (kind == "token_linear") {
       const auto per = [&](const char* field) {
@@ -131,7 +131,7 @@ RunSpec parse_run_spec(const SpecNode& node) {
   if (run.llm) {
     run.sim.make_scheduler = llm_scheduler_factory(run.llm->scheduler);
     if (!run.sim.cost_model) {
-      run.sim.cost_model = std::make_shared<LlmAnalyticCostModel>(run.llm->model, run.llm->gpu);
+      run.sim.cost_model = llm_cost_model(*run.llm);
     }
   }
   run.workload.expect_map();
