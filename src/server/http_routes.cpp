@@ -3,6 +3,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <chrono>
 #include <nlohmann/json.hpp>
 
 #include "server/protocol.hpp"
@@ -23,14 +25,14 @@ HttpResponse retry_later(int status, std::string body) {
   return r;
 }
 
-// Counts an admitted inference request until its answer is given (or it is refused).
+// Counts admitted inference items until their answer is given (or they are refused).
 class InFlight {
  public:
-  explicit InFlight(Server::Impl& s) : s_(s), count_(s.in_flight.fetch_add(1) + 1) {
+  InFlight(Server::Impl& s, int n) : s_(s), n_(n), count_(s.in_flight.fetch_add(n) + n) {
     if (s_.watchers.load() > 0) notify();
   }
   ~InFlight() {
-    if (s_.in_flight.fetch_sub(1) == 1 && s_.draining.load()) {
+    if (s_.in_flight.fetch_sub(n_) == n_ && s_.draining.load()) {
       notify();
     } else if (s_.watchers.load() > 0) {
       notify();
@@ -47,8 +49,11 @@ class InFlight {
   }
 
   Server::Impl& s_;
+  int n_;
   int count_;
 };
+
+constexpr const char* kVersion = "1";  // every endpoint has one version
 
 json tensor_meta(const std::string& name, const std::vector<int64_t>& shape) {
   std::vector<int64_t> batched{-1};
@@ -63,16 +68,13 @@ json model_metadata(const Endpoint& ep) {
   for (const Task& t : ep.app().tasks) tasks.push_back(t.name);
   json parameters = {{"slo_ms", ep.app().slo * 1e3}, {"tasks", tasks}};
   if (!ep.emulated().empty()) parameters["emulated"] = ep.emulated();
-  return {{"name", ep.name()},     {"versions", {"1"}},
+  return {{"name", ep.name()},     {"versions", {kVersion}},
           {"platform", "tessera"}, {"inputs", {tensor_meta("input", ep.input_shape())}},
           {"outputs", outputs},    {"parameters", parameters}};
 }
 
-HttpResponse answer_to_response(const Endpoint& ep, const InferRequest& req, const Answer& a) {
+HttpResponse error_response(const Answer& a) {
   switch (a.kind) {
-    case AnswerKind::kOk:
-    case AnswerKind::kLate:
-      return reply(200, infer_response(ep.name(), req, a));
     case AnswerKind::kDropped: {
       const std::string reason(drop_reason_name(a.reason));
       if (a.stage.empty()) {  // the endpoint's own deadline (Endpoint::admit)
@@ -91,53 +93,287 @@ HttpResponse answer_to_response(const Endpoint& ep, const InferRequest& req, con
       return retry_later(503, error_body(a.message, {{"outcome", "shutdown"}}));
     case AnswerKind::kError:
       return reply(500, error_body(a.message, {{"outcome", "error"}, {"stage", a.stage}}));
-    case AnswerKind::kRejected:
-    case AnswerKind::kInvalid:
-    case AnswerKind::kCount:
+    default:
       break;
   }
   return reply(500, error_body("internal error: unexpected answer"));
 }
 
-void infer(Server::Impl& s, const std::string& name, std::string&& body, const Responder& respond) {
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+// One HTTP inference request: its items (a batch of N is N engine requests), answered
+// together once the last item's answer arrives (all on the event loop thread).
+struct Call {
+  Endpoint* ep = nullptr;
+  InferRequest request;              // without its input values (they went to the engine)
+  bool batched = false;              // the input had a leading batch dimension
+  std::vector<std::string> outputs;  // the outputs to return, in order
+  std::vector<bool> binary;          // per output
+  std::vector<Answer> answers;       // per item
+  std::size_t left = 0;
+  Clock::time_point start;
+  double parse_s = 0.0;
+};
+
+HttpResponse call_response(Server::Impl& s, Call& c) {
+  for (const Answer& a : c.answers) {
+    if (a.kind != AnswerKind::kOk && a.kind != AnswerKind::kLate) {
+      s.stats.failed(c.ep->name(), since(c.start));
+      return error_response(a);
+    }
+  }
+  const auto encode_start = Clock::now();
+  RequestTiming t;
+  bool late = false;
+  double accuracy = 0.0, latency = 0.0;
+  for (const Answer& a : c.answers) {
+    late = late || a.kind == AnswerKind::kLate;
+    accuracy += a.accuracy / static_cast<double>(c.answers.size());
+    latency = std::max(latency, a.latency);
+    t.queue = std::max(t.queue, a.queue);
+    t.infer = std::max(t.infer, a.latency - a.queue);
+  }
+  InferResponseHead head;
+  head.model_name = c.ep->name();
+  head.model_version = kVersion;
+  head.id = c.request.id;
+  head.parameters = c.request.parameters;  // passed through; the server's own keys win
+  head.parameters.erase("binary_data_output");
+  head.parameters["outcome"] = late ? "late" : "ok";
+  head.parameters["latency_ms"] = latency * 1e3;
+  head.parameters["accuracy"] = accuracy;
+  std::vector<ResponseOutput> outs;
+  for (std::size_t o = 0; o < c.outputs.size(); ++o) {
+    ResponseOutput out;
+    out.name = c.outputs[o];
+    out.binary = c.binary[o];
+    int64_t rows = 0;
+    for (const Answer& a : c.answers) {
+      for (const NamedOutput& n : a.outputs) {
+        if (n.name != out.name) continue;
+        if (out.shape.empty()) out.shape = n.tensor.shape;
+        rows += n.tensor.shape.empty() ? 1 : n.tensor.shape[0];
+        out.data.insert(out.data.end(), n.tensor.data.begin(), n.tensor.data.end());
+      }
+    }
+    if (out.shape.empty()) {  // no item produced it (e.g. every path ended earlier)
+      for (const auto& [task, shape] : c.ep->outputs()) {
+        if (task == out.name) out.shape = shape, out.shape.insert(out.shape.begin(), 0);
+      }
+    } else {
+      out.shape[0] = rows;
+    }
+    outs.push_back(std::move(out));
+  }
+  EncodedResponse enc = encode_infer_response(head, outs);
+  HttpResponse r(200, std::move(enc.body));
+  if (enc.header_length) {
+    r.content_type = "application/octet-stream";
+    r.headers.emplace_back("Inference-Header-Content-Length", std::to_string(*enc.header_length));
+  }
+  t.input = c.parse_s;
+  t.output = since(encode_start);
+  t.total = since(c.start);
+  s.stats.succeeded(c.ep->name(), c.answers.size(), t);
+  return r;
+}
+
+// Checks a parsed request against the endpoint's one FP32 input [-1, shape...] and its
+// outputs; returns the items (one per batch row) or throws ProtocolError.
+std::vector<std::shared_ptr<const FloatTensor>> items_of(const Endpoint& ep, Call& c,
+                                                         int max_items) {
+  InferRequest& req = c.request;
+  if (req.inputs.size() != 1) {
+    throw ProtocolError("expected exactly 1 input ('input'), got " +
+                        std::to_string(req.inputs.size()));
+  }
+  RequestInput& in = req.inputs[0];
+  if (in.datatype == DataType::kBytes || in.datatype == DataType::kBool) {
+    throw ProtocolError("inputs[0].datatype " + std::string(datatype_name(in.datatype)) +
+                        " is not supported: the model's input is FP32 (send FP32 or another "
+                        "numeric type)");
+  }
+  const std::vector<int64_t>& shape = ep.input_shape();
+  std::vector<int64_t> tail(in.shape.begin() + (in.shape.empty() ? 0 : 1), in.shape.end());
+  int64_t n = 1;
+  if (in.shape == shape) {
+    c.batched = false;
+  } else if (in.shape.size() == shape.size() + 1 && tail == shape) {
+    c.batched = true;
+    n = in.shape[0];
+  } else {
+    throw ProtocolError("inputs[0].shape " + shape_string(in.shape) +
+                        " does not match the model's input " + shape_string(shape) +
+                        " (or [batch, " + shape_string(shape).substr(1) + ")");
+  }
+  if (!in.name.empty() && in.name != "input") {
+    throw ProtocolError("unknown input '" + in.name + "': model '" + ep.name() +
+                        "' takes one input, 'input'");
+  }
+  if (n < 1) throw ProtocolError("inputs[0].shape has a batch of 0");
+  if (n > max_items) {
+    throw ProtocolError("a batch of " + std::to_string(n) + " is more than --max-inflight (" +
+                        std::to_string(max_items) + ")");
+  }
+  for (std::size_t k = 0; k < in.values.size(); ++k) {
+    if (!in_range(DataType::kFp32, in.values[k])) {
+      throw ProtocolError("inputs[0]: element " + std::to_string(k) +
+                          " does not fit the model's FP32 input");
+    }
+  }
+  // Outputs: those requested, in request order, else all, in the model's order.
+  const auto& model_outputs = ep.outputs();
+  if (req.outputs.empty()) {
+    for (const auto& [task, shape_] : model_outputs) {
+      c.outputs.push_back(task);
+      c.binary.push_back(req.binary_data_output);
+    }
+  }
+  for (const RequestedOutput& o : req.outputs) {
+    bool known = false;
+    std::string names;
+    for (const auto& [task, shape_] : model_outputs) {
+      known = known || task == o.name;
+      names += (names.empty() ? "'" : ", '") + task + "'";
+    }
+    if (!known) {
+      throw ProtocolError("unknown output '" + o.name + "': model '" + ep.name() +
+                          "' has outputs " + names);
+    }
+    c.outputs.push_back(o.name);
+    c.binary.push_back(o.binary);
+  }
+  const auto per = static_cast<std::size_t>(shape_numel(shape));
+  std::vector<std::shared_ptr<const FloatTensor>> items;
+  for (int64_t i = 0; i < n; ++i) {
+    auto t = std::make_shared<FloatTensor>();
+    t->shape = shape;
+    t->data.reserve(per);
+    const auto from = static_cast<std::size_t>(i) * per;
+    for (std::size_t k = 0; k < per; ++k)
+      t->data.push_back(static_cast<float>(in.values[from + k]));
+    items.push_back(std::move(t));
+  }
+  in.values = {};
+  return items;
+}
+
+void infer(Server::Impl& s, const std::string& name, HttpRequest&& http, const Responder& respond) {
+  const auto start = Clock::now();
   Endpoint* ep = s.find(name);
   if (ep == nullptr) {
     s.metrics.http_error(400);
     respond(reply(400, error_body("unknown model '" + name + "'")));
     return;
   }
-  auto guard = std::make_shared<InFlight>(s);
+  if (!s.loaded(name)) {
+    s.metrics.answered(ep->metrics(), AnswerKind::kInvalid, 0.0);
+    respond(reply(400, error_body("model '" + name + "' is unloaded (POST /v2/repository/models/" +
+                                  name + "/load loads it)")));
+    return;
+  }
   if (s.draining.load()) {
+    InFlight guard(s, 1);
     s.metrics.answered(ep->metrics(), AnswerKind::kShutdown, 0.0);
     respond(retry_later(503, error_body("the server is shutting down", {{"outcome", "shutdown"}})));
     return;
   }
+  auto call = std::make_shared<Call>();
+  call->ep = ep;
+  call->start = start;
+  std::vector<std::shared_ptr<const FloatTensor>> items;
+  {
+    // Admission first (1 for the request being parsed), before the body is parsed.
+    InFlight probe(s, 1);
+    if (probe.count() > s.options.max_inflight) {
+      s.metrics.answered(ep->metrics(), AnswerKind::kRejected, 0.0);
+      respond(retry_later(429, error_body("overloaded: " + std::to_string(s.options.max_inflight) +
+                                              " requests already in flight",
+                                          {{"outcome", "rejected"}})));
+      return;
+    }
+    try {
+      ProtocolLimits limits;
+      limits.max_values =
+          static_cast<std::size_t>(std::max<int64_t>(1, shape_numel(ep->input_shape()))) *
+          static_cast<std::size_t>(std::max(1, s.options.max_inflight));
+      call->request = parse_infer_request(http.body, http.inference_header_length, limits);
+      items = items_of(*ep, *call, s.options.max_inflight);
+    } catch (const ProtocolError& e) {
+      s.metrics.answered(ep->metrics(), AnswerKind::kInvalid, 0.0);
+      s.stats.failed(name, since(start));
+      respond(reply(400, error_body(e.what())));
+      return;
+    }
+  }
+  http.body = std::string();  // the body's memory goes before the request waits in a queue
+  const int n = static_cast<int>(items.size());
+  auto guard = std::make_shared<InFlight>(s, n);
   if (guard->count() > s.options.max_inflight) {
-    s.metrics.answered(ep->metrics(), AnswerKind::kRejected, 0.0);
+    for (int i = 0; i < n; ++i) s.metrics.answered(ep->metrics(), AnswerKind::kRejected, 0.0);
     respond(retry_later(429, error_body("overloaded: " + std::to_string(s.options.max_inflight) +
                                             " requests already in flight",
                                         {{"outcome", "rejected"}})));
     return;
   }
-  auto request = std::make_shared<InferRequest>();
-  try {
-    *request = parse_infer_request(body, ep->input_shape());
-  } catch (const ProtocolError& e) {
-    s.metrics.answered(ep->metrics(), AnswerKind::kInvalid, 0.0);
-    respond(reply(400, error_body(e.what())));
-    return;
-  }
-  body = std::string();  // the body's memory goes before the request waits in a queue
-  auto input = std::make_shared<const FloatTensor>(std::move(request->input));
-  request->input = FloatTensor{};
-  // Called once on the loop thread; the response is built on the connection's thread.
-  ep->submit(std::move(input), request->slo_s,
-             [respond, ep, request, guard = std::move(guard)](Answer&& a) mutable {
-               guard.reset();  // answered: no longer in flight
-               respond.later([ep, request, a = std::move(a)] {
-                 return answer_to_response(*ep, *request, a);
+  call->parse_s = since(start);
+  call->answers.resize(items.size());
+  call->left = items.size();
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    // Each `done` is called once, on the loop thread; the response is built on the
+    // connection's thread once the last item is answered.
+    ep->submit(std::move(items[i]), call->request.slo_s,
+               [&s, respond, call, i, guard](Answer&& a) mutable {
+                 call->answers[i] = std::move(a);
+                 if (--call->left > 0) return;
+                 guard.reset();
+                 respond.later([&s, call] { return call_response(s, *call); });
                });
-             });
+  }
+  guard.reset();
+}
+
+json model_stats_json(Server::Impl& s, Endpoint& ep) {
+  const ModelStats st = s.stats.get(ep.name());
+  const auto d = [](const StatDuration& x) { return json{{"count", x.count}, {"ns", x.ns}}; };
+  return {{"name", ep.name()},
+          {"version", kVersion},
+          {"last_inference", st.last_inference_ms},
+          {"inference_count", st.inference_count},
+          {"execution_count", s.metrics.executions(ep.metrics())},
+          {"inference_stats",
+           {{"success", d(st.success)},
+            {"fail", d(st.fail)},
+            {"queue", d(st.queue)},
+            {"compute_input", d(st.compute_input)},
+            {"compute_infer", d(st.compute_infer)},
+            {"compute_output", d(st.compute_output)}}},
+          {"batch_stats", json::array()}};
+}
+
+HttpResponse repository_index(Server::Impl& s, const std::string& body) {
+  bool only_ready = false;
+  if (!body.empty()) {
+    const json doc = json::parse(body, nullptr, false);
+    if (!doc.is_object()) return reply(400, error_body("the index request must be a JSON object"));
+    if (auto it = doc.find("ready"); it != doc.end()) {
+      if (!it->is_boolean()) return reply(400, error_body("'ready' must be a boolean"));
+      only_ready = it->get<bool>();
+    }
+  }
+  json models = json::array();
+  for (const auto& ep : s.endpoints) {
+    const bool ready = s.loaded(ep->name()) && !s.draining.load();
+    if (only_ready && !ready) continue;
+    models.push_back({{"name", ep->name()},
+                      {"version", kVersion},
+                      {"state", ready ? "READY" : "UNAVAILABLE"},
+                      {"reason", ready ? "" : (s.draining.load() ? "shutting down" : "unloaded")}});
+  }
+  return reply(200, dump_json(models));
 }
 
 std::string http_metrics(const HttpStats& h) {
@@ -197,11 +433,16 @@ void Server::Impl::handle(HttpRequest&& req, Responder respond) {
   const std::vector<std::string> seg = segments(req.path);
   const bool get = req.method == "GET";
   const bool post = req.method == "POST";
+  // Health: 200 is true, a 4xx false (the protocol's "Health" section).
   const auto ready_body = [&s](const std::string* name) {
-    const bool ready = !s.draining.load();
+    const bool ready = !s.draining.load() && (name == nullptr || s.loaded(*name));
     json doc{{"ready", ready}};
     if (name != nullptr) doc["name"] = *name;
-    return reply(ready ? 200 : 503, dump_json(doc));
+    return reply(ready ? 200 : 400, dump_json(doc));
+  };
+  const auto not_found = [&s](const std::string& what) {
+    s.metrics.http_error(404);
+    return reply(404, error_body(what));
   };
   if (get && seg == std::vector<std::string>{"v2", "health", "live"}) {
     return respond(reply(200, R"({"live":true})"));
@@ -212,31 +453,77 @@ void Server::Impl::handle(HttpRequest&& req, Responder respond) {
   if (get && seg == std::vector<std::string>{"v2"}) {
     return respond(reply(
         200,
-        json{{"name", "tessera"}, {"version", "0.1.0"}, {"extensions", json::array()}}.dump()));
+        json{{"name", "tessera"},
+             {"version", "0.1.0"},
+             {"extensions", {"binary_tensor_data", "parameters", "model_repository", "statistics"}}}
+            .dump()));
   }
   if (get && seg == std::vector<std::string>{"v2", "models"}) {
     json names = json::array();
     for (const auto& ep : s.endpoints) names.push_back(ep->name());
     return respond(reply(200, dump_json(json{{"models", names}})));
   }
+  if (get && seg == std::vector<std::string>{"v2", "models", "stats"}) {
+    json all = json::array();
+    for (const auto& ep : s.endpoints) all.push_back(model_stats_json(s, *ep));
+    return respond(reply(200, dump_json(json{{"model_stats", all}})));
+  }
   if (get && seg == std::vector<std::string>{"metrics"}) return respond(metrics_text(s));
-  // /v2/models/{name}[/versions/{v}][/ready | /infer]
+  // The model repository extension.
+  if (post && seg == std::vector<std::string>{"v2", "repository", "index"}) {
+    return respond(repository_index(s, req.body));
+  }
+  if (post && seg.size() == 5 && seg[0] == "v2" && seg[1] == "repository" && seg[2] == "models" &&
+      (seg[4] == "load" || seg[4] == "unload")) {
+    const std::string& name = seg[3];
+    if (s.find(name) == nullptr) {
+      s.metrics.http_error(400);
+      return respond(reply(400, error_body("failed to " + seg[4] + " '" + name +
+                                           "': no such model in the repository")));
+    }
+    {
+      std::lock_guard lock(s.repository_mutex);
+      if (seg[4] == "load") {
+        s.unloaded.erase(name);
+      } else {
+        s.unloaded.insert(name);
+      }
+    }
+    return respond(reply(200, ""));
+  }
+  // /v2/models/{name}[/versions/{v}][/ready | /infer | /stats]
   if (seg.size() >= 3 && seg[0] == "v2" && seg[1] == "models" && !seg[2].empty()) {
     std::size_t rest = 3;
-    if (seg.size() >= 5 && seg[3] == "versions" && !seg[4].empty()) rest = 5;
+    const std::string* version = nullptr;
+    if (seg.size() >= 5 && seg[3] == "versions" && !seg[4].empty()) {
+      rest = 5;
+      version = &seg[4];
+    }
     const std::string& name = seg[2];
     const std::string action = seg.size() == rest + 1 ? seg[rest] : std::string();
     if (seg.size() == rest ||
-        (seg.size() == rest + 1 && (action == "ready" || action == "infer"))) {
-      if (post && action == "infer") return infer(s, name, std::move(req.body), respond);
-      if (get && action != "infer") {
-        const Endpoint* ep = s.find(name);
-        if (ep == nullptr) {
-          s.metrics.http_error(404);
-          return respond(reply(404, error_body("unknown model '" + name + "'")));
+        (seg.size() == rest + 1 && (action == "ready" || action == "infer" || action == "stats"))) {
+      Endpoint* ep = s.find(name);
+      if (post && action == "infer") {
+        if (ep != nullptr && version != nullptr && *version != kVersion) {
+          s.metrics.http_error(400);
+          return respond(reply(400, error_body("model '" + name + "' has no version '" + *version +
+                                               "' (versions: 1)")));
         }
-        return respond(action == "ready" ? ready_body(&name)
-                                         : reply(200, dump_json(model_metadata(*ep))));
+        return infer(s, name, std::move(req), respond);
+      }
+      if (get && action != "infer") {
+        if (ep == nullptr) return respond(not_found("unknown model '" + name + "'"));
+        if (version != nullptr && *version != kVersion) {
+          return respond(
+              not_found("model '" + name + "' has no version '" + *version + "' (versions: 1)"));
+        }
+        if (action == "ready") return respond(ready_body(&name));
+        if (action == "stats") {
+          return respond(reply(
+              200, dump_json(json{{"model_stats", json::array({model_stats_json(s, *ep)})}})));
+        }
+        return respond(reply(200, dump_json(model_metadata(*ep))));
       }
     }
   }

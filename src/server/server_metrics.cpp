@@ -227,4 +227,11 @@ std::string ServerMetrics::render() const {
   return out;
 }
 
+uint64_t ServerMetrics::executions(const EndpointMetrics& e) const {
+  std::lock_guard lock(mutex_);
+  uint64_t n = 0;
+  for (const PromHistogram& h : e.batch_size) n += h.count;
+  return n;
+}
+
 }  // namespace tessera

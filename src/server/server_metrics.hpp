@@ -73,6 +73,9 @@ class ServerMetrics {
   void set_models(std::vector<std::pair<std::string, std::string>> variant_kinds);
 
   std::string render() const;
+  // Batches run by the endpoint's workers so far (the statistics extension's
+  // execution_count).
+  uint64_t executions(const EndpointMetrics& e) const;
 
  private:
   mutable std::mutex mutex_;
