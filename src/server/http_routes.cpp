@@ -7,6 +7,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "server/infer_call.hpp"
 #include "server/protocol.hpp"
 #include "server/server_impl.hpp"
 
@@ -25,36 +26,6 @@ HttpResponse retry_later(int status, std::string body) {
   return r;
 }
 
-// Counts admitted inference items until their answer is given (or they are refused).
-class InFlight {
- public:
-  InFlight(Server::Impl& s, int n) : s_(s), n_(n), count_(s.in_flight.fetch_add(n) + n) {
-    if (s_.watchers.load() > 0) notify();
-  }
-  ~InFlight() {
-    if (s_.in_flight.fetch_sub(n_) == n_ && s_.draining.load()) {
-      notify();
-    } else if (s_.watchers.load() > 0) {
-      notify();
-    }
-  }
-  InFlight(const InFlight&) = delete;
-  InFlight& operator=(const InFlight&) = delete;
-  int count() const { return count_; }
-
- private:
-  void notify() {
-    std::lock_guard lock(s_.drain_mutex);
-    s_.drained.notify_all();
-  }
-
-  Server::Impl& s_;
-  int n_;
-  int count_;
-};
-
-constexpr const char* kVersion = "1";  // every endpoint has one version
-
 json tensor_meta(const std::string& name, const std::vector<int64_t>& shape) {
   std::vector<int64_t> batched{-1};
   batched.insert(batched.end(), shape.begin(), shape.end());
@@ -68,279 +39,51 @@ json model_metadata(const Endpoint& ep) {
   for (const Task& t : ep.app().tasks) tasks.push_back(t.name);
   json parameters = {{"slo_ms", ep.app().slo * 1e3}, {"tasks", tasks}};
   if (!ep.emulated().empty()) parameters["emulated"] = ep.emulated();
-  return {{"name", ep.name()},     {"versions", {kVersion}},
+  return {{"name", ep.name()},     {"versions", {kModelVersion}},
           {"platform", "tessera"}, {"inputs", {tensor_meta("input", ep.input_shape())}},
           {"outputs", outputs},    {"parameters", parameters}};
 }
 
-HttpResponse error_response(const Answer& a) {
-  switch (a.kind) {
-    case AnswerKind::kDropped: {
-      const std::string reason(drop_reason_name(a.reason));
-      if (a.stage.empty()) {  // the endpoint's own deadline (Endpoint::admit)
-        return retry_later(
-            503, error_body("request dropped: " + reason + " (no answer within twice its SLO)",
-                            {{"outcome", "dropped"}, {"reason", reason}}));
-      }
-      return retry_later(
-          503, error_body("request dropped at stage '" + a.stage + "': " + reason,
-                          {{"outcome", "dropped"}, {"stage", a.stage}, {"reason", reason}}));
-    }
-    case AnswerKind::kFailed:
-      return reply(503, error_body("request failed at stage '" + a.stage + "': no live worker",
-                                   {{"outcome", "failed"}, {"stage", a.stage}}));
-    case AnswerKind::kShutdown:
-      return retry_later(503, error_body(a.message, {{"outcome", "shutdown"}}));
-    case AnswerKind::kError:
-      return reply(500, error_body(a.message, {{"outcome", "error"}, {"stage", a.stage}}));
-    default:
-      break;
+// The HTTP form of an inference result: JSON, or JSON + binary outputs.
+HttpResponse http_result(Server::Impl& s, InferResult&& r) {
+  if (r.status != 200) {
+    return r.retry_after ? retry_later(r.status, std::move(r.error_body))
+                         : reply(r.status, std::move(r.error_body));
   }
-  return reply(500, error_body("internal error: unexpected answer"));
-}
-
-using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-// One HTTP inference request: its items (a batch of N is N engine requests), answered
-// together once the last item's answer arrives (all on the event loop thread).
-struct Call {
-  Endpoint* ep = nullptr;
-  InferRequest request;              // without its input values (they went to the engine)
-  bool batched = false;              // the input had a leading batch dimension
-  std::vector<std::string> outputs;  // the outputs to return, in order
-  std::vector<bool> binary;          // per output
-  std::vector<Answer> answers;       // per item
-  std::size_t left = 0;
-  Clock::time_point start;
-  double parse_s = 0.0;
-};
-
-HttpResponse call_response(Server::Impl& s, Call& c) {
-  for (const Answer& a : c.answers) {
-    if (a.kind != AnswerKind::kOk && a.kind != AnswerKind::kLate) {
-      s.stats.failed(c.ep->name(), since(c.start));
-      return error_response(a);
-    }
-  }
-  const auto encode_start = Clock::now();
-  RequestTiming t;
-  bool late = false;
-  double accuracy = 0.0, latency = 0.0;
-  for (const Answer& a : c.answers) {
-    late = late || a.kind == AnswerKind::kLate;
-    accuracy += a.accuracy / static_cast<double>(c.answers.size());
-    latency = std::max(latency, a.latency);
-    t.queue = std::max(t.queue, a.queue);
-    t.infer = std::max(t.infer, a.latency - a.queue);
-  }
-  InferResponseHead head;
-  head.model_name = c.ep->name();
-  head.model_version = kVersion;
-  head.id = c.request.id;
-  head.parameters = c.request.parameters;  // passed through; the server's own keys win
-  head.parameters.erase("binary_data_output");
-  head.parameters["outcome"] = late ? "late" : "ok";
-  head.parameters["latency_ms"] = latency * 1e3;
-  head.parameters["accuracy"] = accuracy;
-  std::vector<ResponseOutput> outs;
-  for (std::size_t o = 0; o < c.outputs.size(); ++o) {
-    ResponseOutput out;
-    out.name = c.outputs[o];
-    out.binary = c.binary[o];
-    int64_t rows = 0;
-    for (const Answer& a : c.answers) {
-      for (const NamedOutput& n : a.outputs) {
-        if (n.name != out.name) continue;
-        if (out.shape.empty()) out.shape = n.tensor.shape;
-        rows += n.tensor.shape.empty() ? 1 : n.tensor.shape[0];
-        out.data.insert(out.data.end(), n.tensor.data.begin(), n.tensor.data.end());
-      }
-    }
-    if (out.shape.empty()) {  // no item produced it (e.g. every path ended earlier)
-      for (const auto& [task, shape] : c.ep->outputs()) {
-        if (task == out.name) out.shape = shape, out.shape.insert(out.shape.begin(), 0);
-      }
-    } else {
-      out.shape[0] = rows;
-    }
-    outs.push_back(std::move(out));
-  }
-  EncodedResponse enc = encode_infer_response(head, outs);
-  HttpResponse r(200, std::move(enc.body));
+  const auto t0 = std::chrono::steady_clock::now();
+  EncodedResponse enc = encode_infer_response(r.head, r.outputs);
+  HttpResponse out(200, std::move(enc.body));
   if (enc.header_length) {
-    r.content_type = "application/octet-stream";
-    r.headers.emplace_back("Inference-Header-Content-Length", std::to_string(*enc.header_length));
+    out.content_type = "application/octet-stream";
+    out.headers.emplace_back("Inference-Header-Content-Length", std::to_string(*enc.header_length));
   }
-  t.input = c.parse_s;
-  t.output = since(encode_start);
-  t.total = since(c.start);
-  s.stats.succeeded(c.ep->name(), c.answers.size(), t);
-  return r;
+  record_output_time(s, r.head.model_name,
+                     std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  return out;
 }
 
-// Checks a parsed request against the endpoint's one FP32 input [-1, shape...] and its
-// outputs; returns the items (one per batch row) or throws ProtocolError.
-std::vector<std::shared_ptr<const FloatTensor>> items_of(const Endpoint& ep, Call& c,
-                                                         int max_items) {
-  InferRequest& req = c.request;
-  if (req.inputs.size() != 1) {
-    throw ProtocolError("expected exactly 1 input ('input'), got " +
-                        std::to_string(req.inputs.size()));
-  }
-  RequestInput& in = req.inputs[0];
-  if (in.datatype == DataType::kBytes || in.datatype == DataType::kBool) {
-    throw ProtocolError("inputs[0].datatype " + std::string(datatype_name(in.datatype)) +
-                        " is not supported: the model's input is FP32 (send FP32 or another "
-                        "numeric type)");
-  }
-  const std::vector<int64_t>& shape = ep.input_shape();
-  std::vector<int64_t> tail(in.shape.begin() + (in.shape.empty() ? 0 : 1), in.shape.end());
-  int64_t n = 1;
-  if (in.shape == shape) {
-    c.batched = false;
-  } else if (in.shape.size() == shape.size() + 1 && tail == shape) {
-    c.batched = true;
-    n = in.shape[0];
-  } else {
-    throw ProtocolError("inputs[0].shape " + shape_string(in.shape) +
-                        " does not match the model's input " + shape_string(shape) +
-                        " (or [batch, " + shape_string(shape).substr(1) + ")");
-  }
-  if (!in.name.empty() && in.name != "input") {
-    throw ProtocolError("unknown input '" + in.name + "': model '" + ep.name() +
-                        "' takes one input, 'input'");
-  }
-  if (n < 1) throw ProtocolError("inputs[0].shape has a batch of 0");
-  if (n > max_items) {
-    throw ProtocolError("a batch of " + std::to_string(n) + " is more than --max-inflight (" +
-                        std::to_string(max_items) + ")");
-  }
-  for (std::size_t k = 0; k < in.values.size(); ++k) {
-    if (!in_range(DataType::kFp32, in.values[k])) {
-      throw ProtocolError("inputs[0]: element " + std::to_string(k) +
-                          " does not fit the model's FP32 input");
-    }
-  }
-  // Outputs: those requested, in request order, else all, in the model's order.
-  const auto& model_outputs = ep.outputs();
-  if (req.outputs.empty()) {
-    for (const auto& [task, shape_] : model_outputs) {
-      c.outputs.push_back(task);
-      c.binary.push_back(req.binary_data_output);
-    }
-  }
-  for (const RequestedOutput& o : req.outputs) {
-    bool known = false;
-    std::string names;
-    for (const auto& [task, shape_] : model_outputs) {
-      known = known || task == o.name;
-      names += (names.empty() ? "'" : ", '") + task + "'";
-    }
-    if (!known) {
-      throw ProtocolError("unknown output '" + o.name + "': model '" + ep.name() +
-                          "' has outputs " + names);
-    }
-    c.outputs.push_back(o.name);
-    c.binary.push_back(o.binary);
-  }
-  const auto per = static_cast<std::size_t>(shape_numel(shape));
-  std::vector<std::shared_ptr<const FloatTensor>> items;
-  for (int64_t i = 0; i < n; ++i) {
-    auto t = std::make_shared<FloatTensor>();
-    t->shape = shape;
-    t->data.reserve(per);
-    const auto from = static_cast<std::size_t>(i) * per;
-    for (std::size_t k = 0; k < per; ++k)
-      t->data.push_back(static_cast<float>(in.values[from + k]));
-    items.push_back(std::move(t));
-  }
-  in.values = {};
-  return items;
-}
-
-void infer(Server::Impl& s, const std::string& name, HttpRequest&& http, const Responder& respond) {
-  const auto start = Clock::now();
-  Endpoint* ep = s.find(name);
-  if (ep == nullptr) {
-    s.metrics.http_error(400);
-    respond(reply(400, error_body("unknown model '" + name + "'")));
-    return;
-  }
-  if (!s.loaded(name)) {
-    s.metrics.answered(ep->metrics(), AnswerKind::kInvalid, 0.0);
-    respond(reply(400, error_body("model '" + name + "' is unloaded (POST /v2/repository/models/" +
-                                  name + "/load loads it)")));
-    return;
-  }
-  if (s.draining.load()) {
-    InFlight guard(s, 1);
-    s.metrics.answered(ep->metrics(), AnswerKind::kShutdown, 0.0);
-    respond(retry_later(503, error_body("the server is shutting down", {{"outcome", "shutdown"}})));
-    return;
-  }
-  auto call = std::make_shared<Call>();
-  call->ep = ep;
-  call->start = start;
-  std::vector<std::shared_ptr<const FloatTensor>> items;
-  {
-    // Admission first (1 for the request being parsed), before the body is parsed.
-    InFlight probe(s, 1);
-    if (probe.count() > s.options.max_inflight) {
-      s.metrics.answered(ep->metrics(), AnswerKind::kRejected, 0.0);
-      respond(retry_later(429, error_body("overloaded: " + std::to_string(s.options.max_inflight) +
-                                              " requests already in flight",
-                                          {{"outcome", "rejected"}})));
-      return;
-    }
-    try {
-      ProtocolLimits limits;
-      limits.max_values =
-          static_cast<std::size_t>(std::max<int64_t>(1, shape_numel(ep->input_shape()))) *
-          static_cast<std::size_t>(std::max(1, s.options.max_inflight));
-      call->request = parse_infer_request(http.body, http.inference_header_length, limits);
-      items = items_of(*ep, *call, s.options.max_inflight);
-    } catch (const ProtocolError& e) {
-      s.metrics.answered(ep->metrics(), AnswerKind::kInvalid, 0.0);
-      s.stats.failed(name, since(start));
-      respond(reply(400, error_body(e.what())));
-      return;
-    }
-  }
-  http.body = std::string();  // the body's memory goes before the request waits in a queue
-  const int n = static_cast<int>(items.size());
-  auto guard = std::make_shared<InFlight>(s, n);
-  if (guard->count() > s.options.max_inflight) {
-    for (int i = 0; i < n; ++i) s.metrics.answered(ep->metrics(), AnswerKind::kRejected, 0.0);
-    respond(retry_later(429, error_body("overloaded: " + std::to_string(s.options.max_inflight) +
-                                            " requests already in flight",
-                                        {{"outcome", "rejected"}})));
-    return;
-  }
-  call->parse_s = since(start);
-  call->answers.resize(items.size());
-  call->left = items.size();
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    // Each `done` is called once, on the loop thread; the response is built on the
-    // connection's thread once the last item is answered.
-    ep->submit(std::move(items[i]), call->request.slo_s,
-               [&s, respond, call, i, guard](Answer&& a) mutable {
-                 call->answers[i] = std::move(a);
-                 if (--call->left > 0) return;
-                 guard.reset();
-                 respond.later([&s, call] { return call_response(s, *call); });
-               });
-  }
-  guard.reset();
+void infer(Server::Impl& s, const std::string& name, const std::string& version, HttpRequest&& http,
+           const Responder& respond) {
+  const auto start = std::chrono::steady_clock::now();
+  auto req = std::make_shared<HttpRequest>(std::move(http));
+  const ParseFn parse = [req](const ProtocolLimits& limits) {
+    InferRequest r = parse_infer_request(req->body, req->inference_header_length, limits);
+    req->body = std::string();  // the body's memory goes before the request waits in a queue
+    return r;
+  };
+  start_infer(s, name, version, parse, start, [&s, respond](InferResult&& r) {
+    if (r.status != 200) return respond(http_result(s, std::move(r)));
+    // Encoded on the connection's I/O thread, not the event loop.
+    auto shared = std::make_shared<InferResult>(std::move(r));
+    respond.later([&s, shared] { return http_result(s, std::move(*shared)); });
+  });
 }
 
 json model_stats_json(Server::Impl& s, Endpoint& ep) {
   const ModelStats st = s.stats.get(ep.name());
   const auto d = [](const StatDuration& x) { return json{{"count", x.count}, {"ns", x.ns}}; };
   return {{"name", ep.name()},
-          {"version", kVersion},
+          {"version", kModelVersion},
           {"last_inference", st.last_inference_ms},
           {"inference_count", st.inference_count},
           {"execution_count", s.metrics.executions(ep.metrics())},
@@ -369,7 +112,7 @@ HttpResponse repository_index(Server::Impl& s, const std::string& body) {
     const bool ready = s.loaded(ep->name()) && !s.draining.load();
     if (only_ready && !ready) continue;
     models.push_back({{"name", ep->name()},
-                      {"version", kVersion},
+                      {"version", kModelVersion},
                       {"state", ready ? "READY" : "UNAVAILABLE"},
                       {"reason", ready ? "" : (s.draining.load() ? "shutting down" : "unloaded")}});
   }
@@ -505,16 +248,11 @@ void Server::Impl::handle(HttpRequest&& req, Responder respond) {
         (seg.size() == rest + 1 && (action == "ready" || action == "infer" || action == "stats"))) {
       Endpoint* ep = s.find(name);
       if (post && action == "infer") {
-        if (ep != nullptr && version != nullptr && *version != kVersion) {
-          s.metrics.http_error(400);
-          return respond(reply(400, error_body("model '" + name + "' has no version '" + *version +
-                                               "' (versions: 1)")));
-        }
-        return infer(s, name, std::move(req), respond);
+        return infer(s, name, version == nullptr ? "" : *version, std::move(req), respond);
       }
       if (get && action != "infer") {
         if (ep == nullptr) return respond(not_found("unknown model '" + name + "'"));
-        if (version != nullptr && *version != kVersion) {
+        if (version != nullptr && *version != kModelVersion) {
           return respond(
               not_found("model '" + name + "' has no version '" + *version + "' (versions: 1)"));
         }

@@ -33,7 +33,7 @@ struct ModelStats {
 
 // What one answered request took, in seconds.
 struct RequestTiming {
-  double total = 0, queue = 0, input = 0, infer = 0, output = 0;
+  double total = 0, queue = 0, input = 0, infer = 0;
 };
 
 class ModelStatsTable {
@@ -47,7 +47,11 @@ class ModelStatsTable {
     s.queue.add(t.queue);
     s.compute_input.add(t.input);
     s.compute_infer.add(t.infer);
-    s.compute_output.add(t.output);
+  }
+  // The time to encode and hand over an answered request's response.
+  void output_written(const std::string& model, double seconds) {
+    std::lock_guard lock(mutex_);
+    stats_[model].compute_output.add(seconds);
   }
   void failed(const std::string& model, double seconds) {
     std::lock_guard lock(mutex_);

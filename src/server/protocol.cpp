@@ -674,6 +674,37 @@ InferRequest parse_infer_request(std::string_view body,
   return req;
 }
 
+void decode_binary_input(std::size_t index, RequestInput& in, std::string_view raw,
+                         std::size_t max_values) {
+  const auto count = elements(in.shape, max_values);
+  if (!count) {
+    throw ProtocolError(label(index, in) + ": shape " + shape_string(in.shape) +
+                        " holds more than " + std::to_string(max_values) + " elements");
+  }
+  in.binary = true;
+  decode_binary(index, in, *count, reinterpret_cast<const unsigned char*>(raw.data()), raw.size());
+}
+
+void check_input_values(std::size_t index, const RequestInput& in, std::size_t max_values) {
+  const std::string who = label(index, in);
+  const auto count = elements(in.shape, max_values);
+  if (!count) {
+    throw ProtocolError(who + ": shape " + shape_string(in.shape) + " holds more than " +
+                        std::to_string(max_values) + " elements");
+  }
+  const std::size_t got = in.datatype == DataType::kBytes ? in.bytes.size() : in.values.size();
+  if (got != *count) {
+    throw ProtocolError(who + ": contents hold " + std::to_string(got) + " values; shape " +
+                        shape_string(in.shape) + " needs " + std::to_string(*count));
+  }
+  for (std::size_t k = 0; k < in.values.size(); ++k) {
+    if (!in_range(in.datatype, in.values[k])) {
+      throw ProtocolError(who + ": element " + std::to_string(k) + " = " +
+                          number_text(in.values[k]) + " is not " + range_text(in.datatype));
+    }
+  }
+}
+
 EncodedResponse encode_infer_response(const InferResponseHead& head,
                                       const std::vector<ResponseOutput>& outputs) {
   EncodedResponse r;

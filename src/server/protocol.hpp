@@ -69,6 +69,16 @@ InferRequest parse_infer_request(std::string_view body,
                                  const std::optional<std::string>& header_length,
                                  const ProtocolLimits& limits = {});
 
+// Fills `in` (its name, datatype and shape set) from the little-endian binary data `raw`
+// (a binary_data_size part, or a gRPC raw_input_contents entry): checks the size against
+// shape x datatype, at most `max_values` elements, and every value's range. `index` names
+// the input in errors. Throws ProtocolError.
+void decode_binary_input(std::size_t index, RequestInput& in, std::string_view raw,
+                         std::size_t max_values);
+
+// Checks `in`'s values (set from typed data) against its shape and datatype, as for JSON.
+void check_input_values(std::size_t index, const RequestInput& in, std::size_t max_values);
+
 // One output tensor of a response. FP32 data (the server's models produce floats).
 struct ResponseOutput {
   std::string name;

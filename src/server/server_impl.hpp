@@ -13,6 +13,7 @@
 
 #include "server/endpoint.hpp"
 #include "server/event_loop.hpp"
+#include "server/grpc_frontend.hpp"
 #include "server/http_frontend.hpp"
 #include "server/model_registry.hpp"
 #include "server/model_stats.hpp"
@@ -49,6 +50,8 @@ struct Server::Impl {
   mutable std::mutex repository_mutex;
   std::set<std::string> unloaded;
   ModelStatsTable stats;
+  std::unique_ptr<GrpcFrontEnd> grpc;  // --grpc-port (declared last: destroyed first)
+  int grpc_port = -1;
   bool loaded(const std::string& name) const {
     std::lock_guard lock(repository_mutex);
     return unloaded.count(name) == 0;
