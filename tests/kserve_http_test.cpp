@@ -99,6 +99,21 @@ TEST(KServeHttp, BatchedInputIsAnsweredTogether) {
   EXPECT_GE(stats["execution_count"].get<int>(), 2);  // at least one batch per stage
   EXPECT_EQ(stats["inference_stats"]["fail"]["count"], 0);
 
+  // The same counts as Triton-style Prometheus metrics, with the process metrics.
+  const std::string metrics = cli.Get("/metrics")->body;
+  for (const char* line :
+       {"tessera_inference_request_success_total{model=\"chain\",version=\"1\"} 1\n",
+        "tessera_inference_request_failure_total{model=\"chain\",version=\"1\"} 0\n",
+        "tessera_inference_count_total{model=\"chain\",version=\"1\"} 3\n",
+        "tessera_inference_pending_request_count{model=\"chain\",version=\"1\"} 0\n",
+        "tessera_inference_queue_duration_seconds_count{model=\"chain\",version=\"1\"} 1\n",
+        "tessera_inference_compute_output_duration_seconds_count{model=\"chain\",version=\"1\"} "
+        "1\n",
+        "tessera_requests_total{app=\"chain\",outcome=\"ok\"} 3\n", "\nprocess_cpu_seconds_total ",
+        "\nprocess_resident_memory_bytes ", "\nprocess_open_fds "}) {
+    EXPECT_NE(metrics.find(line), std::string::npos) << line;
+  }
+
   // Too large a batch (more values than --max-inflight items hold: the parse stops
   // there), and a batch of 0, are refused.
   res = cli.Post("/v2/models/chain/infer", rows_body(17), kJson);

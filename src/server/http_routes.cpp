@@ -10,6 +10,7 @@
 #include "server/infer_call.hpp"
 #include "server/protocol.hpp"
 #include "server/server_impl.hpp"
+#include "server/triton_metrics.hpp"
 
 namespace tessera {
 namespace {
@@ -140,9 +141,21 @@ std::string http_metrics(const HttpStats& h) {
 }
 
 HttpResponse metrics_text(Server::Impl& s) {
-  s.loop.run_sync([&s] {
-    for (auto& ep : s.endpoints) s.metrics.set_queue_lengths(ep->metrics(), ep->queue_lengths());
+  std::vector<TritonModelRow> rows(s.endpoints.size());
+  s.loop.run_sync([&s, &rows] {
+    for (std::size_t i = 0; i < s.endpoints.size(); ++i) {
+      Endpoint& ep = *s.endpoints[i];
+      s.metrics.set_queue_lengths(ep.metrics(), ep.queue_lengths());
+      rows[i].pending = ep.waiting();
+    }
   });
+  for (std::size_t i = 0; i < s.endpoints.size(); ++i) {
+    Endpoint& ep = *s.endpoints[i];
+    rows[i].model = ep.name();
+    rows[i].version = kModelVersion;
+    rows[i].stats = s.stats.get(ep.name());
+    rows[i].executions = s.metrics.executions(ep.metrics());
+  }
   s.metrics.set_in_flight(s.in_flight.load());
   std::string text = s.metrics.render();
   if (s.http) text += http_metrics(s.http->stats());
@@ -153,6 +166,8 @@ HttpResponse metrics_text(Server::Impl& s) {
       "overran --model-timeout, and replaced.\n";
   text += "# TYPE tessera_workers_replaced_total counter\n";
   text += "tessera_workers_replaced_total " + std::to_string(replaced) + "\n";
+  text += render_triton_metrics(rows);
+  text += render_process_metrics();
   return HttpResponse(200, std::move(text), "text/plain; version=0.0.4");
 }
 

@@ -242,12 +242,14 @@ void start_infer(Server::Impl& s, const std::string& name, const std::string& ve
   }
   if (!s.loaded(name)) {
     s.metrics.answered(ep->metrics(), AnswerKind::kInvalid, 0.0);
+    s.stats.failed(name, since(start));
     return done(refusal(400, "model '" + name + "' is unloaded (POST /v2/repository/models/" +
                                  name + "/load loads it)"));
   }
   if (s.draining.load()) {
     InFlight guard(s, 1);
     s.metrics.answered(ep->metrics(), AnswerKind::kShutdown, 0.0);
+    s.stats.failed(name, since(start));
     return done(refusal(503, "the server is shutting down", {{"outcome", "shutdown"}}, true));
   }
   const auto overloaded = [&] {
@@ -265,6 +267,7 @@ void start_infer(Server::Impl& s, const std::string& name, const std::string& ve
     InFlight probe(s, 1);
     if (probe.count() > s.options.max_inflight) {
       s.metrics.answered(ep->metrics(), AnswerKind::kRejected, 0.0);
+      s.stats.failed(name, since(start));
       return done(overloaded());
     }
     try {
@@ -284,6 +287,7 @@ void start_infer(Server::Impl& s, const std::string& name, const std::string& ve
   auto guard = std::make_shared<InFlight>(s, n);
   if (guard->count() > s.options.max_inflight) {
     for (int i = 0; i < n; ++i) s.metrics.answered(ep->metrics(), AnswerKind::kRejected, 0.0);
+    s.stats.failed(name, since(start));
     return done(overloaded());
   }
   call->parse_s = since(start);

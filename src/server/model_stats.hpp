@@ -11,8 +11,11 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "server/server_metrics.hpp"
 
 namespace tessera {
 
@@ -25,10 +28,18 @@ struct StatDuration {
   }
 };
 
+// Buckets of the duration histograms, seconds (100 us to 10 s).
+inline const std::vector<double> kStatBounds{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
+                                             0.01,   0.025,   0.05,   0.1,   0.25,   0.5,
+                                             1,      2.5,     5,      10};
+
 struct ModelStats {
   uint64_t last_inference_ms = 0;  // Unix time of the last answered request, ms
   uint64_t inference_count = 0;    // items answered 200 (a batch of N counts N)
   StatDuration success, fail, queue, compute_input, compute_infer, compute_output;
+  // The same durations of successful requests as histograms (seconds).
+  PromHistogram queue_h{kStatBounds}, compute_input_h{kStatBounds}, compute_infer_h{kStatBounds},
+      compute_output_h{kStatBounds};
 };
 
 // What one answered request took, in seconds.
@@ -47,11 +58,15 @@ class ModelStatsTable {
     s.queue.add(t.queue);
     s.compute_input.add(t.input);
     s.compute_infer.add(t.infer);
+    s.queue_h.add(t.queue);
+    s.compute_input_h.add(t.input);
+    s.compute_infer_h.add(t.infer);
   }
   // The time to encode and hand over an answered request's response.
   void output_written(const std::string& model, double seconds) {
     std::lock_guard lock(mutex_);
     stats_[model].compute_output.add(seconds);
+    stats_[model].compute_output_h.add(seconds);
   }
   void failed(const std::string& model, double seconds) {
     std::lock_guard lock(mutex_);

@@ -234,4 +234,11 @@ uint64_t ServerMetrics::executions(const EndpointMetrics& e) const {
   return n;
 }
 
+std::string prom_label_escape(const std::string& s) { return esc(s); }
+
+void render_prom_histogram(std::string& out, const std::string& name, const std::string& labels,
+                           const PromHistogram& h) {
+  render_histogram(out, name, labels, h);
+}
+
 }  // namespace tessera
