@@ -114,6 +114,18 @@ InferResult call_result(Server::Impl& s, Call& c) {
   head.parameters["outcome"] = late ? "late" : "ok";
   head.parameters["latency_ms"] = latency * 1e3;
   head.parameters["accuracy"] = accuracy;
+  if (c.request.outputs.empty()) {  // every output the answers hold, in task order
+    for (const Task& task : c.ep->app().tasks) {
+      bool held = false;
+      for (const Answer& a : c.answers) {
+        for (const NamedOutput& n : a.outputs) held = held || n.name == task.name;
+      }
+      if (held) {
+        c.outputs.push_back(task.name);
+        c.binary.push_back(c.request.binary_data_output);
+      }
+    }
+  }
   for (std::size_t o = 0; o < c.outputs.size(); ++o) {
     ResponseOutput out;
     out.name = c.outputs[o];
@@ -127,9 +139,10 @@ InferResult call_result(Server::Impl& s, Call& c) {
         out.data.insert(out.data.end(), n.tensor.data.begin(), n.tensor.data.end());
       }
     }
-    if (out.shape.empty()) {  // no item produced it (every path ended earlier)
+    if (out.shape.empty()) {  // no row produced it (every path ended elsewhere)
+      out.shape = {0};
       for (const auto& [task, shape] : c.ep->outputs()) {
-        if (task == out.name) out.shape = shape, out.shape.insert(out.shape.begin(), 0);
+        if (task == out.name) out.shape.insert(out.shape.end(), shape.begin(), shape.end());
       }
     } else {
       out.shape[0] = rows;
@@ -184,21 +197,17 @@ std::vector<std::shared_ptr<const FloatTensor>> items_of(const Endpoint& ep, Cal
                           " does not fit the model's FP32 input");
     }
   }
-  // Outputs: those requested, in request order, else all, in the model's order.
-  const auto& model_outputs = ep.outputs();
-  if (req.outputs.empty()) {
-    for (const auto& [task, shape_] : model_outputs) {
-      c.outputs.push_back(task);
-      c.binary.push_back(req.binary_data_output);
-    }
-  }
+  // Outputs: those requested, in request order, else (call_result) every output the
+  // answers hold, in the app's task order. A leaf task's output is declared; a path
+  // that ends earlier (fan-out 0) answers with its last task's output, so any task of
+  // the app may be asked for.
   for (const RequestedOutput& o : req.outputs) {
     bool known = false;
     std::string names;
-    for (const auto& [task, shape_] : model_outputs) {
-      known = known || task == o.name;
+    for (const auto& [task, shape_] : ep.outputs()) {
       names += (names.empty() ? "'" : ", '") + task + "'";
     }
+    for (const Task& task : ep.app().tasks) known = known || task.name == o.name;
     if (!known) {
       throw ProtocolError("unknown output '" + o.name + "': model '" + ep.name() +
                           "' has outputs " + names);
