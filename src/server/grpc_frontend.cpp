@@ -3,7 +3,6 @@
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
-#include <future>
 #include <stdexcept>
 
 #include "inference.grpc.pb.h"
@@ -176,7 +175,8 @@ void fill_metadata(const Endpoint& ep, pb::ModelMetadataResponse& r) {
 
 }  // namespace
 
-struct GrpcFrontEnd::Impl final : public pb::GRPCInferenceService::Service {
+struct GrpcFrontEnd::Impl final : public pb::GRPCInferenceService::WithCallbackMethod_ModelInfer<
+                                      pb::GRPCInferenceService::Service> {
   explicit Impl(Server::Impl& s) : s_(s) {}
 
   Status ServerLive(ServerContext*, const pb::ServerLiveRequest*,
@@ -260,45 +260,54 @@ struct GrpcFrontEnd::Impl final : public pb::GRPCInferenceService::Service {
     return set_loaded(q->model_name(), false);
   }
 
-  Status ModelInfer(ServerContext* ctx, const pb::ModelInferRequest* q,
-                    pb::ModelInferResponse* r) override {
-    const auto start = std::chrono::steady_clock::now();
-    auto promise = std::make_shared<std::promise<InferResult>>();
-    std::future<InferResult> future = promise->get_future();
+  // Asynchronous (gRPC's callback API): no thread waits while the request is in the
+  // engine; the answer finishes the call from the event loop thread.
+  grpc::ServerUnaryReactor* ModelInfer(grpc::CallbackServerContext* ctx,
+                                       const pb::ModelInferRequest* q,
+                                       pb::ModelInferResponse* r) override {
+    grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+    // Finishes the call exactly once: with the answer, or UNAVAILABLE if the answer is
+    // dropped unanswered (with the event loop, at shutdown).
+    struct Finisher {
+      explicit Finisher(grpc::ServerUnaryReactor* r) : reactor(r) {}
+      Finisher(const Finisher&) = delete;
+      Finisher& operator=(const Finisher&) = delete;
+      grpc::ServerUnaryReactor* reactor;
+      bool finished = false;
+      void finish(const Status& st) {
+        if (finished) return;
+        finished = true;
+        reactor->Finish(st);
+      }
+      ~Finisher() { finish(Status(StatusCode::UNAVAILABLE, "the server is shutting down")); }
+    };
+    auto finisher = std::make_shared<Finisher>(reactor);
     start_infer(
         s_, q->model_name(), q->model_version(),
-        [q](const ProtocolLimits& limits) { return from_proto(*q, limits); }, start,
-        [promise](InferResult&& res) { promise->set_value(std::move(res)); });
-    // Every admitted request is answered (at the latest when its SLO has passed twice, or
-    // at shutdown); a client deadline ends the wait sooner.
-    const auto deadline = ctx->deadline();
-    if (deadline < std::chrono::system_clock::now() + std::chrono::hours(24 * 365)) {
-      if (future.wait_until(deadline) != std::future_status::ready) {
-        return Status(StatusCode::DEADLINE_EXCEEDED, "no answer within the call's deadline");
-      }
-    }
-    InferResult res;
-    try {
-      res = future.get();
-    } catch (const std::future_error&) {  // dropped with the event loop at shutdown
-      return Status(StatusCode::UNAVAILABLE, "the server is shutting down");
-    }
+        [q](const ProtocolLimits& limits) { return from_proto(*q, limits); },
+        std::chrono::steady_clock::now(),
+        [this, q, r, finisher](InferResult&& res) { finisher->finish(respond(*q, res, *r)); });
+    return reactor;
+  }
+
+  Status respond(const pb::ModelInferRequest& q, InferResult& res, pb::ModelInferResponse& r) {
     if (res.status != 200) return Status(code_of(res.status), res.error);
     const auto t0 = std::chrono::steady_clock::now();
-    r->set_model_name(res.head.model_name);
-    r->set_model_version(res.head.model_version);
-    if (res.head.id) r->set_id(*res.head.id);
-    for (const auto& [k, v] : res.head.parameters.items())
-      set_param((*r->mutable_parameters())[k], v);
-    const bool raw = q->raw_input_contents_size() > 0;
+    r.set_model_name(res.head.model_name);
+    r.set_model_version(res.head.model_version);
+    if (res.head.id) r.set_id(*res.head.id);
+    for (const auto& [k, v] : res.head.parameters.items()) {
+      set_param((*r.mutable_parameters())[k], v);
+    }
+    const bool raw = q.raw_input_contents_size() > 0;
     for (ResponseOutput& o : res.outputs) {
-      auto* t = r->add_outputs();
+      auto* t = r.add_outputs();
       t->set_name(o.name);
       t->set_datatype("FP32");
       for (int64_t d : o.shape) t->add_shape(d);
       if (raw) {
-        r->add_raw_output_contents(reinterpret_cast<const char*>(o.data.data()),
-                                   o.data.size() * sizeof(float));
+        r.add_raw_output_contents(reinterpret_cast<const char*>(o.data.data()),
+                                  o.data.size() * sizeof(float));
       } else {
         t->mutable_contents()->mutable_fp32_contents()->Add(o.data.begin(), o.data.end());
       }
@@ -352,10 +361,9 @@ int GrpcFrontEnd::start(const std::string& host, int port) {
   const int max_message = static_cast<int>(std::min<std::size_t>(o.max_body_bytes, INT32_MAX));
   builder.SetMaxReceiveMessageSize(max_message);
   builder.SetMaxSendMessageSize(-1);
-  // A ModelInfer holds its thread until answered: room for every admitted request plus
-  // the health and metadata calls.
+  // The synchronous calls (health, metadata, repository) are quick: a few threads.
   grpc::ResourceQuota quota("tessera-grpc");
-  quota.SetMaxThreads(o.max_inflight + 16);
+  quota.SetMaxThreads(16);
   builder.SetResourceQuota(quota);
   impl_->server = builder.BuildAndStart();
   if (!impl_->server || bound == 0) {

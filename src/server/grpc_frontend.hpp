@@ -2,15 +2,16 @@
 
 // The gRPC front end of `tessera serve` (--grpc-port): the Open Inference Protocol v2
 // GRPCInferenceService (src/server/proto/inference.proto, written from the published
-// specification) on gRPC's synchronous server. ModelInfer takes the same path as HTTP
+// specification). ModelInfer runs on gRPC's callback API and takes the same path as HTTP
 // inference (infer_call.hpp: admission, the model's checks, the engine), under the same
 // bounds: messages larger than ServeOptions::max_body_bytes are refused by gRPC
-// (RESOURCE_EXHAUSTED), at most --max-inflight items are admitted (429 -> RESOURCE_EXHAUSTED),
-// and a call waits for its answer no longer than its client's deadline.
+// (RESOURCE_EXHAUSTED), at most --max-inflight items are admitted (429 ->
+// RESOURCE_EXHAUSTED); a client's deadline ends its call on its side (DEADLINE_EXCEEDED).
 //
-// Ownership and threads: owned by Server::Impl, which it references; gRPC's thread pool
-// runs the handlers (each ModelInfer blocks its thread until its answer). stop() once,
-// from a thread outside the pool.
+// Ownership and threads: owned by Server::Impl, which it references. No thread waits on an
+// inference: the event loop finishes each ModelInfer with its answer (or UNAVAILABLE if the
+// answer is dropped at shutdown); the other RPCs run on gRPC's small synchronous pool.
+// stop() once, from a thread outside gRPC's, after the event loop has stopped.
 
 #include <memory>
 #include <string>
