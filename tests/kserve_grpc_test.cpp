@@ -141,6 +141,19 @@ TEST(KServeGrpc, InferTypedAndRawContents) {
               std::string::npos)
         << bad.error_message();
   }
+  {  // A huge shape is refused before anything is allocated.
+    pb::ModelInferRequest q = fp32_request(1);
+    auto* in = q.mutable_inputs(0);
+    in->clear_shape();
+    in->add_shape(int64_t{1} << 40);
+    in->add_shape(4);
+    grpc::ClientContext ctx;
+    pb::ModelInferResponse r;
+    const grpc::Status st = es.stub->ModelInfer(&ctx, q, &r);
+    EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_NE(st.error_message().find("holds more than 64 elements"), std::string::npos)
+        << st.error_message();
+  }
   {  // Range checks: a UINT8 value above 255.
     pb::ModelInferRequest q = fp32_request(1);
     auto* in = q.mutable_inputs(0);
