@@ -30,7 +30,7 @@ struct EchoServer {
   std::unique_ptr<Server> server;
   std::unique_ptr<pb::GRPCInferenceService::Stub> stub;
 
-  explicit EchoServer(std::size_t max_message = 16u << 20) {
+  explicit EchoServer(std::size_t max_message = 16u << 20, double latency_ms = 0.0) {
     options.port = 0;
     options.grpc_port = 0;
     options.max_inflight = 16;
@@ -42,7 +42,8 @@ struct EchoServer {
     app.finalize();
     ModelSpec m;
     m.variant = "echo";
-    m.arch = "noop";
+    m.arch = latency_ms > 0 ? "sleep" : "noop";
+    m.latency_ms = latency_ms;
     m.input_shape = {4};
     models.models = {m};
     deployment.groups.push_back(WorkerGroup{0, {0}, "cpu", 4, 1});
@@ -198,6 +199,19 @@ TEST(KServeGrpc, SameLimitsAsHttp) {
   ASSERT_EQ(sr.model_stats_size(), 1);
   EXPECT_EQ(sr.model_stats(0).inference_count(), 2u);
   EXPECT_EQ(sr.model_stats(0).inference_stats().success().count(), 1u);
+}
+
+TEST(KServeGrpc, ClientDeadlineEndsTheCall) {
+  EchoServer es(16u << 20, 300.0);  // each batch takes 300 ms
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(50));
+  pb::ModelInferResponse r;
+  const grpc::Status st = es.stub->ModelInfer(&ctx, fp32_request(1), &r);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << st.error_message();
+  // The server answers the request later, finishing the cancelled call, and still serves.
+  grpc::ClientContext ctx2;
+  const grpc::Status ok = es.stub->ModelInfer(&ctx2, fp32_request(1), &r);
+  EXPECT_TRUE(ok.ok()) << ok.error_message();
 }
 
 }  // namespace
