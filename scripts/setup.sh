@@ -10,6 +10,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   coinor-libcbc-dev
   libtorch-dev libcpp-httplib-dev libboost-dev
+  libgrpc++-dev protobuf-compiler-grpc protobuf-compiler # the gRPC front end
   chromium # the report tests open report.html in headless Chromium
 )
 

@@ -196,9 +196,9 @@ TEST(Serve, MalformedRequestsGet4xxWithAMessage) {
   expect_error(infer,
                R"({"inputs":[{"name":"x","datatype":"FP32","shape":[2,2],"data":[1,2,3,4]}]})", 400,
                "does not match");
-  expect_error(infer,
-               R"({"inputs":[{"name":"x","datatype":"BYTES","shape":[4],"data":[1,2,3,4]}]})", 400,
-               "not supported");
+  expect_error(
+      infer, R"({"inputs":[{"name":"x","datatype":"BYTES","shape":[4],"data":["a","b","c","d"]}]})",
+      400, "not supported");
   expect_error(infer, R"({"inputs":[{"name":"x","datatype":"FP32","shape":[4],"data":[1,2,3]}]})",
                400, "needs 4");
   expect_error(infer,

@@ -88,6 +88,11 @@ void add_serve_command(CLI::App& app) {
   ServeOptions& o = args->options;
   cmd->add_option("--host", o.host, "Address to bind")->capture_default_str();
   cmd->add_option("--port,-p", o.port, "Port (0: any free port)")->capture_default_str();
+  cmd->add_option("--grpc-port", o.grpc_port,
+                  "Also serve the inference protocol over gRPC on this port (0: any free "
+                  "port; -1: no gRPC)")
+      ->capture_default_str()
+      ->check(CLI::Range(-1, 65535));
   cmd->add_option("--max-inflight", o.max_inflight,
                   "Requests admitted at once; more get 429 with Retry-After")
       ->capture_default_str()

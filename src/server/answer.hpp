@@ -23,6 +23,7 @@ struct Answer {
   std::string message;  // kError / kShutdown: why
   std::vector<NamedOutput> outputs;
   Time latency = 0.0;     // server-side, submit to answer
+  Time queue = 0.0;       // of latency: waiting before its first batch started
   double accuracy = 0.0;  // kOk / kLate: the engine's accuracy of the request
 };
 

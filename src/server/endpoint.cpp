@@ -120,8 +120,11 @@ void Endpoint::start_batch(const Worker& worker) {
   const LoadedModel& lm = model_of(worker);
   std::vector<std::shared_ptr<const FloatTensor>> inputs;
   inputs.reserve(worker.running.size());
+  const Time now = clock_.now();
   for (const Item& item : worker.running) {
-    inputs.push_back(pending_.at(engine_->request_id(item.request)).input);
+    Pending& p = pending_.at(engine_->request_id(item.request));
+    if (p.first_start < 0) p.first_start = now;  // the end of its first queue wait
+    inputs.push_back(p.input);
   }
   const bool want_fanout = lm.spec.fanout.has_value() && !app_.tasks[worker.task].is_leaf();
   const WorkerId id = worker.id;
@@ -264,6 +267,7 @@ void Endpoint::answer(Pending& p, Answer&& a) {
   p.answered = true;
   --waiting_;
   a.latency = clock_.now() - p.arrival;
+  a.queue = p.first_start < 0 ? a.latency : p.first_start - p.arrival;
   server_metrics_.answered(metrics_, a.kind, a.latency);
   Done done = std::move(p.done);
   // The input stays until the engine has finished the request (on_request_done): items of

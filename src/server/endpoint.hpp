@@ -81,6 +81,7 @@ class Endpoint final : public EngineDriver, public EngineObserver {
     std::vector<std::pair<TaskId, FloatTensor>> results;
     Done done;
     Time arrival = 0.0;
+    Time first_start = -1.0;  // when its first batch started (-1: not yet)
     bool answered = false;
   };
   struct BatchResult {

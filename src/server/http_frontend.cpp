@@ -238,6 +238,9 @@ class Session : public std::enable_shared_from_this<Session> {
     const std::string target(req.target());
     r.path = percent_decode(target.substr(0, target.find('?')));
     r.content_type = std::string(req[http::field::content_type]);
+    if (auto it = req.find("Inference-Header-Content-Length"); it != req.end()) {
+      r.inference_header_length = std::string(it->value());
+    }
     r.body = std::move(req.body());
     parser_.reset();
     auto state = std::make_shared<Responder::State>(shared_from_this());

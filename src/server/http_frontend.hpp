@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -47,6 +48,8 @@ struct HttpRequest {
   std::string method;        // as sent ("GET", "POST", ...)
   std::string path;          // the target's path, percent-decoded, without the query
   std::string content_type;  // the Content-Type header, or ""
+  // The binary tensor data extension's Inference-Header-Content-Length header, if sent.
+  std::optional<std::string> inference_header_length;
   std::string body;
 };
 

@@ -3,10 +3,14 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "server/infer_call.hpp"
 #include "server/protocol.hpp"
 #include "server/server_impl.hpp"
+#include "server/triton_metrics.hpp"
 
 namespace tessera {
 namespace {
@@ -23,33 +27,6 @@ HttpResponse retry_later(int status, std::string body) {
   return r;
 }
 
-// Counts an admitted inference request until its answer is given (or it is refused).
-class InFlight {
- public:
-  explicit InFlight(Server::Impl& s) : s_(s), count_(s.in_flight.fetch_add(1) + 1) {
-    if (s_.watchers.load() > 0) notify();
-  }
-  ~InFlight() {
-    if (s_.in_flight.fetch_sub(1) == 1 && s_.draining.load()) {
-      notify();
-    } else if (s_.watchers.load() > 0) {
-      notify();
-    }
-  }
-  InFlight(const InFlight&) = delete;
-  InFlight& operator=(const InFlight&) = delete;
-  int count() const { return count_; }
-
- private:
-  void notify() {
-    std::lock_guard lock(s_.drain_mutex);
-    s_.drained.notify_all();
-  }
-
-  Server::Impl& s_;
-  int count_;
-};
-
 json tensor_meta(const std::string& name, const std::vector<int64_t>& shape) {
   std::vector<int64_t> batched{-1};
   batched.insert(batched.end(), shape.begin(), shape.end());
@@ -63,81 +40,84 @@ json model_metadata(const Endpoint& ep) {
   for (const Task& t : ep.app().tasks) tasks.push_back(t.name);
   json parameters = {{"slo_ms", ep.app().slo * 1e3}, {"tasks", tasks}};
   if (!ep.emulated().empty()) parameters["emulated"] = ep.emulated();
-  return {{"name", ep.name()},     {"versions", {"1"}},
+  return {{"name", ep.name()},     {"versions", {kModelVersion}},
           {"platform", "tessera"}, {"inputs", {tensor_meta("input", ep.input_shape())}},
           {"outputs", outputs},    {"parameters", parameters}};
 }
 
-HttpResponse answer_to_response(const Endpoint& ep, const InferRequest& req, const Answer& a) {
-  switch (a.kind) {
-    case AnswerKind::kOk:
-    case AnswerKind::kLate:
-      return reply(200, infer_response(ep.name(), req, a));
-    case AnswerKind::kDropped: {
-      const std::string reason(drop_reason_name(a.reason));
-      if (a.stage.empty()) {  // the endpoint's own deadline (Endpoint::admit)
-        return retry_later(
-            503, error_body("request dropped: " + reason + " (no answer within twice its SLO)",
-                            {{"outcome", "dropped"}, {"reason", reason}}));
-      }
-      return retry_later(
-          503, error_body("request dropped at stage '" + a.stage + "': " + reason,
-                          {{"outcome", "dropped"}, {"stage", a.stage}, {"reason", reason}}));
-    }
-    case AnswerKind::kFailed:
-      return reply(503, error_body("request failed at stage '" + a.stage + "': no live worker",
-                                   {{"outcome", "failed"}, {"stage", a.stage}}));
-    case AnswerKind::kShutdown:
-      return retry_later(503, error_body(a.message, {{"outcome", "shutdown"}}));
-    case AnswerKind::kError:
-      return reply(500, error_body(a.message, {{"outcome", "error"}, {"stage", a.stage}}));
-    case AnswerKind::kRejected:
-    case AnswerKind::kInvalid:
-    case AnswerKind::kCount:
-      break;
+// The HTTP form of an inference result: JSON, or JSON + binary outputs.
+HttpResponse http_result(Server::Impl& s, InferResult&& r) {
+  if (r.status != 200) {
+    return r.retry_after ? retry_later(r.status, std::move(r.error_body))
+                         : reply(r.status, std::move(r.error_body));
   }
-  return reply(500, error_body("internal error: unexpected answer"));
+  const auto t0 = std::chrono::steady_clock::now();
+  EncodedResponse enc = encode_infer_response(r.head, r.outputs);
+  HttpResponse out(200, std::move(enc.body));
+  if (enc.header_length) {
+    out.content_type = "application/octet-stream";
+    out.headers.emplace_back("Inference-Header-Content-Length", std::to_string(*enc.header_length));
+  }
+  record_output_time(s, r.head.model_name,
+                     std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  return out;
 }
 
-void infer(Server::Impl& s, const std::string& name, std::string&& body, const Responder& respond) {
-  Endpoint* ep = s.find(name);
-  if (ep == nullptr) {
-    s.metrics.http_error(400);
-    respond(reply(400, error_body("unknown model '" + name + "'")));
-    return;
+void infer(Server::Impl& s, const std::string& name, const std::string& version, HttpRequest&& http,
+           const Responder& respond) {
+  const auto start = std::chrono::steady_clock::now();
+  auto req = std::make_shared<HttpRequest>(std::move(http));
+  const ParseFn parse = [req](const ProtocolLimits& limits) {
+    InferRequest r = parse_infer_request(req->body, req->inference_header_length, limits);
+    req->body = std::string();  // the body's memory goes before the request waits in a queue
+    return r;
+  };
+  start_infer(s, name, version, parse, start, [&s, respond](InferResult&& r) {
+    if (r.status != 200) return respond(http_result(s, std::move(r)));
+    // Encoded on the connection's I/O thread, not the event loop.
+    auto shared = std::make_shared<InferResult>(std::move(r));
+    respond.later([&s, shared] { return http_result(s, std::move(*shared)); });
+  });
+}
+
+json model_stats_json(Server::Impl& s, Endpoint& ep) {
+  const ModelStats st = s.stats.get(ep.name());
+  const auto d = [](const StatDuration& x) { return json{{"count", x.count}, {"ns", x.ns}}; };
+  return {{"name", ep.name()},
+          {"version", kModelVersion},
+          {"last_inference", st.last_inference_ms},
+          {"inference_count", st.inference_count},
+          {"execution_count", s.metrics.executions(ep.metrics())},
+          {"inference_stats",
+           {{"success", d(st.success)},
+            {"fail", d(st.fail)},
+            {"queue", d(st.queue)},
+            {"compute_input", d(st.compute_input)},
+            {"compute_infer", d(st.compute_infer)},
+            {"compute_output", d(st.compute_output)}}},
+          {"batch_stats", json::array()}};
+}
+
+HttpResponse repository_index(Server::Impl& s, const std::string& body) {
+  bool only_ready = false;
+  if (!body.empty()) {
+    const json doc = json::parse(body, nullptr, false);
+    if (!doc.is_object()) return reply(400, error_body("the index request must be a JSON object"));
+    if (auto it = doc.find("ready"); it != doc.end()) {
+      if (!it->is_boolean()) return reply(400, error_body("'ready' must be a boolean"));
+      only_ready = it->get<bool>();
+    }
   }
-  auto guard = std::make_shared<InFlight>(s);
-  if (s.draining.load()) {
-    s.metrics.answered(ep->metrics(), AnswerKind::kShutdown, 0.0);
-    respond(retry_later(503, error_body("the server is shutting down", {{"outcome", "shutdown"}})));
-    return;
+  json models = json::array();
+  for (const auto& ep : s.endpoints) {
+    const bool ready = s.loaded(ep->name()) && !s.draining.load();
+    if (only_ready && !ready) continue;
+    models.push_back({{"name", ep->name()},
+                      {"version", kModelVersion},
+                      {"state", ready ? "READY" : "UNAVAILABLE"},
+                      {"reason", ready ? "" : (s.draining.load() ? "shutting down" : "unloaded")}});
   }
-  if (guard->count() > s.options.max_inflight) {
-    s.metrics.answered(ep->metrics(), AnswerKind::kRejected, 0.0);
-    respond(retry_later(429, error_body("overloaded: " + std::to_string(s.options.max_inflight) +
-                                            " requests already in flight",
-                                        {{"outcome", "rejected"}})));
-    return;
-  }
-  auto request = std::make_shared<InferRequest>();
-  try {
-    *request = parse_infer_request(body, ep->input_shape());
-  } catch (const ProtocolError& e) {
-    s.metrics.answered(ep->metrics(), AnswerKind::kInvalid, 0.0);
-    respond(reply(400, error_body(e.what())));
-    return;
-  }
-  body = std::string();  // the body's memory goes before the request waits in a queue
-  auto input = std::make_shared<const FloatTensor>(std::move(request->input));
-  request->input = FloatTensor{};
-  // Called once on the loop thread; the response is built on the connection's thread.
-  ep->submit(std::move(input), request->slo_s,
-             [respond, ep, request, guard = std::move(guard)](Answer&& a) mutable {
-               guard.reset();  // answered: no longer in flight
-               respond.later([ep, request, a = std::move(a)] {
-                 return answer_to_response(*ep, *request, a);
-               });
-             });
+  return reply(200, dump_json(models));
 }
 
 std::string http_metrics(const HttpStats& h) {
@@ -161,9 +141,21 @@ std::string http_metrics(const HttpStats& h) {
 }
 
 HttpResponse metrics_text(Server::Impl& s) {
-  s.loop.run_sync([&s] {
-    for (auto& ep : s.endpoints) s.metrics.set_queue_lengths(ep->metrics(), ep->queue_lengths());
+  std::vector<TritonModelRow> rows(s.endpoints.size());
+  s.loop.run_sync([&s, &rows] {
+    for (std::size_t i = 0; i < s.endpoints.size(); ++i) {
+      Endpoint& ep = *s.endpoints[i];
+      s.metrics.set_queue_lengths(ep.metrics(), ep.queue_lengths());
+      rows[i].pending = ep.waiting();
+    }
   });
+  for (std::size_t i = 0; i < s.endpoints.size(); ++i) {
+    Endpoint& ep = *s.endpoints[i];
+    rows[i].model = ep.name();
+    rows[i].version = kModelVersion;
+    rows[i].stats = s.stats.get(ep.name());
+    rows[i].executions = s.metrics.executions(ep.metrics());
+  }
   s.metrics.set_in_flight(s.in_flight.load());
   std::string text = s.metrics.render();
   if (s.http) text += http_metrics(s.http->stats());
@@ -174,6 +166,8 @@ HttpResponse metrics_text(Server::Impl& s) {
       "overran --model-timeout, and replaced.\n";
   text += "# TYPE tessera_workers_replaced_total counter\n";
   text += "tessera_workers_replaced_total " + std::to_string(replaced) + "\n";
+  text += render_triton_metrics(rows);
+  text += render_process_metrics();
   return HttpResponse(200, std::move(text), "text/plain; version=0.0.4");
 }
 
@@ -197,11 +191,16 @@ void Server::Impl::handle(HttpRequest&& req, Responder respond) {
   const std::vector<std::string> seg = segments(req.path);
   const bool get = req.method == "GET";
   const bool post = req.method == "POST";
+  // Health: 200 is true, a 4xx false (the protocol's "Health" section).
   const auto ready_body = [&s](const std::string* name) {
-    const bool ready = !s.draining.load();
+    const bool ready = !s.draining.load() && (name == nullptr || s.loaded(*name));
     json doc{{"ready", ready}};
     if (name != nullptr) doc["name"] = *name;
-    return reply(ready ? 200 : 503, dump_json(doc));
+    return reply(ready ? 200 : 400, dump_json(doc));
+  };
+  const auto not_found = [&s](const std::string& what) {
+    s.metrics.http_error(404);
+    return reply(404, error_body(what));
   };
   if (get && seg == std::vector<std::string>{"v2", "health", "live"}) {
     return respond(reply(200, R"({"live":true})"));
@@ -212,31 +211,72 @@ void Server::Impl::handle(HttpRequest&& req, Responder respond) {
   if (get && seg == std::vector<std::string>{"v2"}) {
     return respond(reply(
         200,
-        json{{"name", "tessera"}, {"version", "0.1.0"}, {"extensions", json::array()}}.dump()));
+        json{{"name", "tessera"},
+             {"version", "0.1.0"},
+             {"extensions", {"binary_tensor_data", "parameters", "model_repository", "statistics"}}}
+            .dump()));
   }
   if (get && seg == std::vector<std::string>{"v2", "models"}) {
     json names = json::array();
     for (const auto& ep : s.endpoints) names.push_back(ep->name());
     return respond(reply(200, dump_json(json{{"models", names}})));
   }
+  if (get && seg == std::vector<std::string>{"v2", "models", "stats"}) {
+    json all = json::array();
+    for (const auto& ep : s.endpoints) all.push_back(model_stats_json(s, *ep));
+    return respond(reply(200, dump_json(json{{"model_stats", all}})));
+  }
   if (get && seg == std::vector<std::string>{"metrics"}) return respond(metrics_text(s));
-  // /v2/models/{name}[/versions/{v}][/ready | /infer]
+  // The model repository extension.
+  if (post && seg == std::vector<std::string>{"v2", "repository", "index"}) {
+    return respond(repository_index(s, req.body));
+  }
+  if (post && seg.size() == 5 && seg[0] == "v2" && seg[1] == "repository" && seg[2] == "models" &&
+      (seg[4] == "load" || seg[4] == "unload")) {
+    const std::string& name = seg[3];
+    if (s.find(name) == nullptr) {
+      s.metrics.http_error(400);
+      return respond(reply(400, error_body("failed to " + seg[4] + " '" + name +
+                                           "': no such model in the repository")));
+    }
+    {
+      std::lock_guard lock(s.repository_mutex);
+      if (seg[4] == "load") {
+        s.unloaded.erase(name);
+      } else {
+        s.unloaded.insert(name);
+      }
+    }
+    return respond(reply(200, ""));
+  }
+  // /v2/models/{name}[/versions/{v}][/ready | /infer | /stats]
   if (seg.size() >= 3 && seg[0] == "v2" && seg[1] == "models" && !seg[2].empty()) {
     std::size_t rest = 3;
-    if (seg.size() >= 5 && seg[3] == "versions" && !seg[4].empty()) rest = 5;
+    const std::string* version = nullptr;
+    if (seg.size() >= 5 && seg[3] == "versions" && !seg[4].empty()) {
+      rest = 5;
+      version = &seg[4];
+    }
     const std::string& name = seg[2];
     const std::string action = seg.size() == rest + 1 ? seg[rest] : std::string();
     if (seg.size() == rest ||
-        (seg.size() == rest + 1 && (action == "ready" || action == "infer"))) {
-      if (post && action == "infer") return infer(s, name, std::move(req.body), respond);
+        (seg.size() == rest + 1 && (action == "ready" || action == "infer" || action == "stats"))) {
+      Endpoint* ep = s.find(name);
+      if (post && action == "infer") {
+        return infer(s, name, version == nullptr ? "" : *version, std::move(req), respond);
+      }
       if (get && action != "infer") {
-        const Endpoint* ep = s.find(name);
-        if (ep == nullptr) {
-          s.metrics.http_error(404);
-          return respond(reply(404, error_body("unknown model '" + name + "'")));
+        if (ep == nullptr) return respond(not_found("unknown model '" + name + "'"));
+        if (version != nullptr && *version != kModelVersion) {
+          return respond(
+              not_found("model '" + name + "' has no version '" + *version + "' (versions: 1)"));
         }
-        return respond(action == "ready" ? ready_body(&name)
-                                         : reply(200, dump_json(model_metadata(*ep))));
+        if (action == "ready") return respond(ready_body(&name));
+        if (action == "stats") {
+          return respond(reply(
+              200, dump_json(json{{"model_stats", json::array({model_stats_json(s, *ep)})}})));
+        }
+        return respond(reply(200, dump_json(model_metadata(*ep))));
       }
     }
   }

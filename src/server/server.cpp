@@ -128,6 +128,7 @@ Server::Server(const App& app, const Deployment& deployment, const ProfileTable&
 Server::~Server() { shutdown(); }
 
 const ServeOptions& Server::options() const { return impl_->options; }
+int Server::grpc_port() const { return impl_->grpc_port; }
 
 std::vector<std::string> Server::endpoint_names() const {
   std::vector<std::string> names;
@@ -168,6 +169,11 @@ int Server::start() {
       [](const std::string& message) { return error_body(message); });
   s.loop.start();
   s.port = s.http->start(s.options.host, s.options.port);
+  if (s.options.grpc_port >= 0) {
+    s.grpc = std::make_unique<GrpcFrontEnd>(s);
+    s.grpc_port = s.grpc->start(s.options.host, s.options.grpc_port);
+    spdlog::info("serving gRPC (GRPCInferenceService) on {}:{}", s.options.host, s.grpc_port);
+  }
   s.started = true;
   spdlog::info(
       "serving {} endpoint(s) on http://{}:{} ({} HTTP threads, max {} in flight, {} "
@@ -198,6 +204,7 @@ void Server::shutdown() {
   // Responders answer 503 as they go, and the front end sends those answers.
   s.loop.stop();
   if (s.http) s.http->stop(std::min(2.0, s.options.keep_alive_timeout_s));
+  if (s.grpc) s.grpc->stop(2.0);
   // A model call still running (stuck) is left behind after at most a second.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
   for (auto& ep : s.endpoints) ep->stop_executors(deadline);

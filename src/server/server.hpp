@@ -32,6 +32,7 @@ struct ServeOptions {
   bool warmup = true;                          // run each model at each batch size before serving
   bool model_endpoints = true;                 // also serve each deployed model on its own
   bool inline_noop = true;                     // run the no-op model on the event loop thread
+  int grpc_port = -1;  // the gRPC front end's port: -1 none, 0 any free port (grpc_port())
 };
 
 // The application of one run spec (and each of its deployed models), served over HTTP
@@ -56,6 +57,8 @@ class Server {
   void shutdown();
 
   std::vector<std::string> endpoint_names() const;
+  // The gRPC front end's port once started (-1 without one).
+  int grpc_port() const;
   // Inference requests admitted and not yet answered.
   int in_flight() const;
   // Waits until at least `n` requests are in flight (tests); false on timeout.

@@ -8,12 +8,15 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "server/endpoint.hpp"
 #include "server/event_loop.hpp"
+#include "server/grpc_frontend.hpp"
 #include "server/http_frontend.hpp"
 #include "server/model_registry.hpp"
+#include "server/model_stats.hpp"
 #include "server/server.hpp"
 #include "server/server_metrics.hpp"
 #include "server/steady_clock.hpp"
@@ -41,6 +44,18 @@ struct Server::Impl {
   std::mutex drain_mutex;
   std::condition_variable drained;  // signalled when in_flight changes and someone waits
   std::atomic<int> watchers{0};
+
+  // The model repository extension: endpoints unloaded by POST .../unload (they answer
+  // 400 and are not ready until loaded again), and the statistics extension's counts.
+  mutable std::mutex repository_mutex;
+  std::set<std::string> unloaded;
+  ModelStatsTable stats;
+  std::unique_ptr<GrpcFrontEnd> grpc;  // --grpc-port (declared last: destroyed first)
+  int grpc_port = -1;
+  bool loaded(const std::string& name) const {
+    std::lock_guard lock(repository_mutex);
+    return unloaded.count(name) == 0;
+  }
 
   Endpoint* find(const std::string& name) const {
     auto it = by_name.find(name);

@@ -227,4 +227,18 @@ std::string ServerMetrics::render() const {
   return out;
 }
 
+uint64_t ServerMetrics::executions(const EndpointMetrics& e) const {
+  std::lock_guard lock(mutex_);
+  uint64_t n = 0;
+  for (const PromHistogram& h : e.batch_size) n += h.count;
+  return n;
+}
+
+std::string prom_label_escape(const std::string& s) { return esc(s); }
+
+void render_prom_histogram(std::string& out, const std::string& name, const std::string& labels,
+                           const PromHistogram& h) {
+  render_histogram(out, name, labels, h);
+}
+
 }  // namespace tessera

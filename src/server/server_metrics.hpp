@@ -38,6 +38,12 @@ struct PromHistogram {
   uint64_t count = 0;
 };
 
+// Prometheus text helpers: a label value escaped; a histogram's _bucket, _sum and _count
+// lines (`labels` without braces, e.g. `model="a",version="1"`).
+std::string prom_label_escape(const std::string& s);
+void render_prom_histogram(std::string& out, const std::string& name, const std::string& labels,
+                           const PromHistogram& h);
+
 // The metrics of one endpoint (an application or a single model). Its engine's thread
 // and the HTTP threads update it; /metrics renders it. All members are guarded by the
 // owning ServerMetrics' mutex.
@@ -73,6 +79,9 @@ class ServerMetrics {
   void set_models(std::vector<std::pair<std::string, std::string>> variant_kinds);
 
   std::string render() const;
+  // Batches run by the endpoint's workers so far (the statistics extension's
+  // execution_count).
+  uint64_t executions(const EndpointMetrics& e) const;
 
  private:
   mutable std::mutex mutex_;
