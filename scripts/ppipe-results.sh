@@ -68,12 +68,17 @@ for c in 1 2 3 4; do
 done
 plan fcn-HC3S "{preset: HC3, high: 4, low: 12}" \
   "dnns: [{model: fcn-d6_r101-d16_4xb2-40k_cityscapes-512x1024}]"
-for s in 2 3 5 10; do
-  plan "slo$s-HC1S-G1" "{preset: HC1, high: 4, low: 12}" "group: G1" "slo_scale: $s" "[ppipe, np]"
-done
-for r in 2:14 8:8 12:4; do
-  plan "ratio${r/:/-}-HC1S-G1" "{preset: HC1, high: ${r%:*}, low: ${r#*:}}" "group: G1" "" \
-    "[ppipe, np]"
+# Sensitivity as the paper's Figs. 13-14: one DNN at a time on HC1-small (here G1's three).
+G1_DNNS="efficientnet-b8_3rdparty_8xb32-aa-advprop_in1k encnet_r101-d8_4xb2-40k_cityscapes-512x1024 rtmdet_x_8xb32-300e_coco"
+for d in $G1_DNNS; do
+  for s in 2 3 5 10; do
+    plan "slo$s-HC1S-${d%%_*}" "{preset: HC1, high: 4, low: 12}" "dnns: [{model: $d}]" \
+      "slo_scale: $s" "[ppipe, np]"
+  done
+  for r in 2:14 8:8 12:4; do
+    plan "ratio${r/:/-}-HC1S-${d%%_*}" "{preset: HC1, high: ${r%:*}, low: ${r#*:}}" \
+      "dnns: [{model: $d}]" "" "[ppipe, np]"
+  done
 done
 plan "HC1x1000-G1" "{preset: HC1, high: 25000, low: 75000}" "group: G1" "" "[ppipe]"
 L4="{name: L4, count: 25, gpus_per_server: 1, nic_gbps: 32, max_mps: 4}"
@@ -92,23 +97,23 @@ job() {  # job NAME PLANDIR METHOD ARRIVALS DATAPLANE
   local plan_file=$OUT/plans/$2/plan.json
   [ "$3" != ppipe ] && plan_file=$OUT/plans/$2/plan-$3.json
   local line="$OUT/sims/$1.csv $plan_file --reference-plan $OUT/plans/$2/plan.json --data-plane $5"
-  [ "$4" = bursty ] && line="$line --trace $TRACE"
+  [ "$4" = bursty ] && line="$line --trace $TRACE --trace-fit fold"
+  [ "$4" = compressed ] && line="$line --trace $TRACE --trace-fit compress"
   echo "$line" >>"$jobs_file"  # no trailing blank: xargs -L would join the next line
 }
 for c in 1 2 3 4; do
   for g in 1 2 3 4 5 6; do
     for m in ppipe np dart-r; do
-      for a in poisson bursty; do job "HC$c-G$g-$m-$a" "HC$c-G$g" $m $a reservation; done
+      for a in poisson bursty compressed; do job "HC$c-G$g-$m-$a" "HC$c-G$g" $m $a reservation; done
     done
   done
 done
 for g in 1 2 3 4 5 6; do job "HC2-G$g-ppipe-poisson-reactive" "HC2-G$g" ppipe poisson reactive; done
 for m in ppipe np dart-r; do job "fcn-HC3S-$m-poisson" fcn-HC3S $m poisson reservation; done
-for s in 2 3 5 10; do
-  for m in ppipe np; do job "slo$s-HC1S-G1-$m-poisson" "slo$s-HC1S-G1" $m poisson reservation; done
-done
-for r in 2-14 8-8 12-4; do
-  for m in ppipe np; do job "ratio$r-HC1S-G1-$m-poisson" "ratio$r-HC1S-G1" $m poisson reservation; done
+for d in $G1_DNNS; do
+  for n in slo2 slo3 slo5 slo10 ratio2-14 ratio8-8 ratio12-4; do
+    for m in ppipe np; do job "$n-HC1S-${d%%_*}-$m-poisson" "$n-HC1S-${d%%_*}" $m poisson reservation; done
+  done
 done
 export T LOADS DUR
 run_job() {

@@ -46,6 +46,16 @@ TEST(TraceFit, KeepsTheGapsAndFillsThePointWithRateTimesDuration) {
   EXPECT_LT(many.back().time, 60.0);
 }
 
+TEST(TraceFold, OverlaysSegmentsOfTheTraceAtTheRate) {
+  // 5 arrivals at 0, 1, 2.5, 3, 4: rate 1 req/s; at 2 req/s they fold modulo 4 / 2 = 2 s:
+  // 0, 1, 0.5, 1, 0 -> sorted 0 0 0.5 1 1, repeated every 2 s.
+  const auto out = fold_trace_to_rate(times({0, 1, 2.5, 3, 4}), 2.0, 5.0, "t.csv");
+  const std::vector<double> want = {0, 0, 0.5, 1, 1, 2, 2, 2.5, 3, 3, 4, 4, 4.5};
+  ASSERT_EQ(out.size(), want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(out[i].time, want[i], 1e-12) << i;
+  EXPECT_THROW(fold_trace_to_rate(times({1, 1}), 1.0, 1.0, "t.csv"), std::invalid_argument);
+}
+
 TEST(TraceFit, RejectsUnusableTracesAndArguments) {
   EXPECT_THROW(fit_trace_to_rate(times({1}), 1.0, 1.0, "t.csv"), std::invalid_argument);
   EXPECT_THROW(fit_trace_to_rate(times({1, 1}), 1.0, 1.0, "t.csv"), std::invalid_argument);
@@ -203,8 +213,17 @@ TEST_F(PpipeSimulateCommand, TraceArrivalsAtThePointsRate) {
   ASSERT_EQ(r.status, 0) << r.out;
   const auto rows = csv("t.csv");
   ASSERT_EQ(rows.size(), 2u);
-  EXPECT_EQ(rows[1][2], "trace");
-  EXPECT_NEAR(std::stod(rows[1][7]), 500.0, 30.0);  // the fitted trace keeps the mean rate
+  EXPECT_EQ(rows[1][2], "trace-fold");
+  // Folding keeps the mean rate over a whole period (88 s here); 5 s of it is near it.
+  EXPECT_NEAR(std::stod(rows[1][7]), 500.0, 125.0);
+  const CmdResult c = run(plan_file() + " --loads 1 --duration 5 --trace-fit compress --trace " +
+                          TESSERA_SOURCE_DIR + "/data/traces/azure_llm_code_2023.csv --csv " +
+                          (dir_ / "c.csv").string());
+  ASSERT_EQ(c.status, 0) << c.out;
+  const auto crows = csv("c.csv");
+  ASSERT_EQ(crows.size(), 2u);
+  EXPECT_EQ(crows[1][2], "trace-compress");
+  EXPECT_DOUBLE_EQ(std::stod(crows[1][7]), 500.0);  // exactly rate x duration
 }
 
 TEST_F(PpipeSimulateCommand, ClearErrorsForABadPlanAndBadFlags) {
@@ -234,6 +253,11 @@ TEST_F(PpipeSimulateCommand, ClearErrorsForABadPlanAndBadFlags) {
     const CmdResult r = run(plan_file() + " --loads 0.5,abc");
     EXPECT_NE(r.status, 0);
     EXPECT_NE(r.out.find("--loads"), std::string::npos) << r.out;
+  }
+  {
+    const CmdResult r = run(plan_file() + " --trace-fit stretch");
+    EXPECT_NE(r.status, 0);
+    EXPECT_NE(r.out.find("--trace-fit"), std::string::npos) << r.out;
   }
   {
     const CmdResult r = run(plan_file() + " --duration 0");

@@ -42,6 +42,7 @@ struct PpipeSimulateArgs {
   int64_t seed = 1;
   std::string out_dir;
   std::string trace_file;  // azure-llm CSV; empty = Poisson
+  std::string trace_fit = "fold";
   bool sweep = false;
   std::string csv_file;
 };
@@ -119,7 +120,9 @@ void run_ppipe_simulate(const PpipeSimulateArgs& args) {
                          std::nullopt);
         sim.run(arrivals);
       } else {
-        TraceSource arrivals(fit_trace_to_rate(trace, rate, args.duration_s, args.trace_file),
+        TraceSource arrivals(args.trace_fit == "fold"
+                                 ? fold_trace_to_rate(trace, rate, args.duration_s, args.trace_file)
+                                 : fit_trace_to_rate(trace, rate, args.duration_s, args.trace_file),
                              "trace '" + args.trace_file + "'");
         sim.run(arrivals);
       }
@@ -145,8 +148,8 @@ void run_ppipe_simulate(const PpipeSimulateArgs& args) {
             "%s,%s,%s,%s,%.4f,%.3f,%.3f,%.0f,%.3f,%.6f,%.6f,%.6f,%llu,%.3f,%.3f,%llu,%.4f,%.4f,"
             "%.4f,",
             plan.method.c_str(), reservation::data_plane_name(kind),
-            trace.empty() ? "poisson" : "trace", dnn.dnn.c_str(), load, rate, args.duration_s,
-            submitted, summary["goodput_rps"].get<double>(), attainment,
+            trace.empty() ? "poisson" : ("trace-" + args.trace_fit).c_str(), dnn.dnn.c_str(), load,
+            rate, args.duration_s, submitted, summary["goodput_rps"].get<double>(), attainment,
             summary["drop_rate"].get<double>(),
             static_cast<double>(summary["late"].get<uint64_t>()) / std::max(1.0, submitted),
             static_cast<unsigned long long>(c.batches),
@@ -204,9 +207,14 @@ void add_ppipe_simulate_command(CLI::App& app) {
   cmd->add_option("--seed", args->seed, "Seed of the arrivals")->capture_default_str();
   cmd->add_option("--out,-o", args->out_dir, "Write each point's summary.json etc. here");
   cmd->add_option("--trace", args->trace_file,
-                  "Arrivals from this azure-llm CSV trace (per-request timestamps), time-scaled "
-                  "to each point's rate and repeated to --duration, instead of Poisson")
+                  "Arrivals from this azure-llm CSV trace (per-request timestamps) brought to "
+                  "each point's rate (--trace-fit) for --duration, instead of Poisson")
       ->check(CLI::ExistingFile);
+  cmd->add_option("--trace-fit", args->trace_fit,
+                  "How --trace reaches the rate: fold (the PPipe authors' MAF 2021 scaling: "
+                  "overlay segments) or compress (scale time, keep the gap sequence)")
+      ->check(CLI::IsMember({"fold", "compress"}))
+      ->capture_default_str();
   cmd->add_flag("--sweep", args->sweep,
                 "Stop a DNN's loads at the first with >= 99 % attainment (give them in "
                 "descending order: the paper's sweep)");

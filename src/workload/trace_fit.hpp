@@ -28,4 +28,14 @@ std::vector<Arrival> fit_trace_to_rate(const std::vector<Arrival>& trace, double
                                        double duration_s, const std::string& what,
                                        std::size_t max_arrivals = 50'000'000);
 
+// fold_trace_to_rate: the PPipe authors' scaling of the MAF 2021 trace (digest §5.2, from
+// their simulator): with s = rate / trace rate (trace rate = (n - 1) / span), every time
+// (from the first arrival) is folded modulo span / s and the result sorted, which overlays
+// s segments of the trace (bursts of nearby requests survive; slow swings average out);
+// that period repeats back to back until `duration_s`. Same preconditions and errors as
+// fit_trace_to_rate; the result holds about rate x duration_s arrivals.
+std::vector<Arrival> fold_trace_to_rate(const std::vector<Arrival>& trace, double rate,
+                                        double duration_s, const std::string& what,
+                                        std::size_t max_arrivals = 50'000'000);
+
 }  // namespace tessera
