@@ -191,6 +191,8 @@ for c in CLUSTERS:
     for g in GROUPS:
         for m in METHODS:
             for a in ["poisson", "bursty", "compressed"]:
+                if a == "compressed" and g != "G1":
+                    continue  # the script runs the compressed trace on G1 only
                 rs = rows(f"{c}-{g}-{m}-{a}")
                 p = plan(f"{c}-{g}")
                 if rs is None or p is None:
@@ -208,12 +210,13 @@ def avg_ml(c, m, a):
 
 
 TITLES = {"poisson": "Poisson", "bursty": "Bursty (the folded trace, MAF 2021's substitute)",
-          "compressed": "Compressed trace (harsher than the paper's Bursty; no paper value)"}
+          "compressed": "Compressed trace, group G1 only (harsher than the paper's Bursty; no paper value)"}
 summary = {}
 for a in ["poisson", "bursty", "compressed"]:
     P(f"### {TITLES[a]}")
     P()
-    P("Average over the 18 DNNs of G1-G6 of each method's max load factor, and PPipe's gain")
+    P(f"Average over the {'3 DNNs of G1' if a == 'compressed' else '18 DNNs of G1-G6'} of each "
+      "method's max load factor, and PPipe's gain")
     P("(ratio of the averages − 1) with the paper's gain beside it:")
     P()
     P("| cluster | PPipe | NP | DART-r | gain vs NP | paper | gain vs DART-r | paper |")
@@ -328,34 +331,44 @@ P("batching and by the reactive per-pool baseline (§7.4). Max load factor per D
 P("inter-partition transfers at load 1.0 (sender end to arrival at the next vGPU; planned =")
 P("the plan's transfer latency at the batch size, mean over its cuts):")
 P()
-P("| group | DNN | reservation | reactive | planned transfer (ms) | reservation mean / p99 (ms) | reactive mean / p99 (ms) |")
-P("|---|---|---:|---:|---:|---:|---:|")
-res_all, rea_all = [], []
-for g in GROUPS:
-    rs = rows(f"HC2-{g}-ppipe-poisson")
-    rr = rows(f"HC2-{g}-ppipe-poisson-reactive")
-    p = plan(f"HC2-{g}")
-    if rs is None or rr is None or p is None:
-        continue
-    for d in p["dnns"]:
-        name = d["dnn"]
-        a, b = max_load(rs, name), max_load(rr, name)
-        res_all.append(a)
-        rea_all.append(b)
-        cuts = [part["transfer_in_ms"] for pl in d["pipelines"] for part in pl["partitions"]
-                if part["transfer_in_ms"] > 0]
-        planned = f2(mean(cuts)) if cuts else "no cut"
-        pa, pb = point(rs, name, 1.0), point(rr, name, 1.0)
 
-        def tr(x):
-            if x is None or int(x["transfers"]) == 0:
-                return "—"
-            return f"{float(x['transfer_mean_ms']):.2f} / {float(x['transfer_p99_ms']):.2f}"
-        P(f"| {g} | {short(name)} | {a:.2f} | {b:.2f} | {planned} | {tr(pa)} | {tr(pb)} |")
-if res_all:
-    P(f"| **average** | | {mean(res_all):.2f} | {mean(rea_all):.2f} | | | |")
-    P("| paper (average, HC2-L) | | 0.92 | 0.71 | | | |")
+
+def fig10(plan_of, res_of, rea_of):
+    P("| group | DNN | reservation | reactive | planned transfer (ms) | reservation mean / p99 (ms) | reactive mean / p99 (ms) |")
+    P("|---|---|---:|---:|---:|---:|---:|")
+    res_all, rea_all = [], []
+    for g in GROUPS:
+        rs, rr, p = rows(res_of(g)), rows(rea_of(g)), plan(plan_of(g))
+        if rs is None or rr is None or p is None:
+            continue
+        for d in p["dnns"]:
+            name = d["dnn"]
+            a, b = max_load(rs, name), max_load(rr, name)
+            res_all.append(a)
+            rea_all.append(b)
+            cuts = [part["transfer_in_ms"] for pl in d["pipelines"] for part in pl["partitions"]
+                    if part["transfer_in_ms"] > 0]
+            planned = f2(mean(cuts)) if cuts else "no cut"
+            pa, pb = point(rs, name, 1.0), point(rr, name, 1.0)
+
+            def tr(x):
+                if x is None or int(x["transfers"]) == 0:
+                    return "—"
+                return f"{float(x['transfer_mean_ms']):.2f} / {float(x['transfer_p99_ms']):.2f}"
+            P(f"| {g} | {short(name)} | {a:.2f} | {b:.2f} | {planned} | {tr(pa)} | {tr(pb)} |")
+    if res_all:
+        P(f"| **average** | | {mean(res_all):.2f} | {mean(rea_all):.2f} | | | |")
+        P("| paper (average, HC2-L) | | 0.92 | 0.71 | | | |")
+    P()
+    return res_all, rea_all
+
+
+res_all, rea_all = fig10(lambda g: f"HC2-{g}", lambda g: f"HC2-{g}-ppipe-poisson",
+                         lambda g: f"HC2-{g}-ppipe-poisson-reactive")
+P("The same comparison on plans made with the ablation's 10 % SLO margin (HC2, 2 partitions):")
 P()
+res10, rea10 = fig10(lambda g: f"HC2m10-{g}", lambda g: f"HC2m10-{g}-ppipe-poisson-reservation",
+                     lambda g: f"HC2m10-{g}-ppipe-poisson-reactive")
 
 # ---- FCN on HC3-small
 P("## §6.5: FCN on HC3-small (4 V100 + 12 P4)")
@@ -467,4 +480,67 @@ for name, label in [("HC1-G1", "HC1/G1, 100 GPUs"), ("HC1x1000-G1", "HC1/G1, 100
 P()
 P("Paper (Gurobi): 3.5 s on average; flat from 100 to 100,000 GPUs; 35.3 s with 3 types and")
 P("77.0 s with 4.")
+P()
+
+# ---- Findings: each sentence names the table above it quotes.
+P("## Findings")
+P()
+if "poisson" in summary:
+    avg, gnp, gdr, gains = summary["poisson"]
+    ok_np = "meets" if gnp >= 0.30 else "misses"
+    ok_dr = "meets" if gdr >= 0.15 else "misses"
+    P(f"* Fig. 6, Poisson table: PPipe's max load factor averages {avg['ppipe']:.2f} against NP's "
+      f"{avg['np']:.2f} and DART-r's {avg['dart-r']:.2f} (paper: 0.965 / 0.668 / 0.749), a gain of "
+      f"{pct(gnp)} over NP and {pct(gdr)} over DART-r averaged over the four clusters (paper: "
+      f"+48.0 % / +32.2 %); this {ok_np} the issue's ≥ 1.3× over NP and {ok_dr} its ≥ 1.15× over "
+      "DART-r.")
+    lows = [c for i, c in enumerate(CLUSTERS)
+            if gains["np"][i] is not None and gains["np"][i] < 0.30]
+    if lows:
+        P(f"* Fig. 6, Poisson table: the gain over NP is below +30 % on {', '.join(lows)}. The "
+          "planned-throughput table shows why: on those clusters NP's and DART-r's plans promise "
+          "as much as PPipe's or more (NP / PPipe column), because a T4 runs the whole model "
+          "within the SLO (the low-class utilisation table: NP keeps the T4s busy), so "
+          "partitioning has little capacity to add; PPipe's remaining gain there comes from its "
+          "plans' higher max load factor, not from more planned capacity. (Our NP plans on these "
+          "clusters exceed PPipe's: PPipe's MILP keeps one configuration per template and stops "
+          "at CBC's limit, see the MILP table; the paper's Gurobi plans may differ.)")
+if "bursty" in summary:
+    avg, gnp, gdr, _ = summary["bursty"]
+    P(f"* Fig. 6, Bursty table: with the folded trace PPipe averages {avg['ppipe']:.2f} against "
+      f"{avg['np']:.2f} (NP) and {avg['dart-r']:.2f} (DART-r), gains of {pct(gnp)} and {pct(gdr)} "
+      "(paper: +75.1 % / +35.8 % on MAF 2021, a different trace).")
+if "compressed" in summary:
+    avg, gnp, gdr, _ = summary["compressed"]
+    P(f"* Fig. 6, Compressed table: under the harsher compressed trace (dispersion table: far "
+      f"burstier than Poisson) every method's max load factor collapses (PPipe {avg['ppipe']:.2f}, "
+      f"NP {avg['np']:.2f}, DART-r {avg['dart-r']:.2f}): a plan sized for the mean rate cannot "
+      "absorb bursts many times the mean within one SLO.")
+P(f"* Fig. 8 table: low-class GPUs are {100 * lo['ppipe']:.1f} % busy under PPipe against "
+  f"{100 * lo['np']:.1f} % under NP and {100 * lo['dart-r']:.1f} % under DART-r on average "
+  "(paper: 73.6 / 8.1 / 29.5 %); on the P4 clusters (HC1, HC3) NP leaves every P4 idle because no "
+  "whole model meets its SLO on a P4, on the T4 clusters NP uses the T4s for whole models.")
+if res_all:
+    r = mean(res_all) / mean(rea_all) if mean(rea_all) > 0 else float("inf")
+    ok = "meets" if r >= 1.2 else "misses"
+    P(f"* Fig. 10 table: on HC2 the reservation data plane holds a max load factor of "
+      f"{mean(res_all):.2f} on average against the reactive plane's {mean(rea_all):.2f} "
+      f"({r:.2f}×; paper 0.92 vs 0.71), which {ok} the issue's ≥ 1.2× (the paper's ablation "
+      "plans keep a 10 % margin, not 40 %: the 10 % margin table below tries that). The "
+      "transfer columns show "
+      "the mechanism: with reservations a transfer takes about its planned time, while the "
+      "reactive plane's transfers queue behind each other on the shared NICs (seconds at p99 "
+      "for the DNNs with large cuts, where the reactive plane loses most).")
+if res10:
+    r = mean(res10) / mean(rea10) if mean(rea10) > 0 else float("inf")
+    P(f"* Fig. 10, 10 % margin table: on plans with the ablation's 10 % margin, reservation "
+      f"{mean(res10):.2f} against reactive {mean(rea10):.2f} ({r:.2f}×): with less slack in the "
+      "plan the reactive plane's queueing costs more.")
+if main:
+    secs = [p["solve"]["seconds"] for p in main]
+    lim = sum(1 for p in main if "limit" in p["solve"]["status"])
+    P(f"* MILP table: the 24 instances took {mean(secs):.1f} s on average (wall clock on a shared, "
+      f"loaded 2-core machine; {lim} stopped at the 30 s limit with the gap shown); the paper's "
+      "Gurobi average is 3.5 s. These numbers are to be regenerated after the MILP speed work "
+      "(bench/plan_bench) merges.")
 P()
