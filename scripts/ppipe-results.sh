@@ -11,6 +11,8 @@
 # folder to re-plan (CBC's time limit makes a plan that hits it depend on the machine's
 # speed; everything else is deterministic: fixed seeds, virtual time).
 #   scripts/ppipe-results.sh            (PPIPE_JOBS=2 simulations in parallel by default)
+# Cost on the shared 2-core VM (2026-11-22, release build, -j2): ~4 min of plans the first
+# time (CBC, 30 s limit), then 3 min 14 s wall / 65 s CPU for the ~300 simulations.
 # Knobs: PPIPE_DURATION (simulated s per load point, 30), PPIPE_PLAN_TIME (CBC limit, 30 s),
 # PPIPE_REUSE=1 (keep simulation CSVs from an earlier run instead of re-running them).
 set -euo pipefail
