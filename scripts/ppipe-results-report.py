@@ -592,7 +592,7 @@ if res10:
       f"{'meets' if r >= 1.2 else 'misses'} the ≥ 1.2×): with less slack in the plan the reactive "
       "plane's queueing costs more.")
 if all_probes:
-    P(f"* Dispatch table: {mean(all_probes):.2f} probe() calls per batch on average over the 72 "
+    P(f"* Dispatch table: {mean(all_probes):.2f} probe() calls per batch on average over the {len(all_probes)} "
       f"DNN runs at load 1.0 (paper 3.58; the issue's target ≤ 4), at most "
       f"{max(all_probes):.2f} for one DNN.")
 fp = plan("fcn-HC3S")
