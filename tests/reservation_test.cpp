@@ -255,6 +255,46 @@ TEST(Placement, VgpusOfOneGpuShareItsServer) {
   EXPECT_THROW(place_plan(wrn_plan(4, 5)), std::invalid_argument);  // 2 + 3 L4 of 4
 }
 
+TEST(Placement, MixedVgpuSizesShareAGpuOnceAllAreOpen) {
+  // 2 T4 (one server): 3 half vGPUs (1.5 GPUs) then `quarters` quarter vGPUs. Two quarters
+  // fit in the second GPU's free half (the planner's sum(1/v) <= whole GPUs), three do not.
+  auto plan_with = [](int quarters) {
+    ppipe::Plan plan;
+    plan.cluster.classes = {{"T4", 2, 2, 50.0, 4}};
+    ppipe::DnnPlan d;
+    d.dnn = "wide_resnet101_2";
+    ppipe::Pipeline p;
+    p.partitions.push_back({0, 4, "T4", 2, 3});
+    p.partitions.push_back({4, 10, "T4", 4, quarters});
+    d.pipelines = {p};
+    plan.dnns.push_back(d);
+    return plan;
+  };
+  const Placement p = place_plan(plan_with(2));
+  ASSERT_EQ(p.server_of[0][0][1].size(), 2u);
+  EXPECT_EQ(p.servers.size(), 1u);
+  EXPECT_EQ(p.servers[0].gpus, (std::vector<int>{0, 1}));
+  EXPECT_THROW(place_plan(plan_with(3)), std::invalid_argument);  // 1.5 + 0.75 > 2
+}
+
+TEST(Placement, SizesOfOnePositionShareAGpuBeforeANewOneOpens) {
+  // 3 T4 free; one DNN, two pipelines whose first partitions take 3 halves and 2 quarters
+  // (sum 2 GPUs at position 0): the quarters fill the second GPU's free half.
+  ppipe::Plan plan;
+  plan.cluster.classes = {{"T4", 3, 4, 50.0, 4}};
+  ppipe::DnnPlan d;
+  d.dnn = "wide_resnet101_2";
+  ppipe::Pipeline a;
+  a.partitions.push_back({0, 10, "T4", 2, 3});
+  ppipe::Pipeline b;
+  b.partitions.push_back({0, 10, "T4", 4, 2});
+  d.pipelines = {a, b};
+  plan.dnns.push_back(d);
+  const Placement p = place_plan(plan);
+  ASSERT_EQ(p.servers.size(), 1u);
+  EXPECT_EQ(p.servers[0].gpus, (std::vector<int>{0, 1}));  // GPU 2 never opened
+}
+
 TEST(Setup, BuildsAChainPerPipelineWithOneRoot) {
   const PpipeSetup s = build_setup(wrn_plan(), 0, wrn_blocks());
   ASSERT_EQ(s.app.tasks.size(), 3u);

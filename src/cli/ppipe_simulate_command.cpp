@@ -2,13 +2,19 @@
 // served by one of PPipe's data planes in the simulator, at one or several load factors:
 // per DNN, Poisson arrivals at load x the DNN's planned throughput (or another plan's, so
 // that baselines get the same absolute load as the paper does), its SLO from the plan.
+// `--trace FILE` replaces Poisson arrivals by a recorded trace fitted to the same rate
+// (workload/trace_fit.hpp); `--sweep` stops a DNN's loads at the first one with >= 99 %
+// attainment (the paper's downward sweep); `--csv FILE` writes one row per point.
 
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
+#include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <sstream>
+#include <stdexcept>
 
 #include "cli/commands.hpp"
 #include "metrics/report.hpp"
@@ -16,7 +22,10 @@
 #include "profile/ppipe_import.hpp"
 #include "reservation/data_plane.hpp"
 #include "sim/simulator.hpp"
+#include "workload/azure_llm.hpp"
 #include "workload/renewal_sources.hpp"
+#include "workload/trace_fit.hpp"
+#include "workload/trace_source.hpp"
 #include "workload/transforms.hpp"
 
 namespace tessera::cli {
@@ -32,7 +41,30 @@ struct PpipeSimulateArgs {
   double first_look = 0.0;
   int64_t seed = 1;
   std::string out_dir;
+  std::string trace_file;  // azure-llm CSV; empty = Poisson
+  std::string trace_fit = "fold";
+  bool sweep = false;
+  std::string csv_file;
 };
+
+// Physical GPU-seconds each GPU class was busy in a run: every partition's vGPU busy time
+// weighted by 1/mps (a 1/v vGPU busy for t is t/v of a GPU), as the paper's utilisation.
+std::map<std::string, double> busy_by_class(const ppipe::DnnPlan& dnn,
+                                            const reservation::PpipeSetup& setup,
+                                            const MetricsCollector& metrics) {
+  std::map<std::string, double> busy;
+  for (std::size_t p = 0; p < dnn.pipelines.size() && p < setup.pipelines.size(); ++p) {
+    const auto& parts = dnn.pipelines[p].partitions;
+    const auto& tasks = setup.pipelines[p].tasks;
+    for (std::size_t k = 0; k < parts.size() && k < tasks.size(); ++k) {
+      const TaskId t = tasks[k];
+      if (t >= metrics.tasks().size()) continue;
+      busy[parts[k].gpu_class] +=
+          metrics.tasks()[t].gpu_busy / static_cast<double>(std::max(1, parts[k].mps));
+    }
+  }
+  return busy;
+}
 
 double planned_rate(const ppipe::Plan& plan, const std::string& dnn) {
   for (const ppipe::DnnPlan& d : plan.dnns) {
@@ -46,6 +78,16 @@ void run_ppipe_simulate(const PpipeSimulateArgs& args) {
   const ppipe::Plan reference =
       args.reference_plan.empty() ? plan : ppipe::read_plan_file(args.reference_plan);
   const auto kind = reservation::parse_data_plane(args.data_plane);
+  std::vector<Arrival> trace;
+  if (!args.trace_file.empty()) trace = read_azure_llm_csv(args.trace_file);
+  std::ofstream csv;
+  if (!args.csv_file.empty()) {
+    csv.open(args.csv_file);
+    if (!csv) throw std::runtime_error("cannot write --csv file '" + args.csv_file + "'");
+    csv << "method,data_plane,arrivals,dnn,load,rate_rps,duration_s,submitted,goodput_rps,"
+           "slo_attainment,drop_rate,late_rate,batches,mean_batch,probes_per_batch,transfers,"
+           "transfer_mean_ms,transfer_p50_ms,transfer_p99_ms,busy_gpu_s\n";
+  }
   const std::filesystem::path timings =
       std::filesystem::path(args.profiles_dir) / "models" / "block-timing-tf32";
   std::printf(
@@ -73,9 +115,17 @@ void run_ppipe_simulate(const PpipeSimulateArgs& args) {
       const double rate = load * base_rate;
       Simulator sim(setup.app, setup.deployment, setup.profiles, std::move(dp.policies), so,
                     EngineOptions{});
-      Bounded arrivals(std::make_unique<PoissonSource>(rate, so.seed), args.duration_s,
-                       std::nullopt);
-      sim.run(arrivals);
+      if (trace.empty()) {
+        Bounded arrivals(std::make_unique<PoissonSource>(rate, so.seed), args.duration_s,
+                         std::nullopt);
+        sim.run(arrivals);
+      } else {
+        TraceSource arrivals(args.trace_fit == "fold"
+                                 ? fold_trace_to_rate(trace, rate, args.duration_s, args.trace_file)
+                                 : fit_trace_to_rate(trace, rate, args.duration_s, args.trace_file),
+                             "trace '" + args.trace_file + "'");
+        sim.run(arrivals);
+      }
       const nlohmann::json summary = summarize(sim.metrics(), setup.app);
       const double attainment = summary["slo_attainment"].get<double>();
       if (attainment >= 0.99) best_load = std::max(best_load, load);
@@ -85,12 +135,37 @@ void run_ppipe_simulate(const PpipeSimulateArgs& args) {
                   static_cast<double>(summary["late"].get<uint64_t>()) /
                       std::max(1.0, static_cast<double>(summary["submitted"].get<uint64_t>())));
       spdlog::info("{} at load {:.2f}: {}", dnn.dnn, load, dp.summary());
+      if (csv.is_open()) {
+        const reservation::DataPlaneCounts c = dp.counts();
+        const double submitted = static_cast<double>(summary["submitted"].get<uint64_t>());
+        std::string busy;
+        for (const auto& [cls, sec] : busy_by_class(dnn, setup, sim.metrics())) {
+          busy += (busy.empty() ? "" : ";") + cls + ":" + std::to_string(sec);
+        }
+        char row[640];
+        std::snprintf(
+            row, sizeof row,
+            "%s,%s,%s,%s,%.4f,%.3f,%.3f,%.0f,%.3f,%.6f,%.6f,%.6f,%llu,%.3f,%.3f,%llu,%.4f,%.4f,"
+            "%.4f,",
+            plan.method.c_str(), reservation::data_plane_name(kind),
+            trace.empty() ? "poisson" : ("trace-" + args.trace_fit).c_str(), dnn.dnn.c_str(), load,
+            rate, args.duration_s, submitted, summary["goodput_rps"].get<double>(), attainment,
+            summary["drop_rate"].get<double>(),
+            static_cast<double>(summary["late"].get<uint64_t>()) / std::max(1.0, submitted),
+            static_cast<unsigned long long>(c.batches),
+            c.batches ? static_cast<double>(c.batch_items) / static_cast<double>(c.batches) : 0.0,
+            c.batches ? static_cast<double>(c.probes) / static_cast<double>(c.batches) : 0.0,
+            static_cast<unsigned long long>(c.transfers), c.transfer_mean_ms, c.transfer_p50_ms,
+            c.transfer_p99_ms);
+        csv << row << busy << "\n";
+      }
       if (!args.out_dir.empty()) {
         std::ostringstream name;
         name << dnn.dnn << "-load" << load;
         write_report(std::filesystem::path(args.out_dir) / name.str(), summary, sim.metrics(),
                      setup.app);
       }
+      if (args.sweep && attainment >= 0.99) break;
     }
     if (args.loads.size() > 1) {
       std::printf("| %s | max load at >= 99 %% attainment: %.2f | | | | | |\n", dnn.dnn.c_str(),
@@ -131,6 +206,19 @@ void add_ppipe_simulate_command(CLI::App& app) {
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--seed", args->seed, "Seed of the arrivals")->capture_default_str();
   cmd->add_option("--out,-o", args->out_dir, "Write each point's summary.json etc. here");
+  cmd->add_option("--trace", args->trace_file,
+                  "Arrivals from this azure-llm CSV trace (per-request timestamps) brought to "
+                  "each point's rate (--trace-fit) for --duration, instead of Poisson")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--trace-fit", args->trace_fit,
+                  "How --trace reaches the rate: fold (the PPipe authors' MAF 2021 scaling: "
+                  "overlay segments) or compress (scale time, keep the gap sequence)")
+      ->check(CLI::IsMember({"fold", "compress"}))
+      ->capture_default_str();
+  cmd->add_flag("--sweep", args->sweep,
+                "Stop a DNN's loads at the first with >= 99 % attainment (give them in "
+                "descending order: the paper's sweep)");
+  cmd->add_option("--csv", args->csv_file, "Write one CSV row per point to this file");
   cmd->callback([args] { run_ppipe_simulate(*args); });
 }
 

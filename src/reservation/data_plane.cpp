@@ -52,6 +52,17 @@ DataPlane make_data_plane(const PpipeSetup& setup, DataPlaneKind kind, BatcherOp
                     static_cast<unsigned long long>(s.reslotted));
       return std::string(buf);
     };
+    out.counts = [plane] {
+      const PlaneStats& s = plane->stats();
+      return DataPlaneCounts{s.batches,
+                             s.batch_items,
+                             plane->probes(),
+                             s.drops,
+                             s.transfers,
+                             s.transfer_time.mean() * 1e3,
+                             s.transfer_time.quantile(0.5) * 1e3,
+                             s.transfer_time.quantile(0.99) * 1e3};
+    };
   } else {
     auto plane = ReactivePlane::create(setup, options);
     out.policies = plane->policies();
@@ -66,6 +77,17 @@ DataPlane make_data_plane(const PpipeSetup& setup, DataPlaneKind kind, BatcherOp
                     static_cast<unsigned long long>(s.transfers), s.transfer_time.mean() * 1e3,
                     s.transfer_time.quantile(0.99) * 1e3);
       return std::string(buf);
+    };
+    out.counts = [plane] {
+      const ReactiveStats& s = plane->stats();
+      return DataPlaneCounts{s.batches,
+                             s.batch_items,
+                             0,
+                             s.drops,
+                             s.transfers,
+                             s.transfer_time.mean() * 1e3,
+                             s.transfer_time.quantile(0.5) * 1e3,
+                             s.transfer_time.quantile(0.99) * 1e3};
     };
   }
   return out;

@@ -12,6 +12,7 @@
 //      ... sim.run(arrivals); std::cout << dp.summary();
 // `setup` must outlive the engine. Not thread-safe.
 
+#include <cstdint>
 #include <functional>
 #include <string>
 
@@ -29,9 +30,22 @@ const char* data_plane_name(DataPlaneKind kind);
 // The setup options a data plane needs (the reactive plane moves bytes on the engine's links).
 SetupOptions setup_options_for(DataPlaneKind kind, Time link_latency = 0.0);
 
+// What a data plane did in a run, in numbers (for tables; `summary` says it in words).
+struct DataPlaneCounts {
+  uint64_t batches = 0;
+  uint64_t batch_items = 0;
+  uint64_t probes = 0;  // probe() calls (reservation plane; 0 for the reactive one)
+  uint64_t drops = 0;   // at the central queue (reservation) or at the pools (reactive)
+  uint64_t transfers = 0;
+  double transfer_mean_ms = 0.0;  // sender end to arrival at the next partition's vGPU
+  double transfer_p50_ms = 0.0;
+  double transfer_p99_ms = 0.0;
+};
+
 struct DataPlane {
   EnginePolicies policies;
   std::function<std::string()> summary;  // batches, probes per batch, drops, transfer times
+  std::function<DataPlaneCounts()> counts;
 };
 
 DataPlane make_data_plane(const PpipeSetup& setup, DataPlaneKind kind, BatcherOptions options = {});

@@ -1,7 +1,9 @@
 #include "reservation/setup.hpp"
 
+#include <algorithm>
 #include <map>
 #include <stdexcept>
+#include <vector>
 
 namespace tessera::reservation {
 
@@ -17,7 +19,10 @@ Placement place_plan(const ppipe::Plan& plan) {
     int next_gpu = 0;
     std::map<int, std::pair<int, int>> open;  // mps -> (gpu, vGPUs used on it)
     std::map<int, int> server_of_index;       // server index in class -> Placement server
+    std::vector<int> free_units;              // per opened GPU, in twelfths of a GPU
+    std::vector<std::pair<std::size_t, std::size_t>> owner;  // per opened GPU: (DNN, position)
   };
+  constexpr int kUnits = 12;  // a 1/v vGPU (v = 1..4) takes 12 / v twelfths
   std::map<std::string, ClassState> classes;
   for (const ppipe::GpuClass& c : plan.cluster.classes) classes[c.name].spec = &c;
   auto server_for = [&](ClassState& cs, int gpu) {
@@ -33,14 +38,17 @@ Placement place_plan(const ppipe::Plan& plan) {
       it = cs.server_of_index.emplace(index, static_cast<int>(out.servers.size() - 1)).first;
     }
     auto& gpus = out.servers[static_cast<std::size_t>(it->second)].gpus;
-    if (gpus.empty() || gpus.back() != gpu) gpus.push_back(gpu);
+    if (std::find(gpus.begin(), gpus.end(), gpu) == gpus.end()) gpus.push_back(gpu);
     return it->second;
   };
-  for (const ppipe::DnnPlan& d : plan.dnns) {
+  for (std::size_t di = 0; di < plan.dnns.size(); ++di) {
+    const ppipe::DnnPlan& d = plan.dnns[di];
     auto& per_dnn = out.server_of.emplace_back();
     for (const ppipe::Pipeline& p : d.pipelines) {
       auto& per_pipe = per_dnn.emplace_back();
-      for (const ppipe::Partition& part : p.partitions) {
+      for (std::size_t k = 0; k < p.partitions.size(); ++k) {
+        const ppipe::Partition& part = p.partitions[k];
+        const std::pair<std::size_t, std::size_t> key{di, k};
         auto& per_part = per_pipe.emplace_back();
         auto cit = classes.find(part.gpu_class);
         if (cit == classes.end() || cit->second.spec == nullptr) {
@@ -50,18 +58,36 @@ Placement place_plan(const ppipe::Plan& plan) {
         ClassState& cs = cit->second;
         const int mps = std::max(1, part.mps);
         for (int v = 0; v < part.vgpus; ++v) {
+          const int units = kUnits / std::min(mps, 4);
           auto& [gpu, used] = cs.open.try_emplace(mps, -1, mps).first->second;
-          if (used >= mps) {
-            if (cs.next_gpu >= cs.spec->count) {
-              throw std::invalid_argument("plan uses more than the " +
-                                          std::to_string(cs.spec->count) + " " + cs.spec->name +
-                                          " GPUs of the cluster");
+          // First fit among the GPUs with room, `want` deciding which may take it.
+          auto first_fit = [&](auto want) {
+            for (std::size_t g = 0; g < cs.free_units.size(); ++g) {
+              if (cs.free_units[g] >= units && want(g)) return static_cast<int>(g);
             }
+            return -1;
+          };
+          int at = -1;
+          if (used < mps && cs.free_units[static_cast<std::size_t>(gpu)] >= units) {
+            at = gpu;  // the open GPU of this vGPU size
+            ++used;
+          } else if ((at = first_fit([&](std::size_t g) { return cs.owner[g] == key; })) >= 0) {
+            // A GPU of the same DNN and partition position with room left: the planner counts
+            // whole GPUs per (DNN, class, position) as the sum of 1/v over its vGPUs, so a 1/2
+            // and two 1/4 vGPUs there fill one GPU.
+          } else if (cs.next_gpu < cs.spec->count) {
             gpu = cs.next_gpu++;
-            used = 0;
+            cs.free_units.push_back(kUnits);
+            cs.owner.push_back(key);
+            used = 1;
+            at = gpu;
+          } else if ((at = first_fit([](std::size_t) { return true; })) < 0) {
+            throw std::invalid_argument("plan uses more than the " +
+                                        std::to_string(cs.spec->count) + " " + cs.spec->name +
+                                        " GPUs of the cluster");
           }
-          ++used;
-          per_part.push_back(server_for(cs, gpu));
+          cs.free_units[static_cast<std::size_t>(at)] -= units;
+          per_part.push_back(server_for(cs, at));
         }
       }
     }

@@ -9,9 +9,12 @@
 // gpus_per_server to a server. Partitions take vGPUs in plan order (DNN, pipeline,
 // partition); a GPU is split into `mps` vGPUs of one size, and the vGPUs of one size fill a
 // partly used GPU before a new one is opened, so a GPU may hold vGPUs of several partitions
-// of the same size (the planner's integer-GPUs-per-position refinement keeps this within
-// the budget). All vGPUs of a server share its NIC: bandwidth = nic_gbps x
-// bandwidth_fraction per direction.
+// of the same size. When that GPU is full, a vGPU first goes into a GPU with room left
+// that holds vGPUs of the same DNN and partition position (a 1/2 and two 1/4 vGPUs fill one
+// GPU), as the planner's integer-GPUs-per-position refinement counts sum(1/v) per (DNN,
+// class, position), not whole GPUs per vGPU size; then into a new GPU; then, with every
+// GPU open, into any GPU with room left. All vGPUs of a
+// server share its NIC: bandwidth = nic_gbps x bandwidth_fraction per direction.
 //
 // The App's only root is pipeline 0's first partition: a DNN's requests enter one central
 // queue and the data plane moves a batch to the first partition of the pipeline it picks.
