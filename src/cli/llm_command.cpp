@@ -148,7 +148,8 @@ struct GenerateOptions {
 // the prefill is the time to the first token, then each decode step.
 void run_generate(const GenerateOptions& o) {
   using Clock = std::chrono::steady_clock;
-  const DecoderOptions options{weight_quant_from_string(o.weights), kv_quant_from_string(o.kv)};
+  const DecoderOptions options{weight_quant_from_string(o.weights), kv_quant_from_string(o.kv), 1,
+                               1, {}};
   const auto decoder = Decoder::load(o.checkpoint, options);
   const LlmArchitecture& arch = decoder->architecture();
   if (arch.vocab < 256) {
