@@ -17,20 +17,23 @@ fi
 T=$TESSERA_TORCH
 OUT=out/iserve-estimation
 DOC=docs/results/iserve/estimation.md
-REPEATS=${REPEATS:-5}
-LENGTHS=(4 24)       # output tokens after the first
+REPEATS=${REPEATS:-3}
+LENGTHS=(2 16)       # output tokens after the first
 PROMPT=16
 mkdir -p "$OUT" "$(dirname "$DOC")"
+LOAD_BEFORE=$(cut -d" " -f1-3 /proc/loadavg)
+START=$(date +%s)
 
-# name | bundled model | random-checkpoint shape flags (true depth, hidden 256)
+# name | bundled model | random-checkpoint shape flags (true depth, hidden 256, vocabulary
+# 4096 so that the LM head weighs in the model about as much as in the real one)
 MODELS=(
-  "llama-2-7b|llama-2-7b|--hidden 256 --heads 8 --kv-heads 8 --ffn 688"
-  "llama-2-70b|llama-2-70b|--hidden 256 --heads 16 --kv-heads 2 --ffn 896"
-  "falcon-7b|falcon-7b|--hidden 256 --heads 8 --kv-heads 1 --ffn 1024"
-  "gpt-j-6b|gpt-j-6b|--hidden 256 --heads 16 --ffn 1024"
+  "llama-2-7b|llama-2-7b|--hidden 256 --heads 8 --kv-heads 8 --ffn 688 --vocab 4096"
+  "llama-2-70b|llama-2-70b|--hidden 256 --heads 16 --kv-heads 2 --ffn 896 --vocab 4096"
+  "falcon-7b|falcon-7b|--hidden 256 --heads 8 --kv-heads 1 --ffn 1024 --vocab 4096"
+  "gpt-j-6b|gpt-j-6b|--hidden 256 --heads 16 --ffn 1024 --vocab 4096"
 )
 # compressions validated (weights kv) and (TP PP) measured on the full model
-COMPRESSIONS=("fp16 kv16" "int8 kv8" "int4 kv16")
+COMPRESSIONS=("fp16 kv16" "int8 kv8")
 PARALLEL=("1 1" "1 2" "1 4" "2 1" "2 2" "4 1")
 
 for m in "${MODELS[@]}"; do
@@ -63,9 +66,12 @@ for m in "${MODELS[@]}"; do
   echo "measured $name" >&2
 done
 
-python3 - "$OUT" "$DOC" "${LENGTHS[1]}" <<'PY'
+LOAD_AFTER=$(cut -d" " -f1-3 /proc/loadavg)
+SECONDS_TAKEN=$(($(date +%s) - START))
+python3 - "$OUT" "$DOC" "${LENGTHS[1]}" "$REPEATS" "$LOAD_BEFORE" "$LOAD_AFTER" "$SECONDS_TAKEN" "$(nproc)" <<'PY'
 import glob, json, os, statistics, sys
 out, doc, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+repeats, load_before, load_after, taken, cores = sys.argv[4:9]
 rows, summary = [], []
 for model in ["llama-2-7b", "llama-2-70b", "falcon-7b", "gpt-j-6b"]:
     d = os.path.join(out, model)
@@ -104,10 +110,16 @@ with open(doc, "w") as fh:
     w("(TP, PP) = (1, 1), (1, 2), (2, 1), latency at PP = 1 for TP 1, 2, 4, two output lengths),")
     w("the estimator filled the configuration map (`tessera llm estimate`, §5.2–5.3), and the full")
     w("model was measured under each configuration below (`tessera llm measure`). Latency is one")
-    w(f"batch-1 request of a {16}-token prompt and {n} tokens after the first (median of the")
+    w(f"batch-1 request of a 16-token prompt and {n} tokens after the first (median of the")
     w("repeats); memory is the peak bytes libtorch holds while serving it. Error = |estimate −")
     w("measurement| / measurement. The paper's goal: 4.91 % mean latency error, 6.92 % mean")
     w("memory error (iServe §8.4).")
+    w()
+    w("## Run conditions")
+    w()
+    w("| cores | repeats per point | load average (1, 5, 15 min) at start | at end | script seconds |")
+    w("|---|---|---|---|---|")
+    w(f"| {cores} | {repeats} | {load_before} | {load_after} | {taken} |")
     w()
     w("## Summary")
     w()

@@ -1,5 +1,7 @@
 #include "llm_torch/fingerprint_profiler.hpp"
 
+#include <ATen/Parallel.h>
+
 #include <algorithm>
 #include <chrono>
 #include <stdexcept>
@@ -42,6 +44,9 @@ Measurement measure_checkpoint(const std::filesystem::path& checkpoint,
     throw std::invalid_argument("a measurement needs output lengths, a prompt and a repeat");
   }
   memory_meter::install();
+  // One intra-op thread per shard at every TP (the decoder sets it for TP > 1; TP 1 must
+  // match, or its timings would use a thread pool the shards do not have).
+  at::set_num_threads(1);
   Measurement m;
   const uint64_t before = memory_meter::current();
   const auto decoder = Decoder::load(checkpoint, options);
