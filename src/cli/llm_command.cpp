@@ -242,7 +242,7 @@ void run_profile(const ProfileOptions& o) {
 }
 
 struct EstimateOptions {
-  std::string profile, model, out;
+  std::string profile, model, out, clock = "wall";
   int gpus = 8;
 };
 
@@ -253,7 +253,8 @@ void run_estimate(const EstimateOptions& o) {
     std::fprintf(stderr, "warning: %s profiles '%s' but the model is '%s'\n", o.profile.c_str(),
                  profile.model.c_str(), arch.name.c_str());
   }
-  const ConfigMap map = estimate_config_map(arch, profile, o.gpus);
+  const ConfigMap map = estimate_config_map(
+      arch, profile, o.gpus, o.clock == "cpu" ? LatencyClock::kCpu : LatencyClock::kWall);
   write_text(o.out, config_map_to_json(map));
   std::printf("%s: %zu configurations estimated, %zu not (see not_estimated); wrote %s\n",
               arch.name.c_str(), map.estimates.size(), map.not_estimated.size(), o.out.c_str());
@@ -293,7 +294,9 @@ void run_measure(const MeasureCliOptions& o) {
   j["memory_bytes"] = m.peak_bytes;
   j["latency"] = nlohmann::ordered_json::array();
   for (std::size_t i = 0; i < o.lengths.size(); ++i) {
-    j["latency"].push_back({{"output_length", o.lengths[i]}, {"seconds", m.seconds[i]}});
+    j["latency"].push_back({{"output_length", o.lengths[i]},
+                            {"seconds", m.seconds[i]},
+                            {"cpu_seconds", m.cpu_seconds[i]}});
   }
   if (o.out.empty()) {
     std::cout << j.dump(2) << "\n";
@@ -409,6 +412,9 @@ void add_llm_command(CLI::App& app) {
   estimate->add_option("--out", es->out, "Configuration map JSON to write")->required();
   estimate->add_option("--gpus", es->gpus, "GPUs (TP x PP at most this)")
       ->check(CLI::Range(1, 1024));
+  estimate
+      ->add_option("--clock", es->clock, "Latency clock: wall (default) or cpu (process CPU time)")
+      ->check(CLI::IsMember({"wall", "cpu"}));
   estimate->callback([es] { run_estimate(*es); });
 
   auto me = std::make_shared<MeasureCliOptions>();

@@ -69,12 +69,13 @@ FingerprintProfile parse_fingerprint_profile(const SpecNode& node) {
     }
     for (const SpecNode& l : latency) {
       l.expect_map();
-      l.allow_only({"fingerprint_layers", "tp", "output_length", "seconds"});
+      l.allow_only({"fingerprint_layers", "tp", "output_length", "seconds", "cpu_seconds"});
       FingerprintLatency r;
       r.fingerprint_layers = l.at("fingerprint_layers").as_integer_in(1, 2);
       r.tp = static_cast<int>(l.at("tp").as_integer_in(1, 1024));
       r.output_length = l.at("output_length").as_integer_in(0, 1 << 24);
       r.seconds = l.at("seconds").as_positive(kMaxSeconds);
+      if (const auto cpu = l.get("cpu_seconds")) r.cpu_seconds = cpu->as_positive(kMaxSeconds);
       c.latency.push_back(r);
     }
     p.compressions.push_back(std::move(c));
@@ -108,10 +109,12 @@ std::string fingerprint_profile_to_json(const FingerprintProfile& p) {
     }
     cj["latency"] = nlohmann::ordered_json::array();
     for (const FingerprintLatency& l : c.latency) {
-      cj["latency"].push_back({{"fingerprint_layers", l.fingerprint_layers},
-                               {"tp", l.tp},
-                               {"output_length", l.output_length},
-                               {"seconds", l.seconds}});
+      nlohmann::ordered_json lj{{"fingerprint_layers", l.fingerprint_layers},
+                                {"tp", l.tp},
+                                {"output_length", l.output_length},
+                                {"seconds", l.seconds}};
+      if (l.cpu_seconds > 0) lj["cpu_seconds"] = l.cpu_seconds;
+      cj["latency"].push_back(lj);
     }
     j["compressions"].push_back(cj);
   }
@@ -144,7 +147,8 @@ double extrapolated_memory(const CompressionProfile& c, int64_t layers, int tp, 
 }
 
 // TTFT and TPOT of one fingerprint at one TP from its two request latencies (Eq. 1).
-std::pair<double, double> solve_eq1(const CompressionProfile& c, int64_t fp, int tp) {
+std::pair<double, double> solve_eq1(const CompressionProfile& c, int64_t fp, int tp,
+                                    LatencyClock clock) {
   std::vector<const FingerprintLatency*> runs;
   for (const FingerprintLatency& l : c.latency) {
     if (l.fingerprint_layers == fp && l.tp == tp) runs.push_back(&l);
@@ -160,9 +164,17 @@ std::pair<double, double> solve_eq1(const CompressionProfile& c, int64_t fp, int
         "the profile of " + compression_name(c) + " lacks " + std::to_string(fp) +
         "-layer latencies at two output lengths at TP " + std::to_string(tp));
   }
+  const auto value = [&](const FingerprintLatency* r) {
+    if (clock == LatencyClock::kWall) return r->seconds;
+    if (r->cpu_seconds <= 0) {
+      throw std::invalid_argument("the profile of " + compression_name(c) +
+                                  " has no cpu_seconds (needed for the CPU-time clock)");
+    }
+    return r->cpu_seconds;
+  };
   const double tpot =
-      (b->seconds - a->seconds) / static_cast<double>(b->output_length - a->output_length);
-  const double ttft = a->seconds - static_cast<double>(a->output_length) * tpot;
+      (value(b) - value(a)) / static_cast<double>(b->output_length - a->output_length);
+  const double ttft = value(a) - static_cast<double>(a->output_length) * tpot;
   return {ttft, tpot};
 }
 
@@ -183,15 +195,16 @@ MemoryTerms solve_memory(const CompressionProfile& c, int64_t layers) {
   return t;
 }
 
-LatencyTerms solve_latency(const CompressionProfile& c, int tp) {
-  const auto [ttft1, tpot1] = solve_eq1(c, 1, tp);
-  const auto [ttft2, tpot2] = solve_eq1(c, 2, tp);
+LatencyTerms solve_latency(const CompressionProfile& c, int tp, LatencyClock clock) {
+  const auto [ttft1, tpot1] = solve_eq1(c, 1, tp, clock);
+  const auto [ttft2, tpot2] = solve_eq1(c, 2, tp, clock);
   return {ttft2 - ttft1, 2.0 * ttft1 - ttft2, tpot2 - tpot1, 2.0 * tpot1 - tpot2};
 }
 
 ConfigMap estimate_config_map(const LlmArchitecture& arch, const FingerprintProfile& profile,
-                              int gpus) {
+                              int gpus, LatencyClock clock) {
   ConfigMap map;
+  map.clock = clock;
   map.model = arch.name;
   map.layers = arch.layers;
   map.gpus = gpus;
@@ -228,7 +241,7 @@ ConfigMap estimate_config_map(const LlmArchitecture& arch, const FingerprintProf
     }
     LatencyTerms lat;
     try {
-      lat = solve_latency(*c, config.parallelism.tp);
+      lat = solve_latency(*c, config.parallelism.tp, clock);
     } catch (const std::invalid_argument& e) {
       map.not_estimated.emplace_back(name, e.what());
       continue;
@@ -253,6 +266,7 @@ std::string config_map_to_json(const ConfigMap& map) {
   j["layers"] = map.layers;
   j["gpus"] = map.gpus;
   j["source"] = map.source;
+  j["latency_clock"] = map.clock == LatencyClock::kWall ? "wall" : "cpu";
   j["configurations"] = nlohmann::ordered_json::array();
   for (const ConfigEstimate& e : map.estimates) {
     j["configurations"].push_back({{"name", e.config.name()},

@@ -42,8 +42,13 @@ struct FingerprintLatency {
   int64_t fingerprint_layers = 1;
   int tp = 1;
   int64_t output_length = 0;  // tokens after the first
-  double seconds = 0;         // median request latency
+  double seconds = 0;         // median request latency (wall clock)
+  double cpu_seconds = 0;     // median CPU time of the process per request; 0: not measured
 };
+
+// Which latency the estimator uses: the wall clock (the paper's), or the process's CPU time
+// (robust where other work shares the cores; with TP > 1 it sums the shards' work).
+enum class LatencyClock { kWall, kCpu };
 
 struct CompressionProfile {
   WeightQuant weights = WeightQuant::kFp16;
@@ -75,7 +80,8 @@ struct LatencyTerms {
   double ttft_layer = 0, ttft_other = 0, tpot_layer = 0, tpot_other = 0;
 };
 MemoryTerms solve_memory(const CompressionProfile& c, int64_t layers);  // throws if missing
-LatencyTerms solve_latency(const CompressionProfile& c, int tp);        // throws if missing
+LatencyTerms solve_latency(const CompressionProfile& c, int tp,
+                           LatencyClock clock = LatencyClock::kWall);  // throws if missing
 
 struct ConfigEstimate {
   LlmDeploymentConfig config;
@@ -90,13 +96,14 @@ struct ConfigMap {
   int64_t layers = 0;
   int gpus = 0;
   std::string source;  // where the profile was measured
+  LatencyClock clock = LatencyClock::kWall;
   std::vector<ConfigEstimate> estimates;
   // Configurations the profile cannot estimate (compression or TP not profiled), with why.
   std::vector<std::pair<std::string, std::string>> not_estimated;
 };
 
 ConfigMap estimate_config_map(const LlmArchitecture& arch, const FingerprintProfile& profile,
-                              int gpus);
+                              int gpus, LatencyClock clock = LatencyClock::kWall);
 std::string config_map_to_json(const ConfigMap& map);
 
 }  // namespace tessera

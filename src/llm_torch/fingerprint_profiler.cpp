@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <stdexcept>
 
 #include "llm_arch/checkpoint_layout.hpp"
@@ -27,6 +28,12 @@ void serve(const Decoder& d, const std::vector<int64_t>& prompt, int64_t n) {
     const auto best = std::max_element(logits.begin(), logits.end()) - logits.begin();
     logits = d.step(*seq, {best});
   }
+}
+
+double process_cpu_seconds() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
 double median(std::vector<double> v) {
@@ -61,13 +68,16 @@ Measurement measure_checkpoint(const std::filesystem::path& checkpoint,
     using Clock = std::chrono::steady_clock;
     serve(*decoder, prompt, longest);  // warm-up
     for (int64_t n : how.output_lengths) {
-      std::vector<double> runs;
+      std::vector<double> runs, cpu;
       for (int r = 0; r < how.repeats; ++r) {
+        const double c0 = process_cpu_seconds();
         const auto t0 = Clock::now();
         serve(*decoder, prompt, n);
         runs.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+        cpu.push_back(process_cpu_seconds() - c0);
       }
       m.seconds.push_back(median(runs));
+      m.cpu_seconds.push_back(median(cpu));
     }
   }
   return m;
@@ -115,7 +125,7 @@ FingerprintProfile profile_fingerprints(const std::filesystem::path& checkpoint,
         const Measurement m =
             measure_checkpoint(dir, {c.weights, c.kv_cache, tp, 1, {}}, how, false, true);
         for (std::size_t i = 0; i < how.output_lengths.size(); ++i) {
-          c.latency.push_back({layers, tp, how.output_lengths[i], m.seconds[i]});
+          c.latency.push_back({layers, tp, how.output_lengths[i], m.seconds[i], m.cpu_seconds[i]});
         }
       }
     }

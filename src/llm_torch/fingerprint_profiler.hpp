@@ -6,7 +6,8 @@
 // at PP = 1 for each TP, of one batch-1 request at two output lengths. Memory is the peak
 // bytes libtorch holds while serving one request (memory_meter, the CPU analogue of
 // torch.cuda.max_memory_allocated), counted from before the load; latency is the median
-// wall time of `repeats` requests after one warm-up. A 1-layer fingerprint at PP = 2 runs
+// wall time of `repeats` requests after one warm-up, and the median CPU time the process
+// spent on them (all shards' threads). A 1-layer fingerprint at PP = 2 runs
 // its layer on stage 0 and only the final norm and head on stage 1 (the paper does not
 // say how it runs one; digest §2.2 "open question").
 //
@@ -30,7 +31,8 @@ struct MeasureOptions {
 
 struct Measurement {
   double peak_bytes = 0;
-  std::vector<double> seconds;  // median request latency per output length
+  std::vector<double> seconds;      // median request latency per output length (wall clock)
+  std::vector<double> cpu_seconds;  // median process CPU time per request, per output length
 };
 
 // Loads `checkpoint` with `options`, serves one request of the longest output length and
