@@ -133,6 +133,32 @@ TEST(IserveEstimator, ProfilesRoundTripAndHostileOnesAreRefused) {
                SpecError);
 }
 
+TEST(IserveEstimator, TheCpuClockUsesCpuSecondsAndNeedsThem) {
+  FingerprintProfile p = synthetic({1});
+  const LlmArchitecture arch = load_llm_architecture(kModels + "llama-2-70b/config.json");
+  // Without cpu_seconds nothing can be estimated on the CPU clock, and the map says why.
+  const ConfigMap none = estimate_config_map(arch, p, 1, LatencyClock::kCpu);
+  EXPECT_TRUE(none.estimates.empty());
+  ASSERT_FALSE(none.not_estimated.empty());
+  EXPECT_NE(none.not_estimated.front().second.find("cpu_seconds"), std::string::npos);
+  for (CompressionProfile& c : p.compressions) {
+    for (FingerprintLatency& l : c.latency) l.cpu_seconds = 3 * l.seconds;
+  }
+  const ConfigMap wall = estimate_config_map(arch, p, 1);
+  const ConfigMap cpu = estimate_config_map(arch, p, 1, LatencyClock::kCpu);
+  ASSERT_EQ(cpu.estimates.size(), wall.estimates.size());
+  for (std::size_t i = 0; i < cpu.estimates.size(); ++i) {
+    EXPECT_NEAR(cpu.estimates[i].ttft_s, 3 * wall.estimates[i].ttft_s, 1e-9);
+    EXPECT_NEAR(cpu.estimates[i].tpot_s, 3 * wall.estimates[i].tpot_s, 1e-9);
+  }
+  EXPECT_NE(config_map_to_json(cpu).find("\"latency_clock\": \"cpu\""), std::string::npos);
+  // cpu_seconds survives the round trip.
+  const FingerprintProfile back =
+      parse_fingerprint_profile(SpecNode::load_string(fingerprint_profile_to_json(p), "p.json"));
+  EXPECT_DOUBLE_EQ(back.compressions[0].latency[0].cpu_seconds,
+                   p.compressions[0].latency[0].cpu_seconds);
+}
+
 TEST(IserveEstimator, MissingMeasurementsAreClearErrors) {
   FingerprintProfile p = synthetic({1});
   p.compressions[0].memory.pop_back();  // the 2-layer (2, 1) memory
