@@ -8,13 +8,17 @@
 # latency and memory errors. Every table in the page is printed by this script.
 #   scripts/iserve-estimation.sh            (about 10 minutes on 2 cores)
 #   TESSERA_TORCH=build/tessera-torch scripts/iserve-estimation.sh   (skip the build)
+#   ISERVE_MODELS="llama-2-7b falcon-7b" ...   (a subset of the four models)
+#   TABLES_ONLY=1 ...                          (rewrite the page from out/ without measuring)
+# Measurements already in out/iserve-estimation are kept (delete it to measure again), so
+# an interrupted run resumes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ -z "${TESSERA_TORCH:-}" ]; then
+if [ -z "${TESSERA_TORCH:-}" ] && [ -z "${TABLES_ONLY:-}" ]; then
   TESSERA=$(scripts/release-build.sh)
   TESSERA_TORCH="$(dirname "$TESSERA")/tessera-torch"
 fi
-T=$TESSERA_TORCH
+T=${TESSERA_TORCH:-}
 OUT=out/iserve-estimation
 DOC=docs/results/iserve/estimation.md
 REPEATS=${REPEATS:-3}
@@ -36,9 +40,12 @@ MODELS=(
 COMPRESSIONS=("fp16 kv16" "int8 kv8")
 PARALLEL=("1 1" "1 2" "1 4" "2 1" "2 2" "4 1")
 
+SELECTED=${ISERVE_MODELS:-llama-2-7b llama-2-70b falcon-7b gpt-j-6b}
 for m in "${MODELS[@]}"; do
   IFS='|' read -r name bundled shape <<<"$m"
   dir=$OUT/$name
+  [[ " $SELECTED " == *" $name "* ]] || continue
+  [ -z "${TABLES_ONLY:-}" ] || continue
   if [ ! -f "$dir/ckpt/config.json" ]; then
     # shellcheck disable=SC2086
     "$T" llm random-checkpoint "data/llm/$bundled" --out "$dir/ckpt" $shape --seed 7 >&2
@@ -49,7 +56,7 @@ for m in "${MODELS[@]}"; do
     ws+=("$w") kvs+=("$k")
   done
   # shellcheck disable=SC2046
-  "$T" llm profile "$dir/ckpt" --out "$dir/profile.json" --work "$dir/fingerprints" \
+  [ -f "$dir/profile.json" ] || "$T" llm profile "$dir/ckpt" --out "$dir/profile.json" --work "$dir/fingerprints" \
     --weights $(printf '%s\n' "${ws[@]}" | sort -u) --kv $(printf '%s\n' "${kvs[@]}" | sort -u) \
     --tp 1 2 4 --lengths "${LENGTHS[@]}" --prompt-tokens $PROMPT --repeats "$REPEATS" >&2
   "$T" llm estimate "$dir/profile.json" --model "$dir/ckpt" --gpus 8 --out "$dir/map.json" \
@@ -60,7 +67,7 @@ for m in "${MODELS[@]}"; do
     read -r w k <<<"$c"
     for p in "${PARALLEL[@]}"; do
       read -r tp pp <<<"$p"
-      "$T" llm measure "$dir/ckpt" --tp "$tp" --pp "$pp" --weights "$w" --kv "$k" \
+      [ -f "$dir/measured-tp$tp-pp$pp-$w-$k.json" ] || "$T" llm measure "$dir/ckpt" --tp "$tp" --pp "$pp" --weights "$w" --kv "$k" \
         --lengths "${LENGTHS[@]}" --prompt-tokens $PROMPT --repeats "$REPEATS" \
         --out "$dir/measured-tp$tp-pp$pp-$w-$k.json"
     done
@@ -87,6 +94,8 @@ def solve(lat):  # Eq. 1 from the two measured lengths
 rows, summary, layer_rows = [], [], []
 for model in ["llama-2-7b", "llama-2-70b", "falcon-7b", "gpt-j-6b"]:
     d = os.path.join(out, model)
+    if not glob.glob(os.path.join(d, "measured-*.json")):
+        continue  # not selected or not measured yet
     maps = {}
     for clock, f in (("wall", "map.json"), ("cpu", "map-cpu.json")):
         cmap = json.load(open(os.path.join(d, f)))
