@@ -5,6 +5,9 @@
 
 #include <atomic>
 #include <mutex>
+#include <unordered_map>
+
+#include <c10/core/impl/alloc_cpu.h>
 
 namespace tessera::memory_meter {
 namespace {
@@ -13,34 +16,44 @@ std::atomic<uint64_t> g_current{0};
 std::atomic<uint64_t> g_peak{0};
 std::atomic<bool> g_installed{false};
 
-struct Record {
-  c10::DataPtr inner;
-  uint64_t bytes;
-};
+// Sizes of the live allocations, so the deleter (which gets only the pointer: libtorch's
+// raw_allocate needs context == data) can subtract them.
+std::mutex g_sizes_mutex;
+std::unordered_map<void*, uint64_t>& sizes() {
+  static auto* map = new std::unordered_map<void*, uint64_t>();  // outlives every tensor
+  return *map;
+}
 
-void release(void* ctx) {
-  auto* record = static_cast<Record*>(ctx);
-  g_current.fetch_sub(record->bytes);
-  delete record;  // frees the inner allocation through its own deleter
+void release(void* ptr) {
+  if (ptr == nullptr) return;
+  uint64_t bytes = 0;
+  {
+    std::lock_guard<std::mutex> lock(g_sizes_mutex);
+    const auto it = sizes().find(ptr);
+    if (it != sizes().end()) {
+      bytes = it->second;
+      sizes().erase(it);
+    }
+  }
+  g_current.fetch_sub(bytes);
+  c10::free_cpu(ptr);
 }
 
 class CountingAllocator final : public c10::Allocator {
  public:
-  explicit CountingAllocator(c10::Allocator* inner) : inner_(inner) {}
   c10::DataPtr allocate(size_t n) const override {
-    c10::DataPtr data = inner_->allocate(n);
-    void* ptr = data.get();
-    auto* record = new Record{std::move(data), n};
+    void* ptr = c10::alloc_cpu(n);
+    if (ptr != nullptr) {
+      std::lock_guard<std::mutex> lock(g_sizes_mutex);
+      sizes()[ptr] = n;
+    }
     const uint64_t now = g_current.fetch_add(n) + n;
     uint64_t seen = g_peak.load();
     while (now > seen && !g_peak.compare_exchange_weak(seen, now)) {
     }
-    return {ptr, record, &release, c10::Device(c10::DeviceType::CPU)};
+    return {ptr, ptr, &release, c10::Device(c10::DeviceType::CPU)};
   }
-  c10::DeleterFnPtr raw_deleter() const override { return nullptr; }
-
- private:
-  c10::Allocator* inner_;
+  c10::DeleterFnPtr raw_deleter() const override { return &release; }
 };
 
 }  // namespace
@@ -48,7 +61,7 @@ class CountingAllocator final : public c10::Allocator {
 void install() {
   static std::once_flag once;
   std::call_once(once, [] {
-    static CountingAllocator allocator(c10::GetDefaultCPUAllocator());
+    static CountingAllocator allocator;
     // Priority above the default so libtorch keeps ours.
     c10::SetCPUAllocator(&allocator, /*priority=*/1);
     g_installed = true;
