@@ -71,5 +71,35 @@ TEST(FingerprintProfiler, MemoryEstimatesMatchTheFullModel) {
   std::filesystem::remove_all(dir);
 }
 
+// Every family's kernels run under the counting allocator (GELU asks libtorch for raw
+// buffers, which need the allocation's context to be its data).
+TEST(FingerprintProfiler, MeasuresEveryFamilyUnderTheMemoryMeter) {
+  for (const char* model : {"falcon-7b", "gpt-j-6b"}) {
+    LlmArchitecture a = load_llm_architecture(std::string(TESSERA_SOURCE_DIR) + "/data/llm/" +
+                                              model + "/config.json");
+    a.layers = 2;
+    a.hidden = 64;
+    a.heads = 4;
+    a.kv_heads = std::min<int64_t>(a.kv_heads, 4);
+    a.ffn = 128;
+    a.vocab = 300;
+    a.rotary_dim = std::min<int64_t>(a.rotary_dim, 16);
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("tessera_profiler_family_" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir);
+    write_random_checkpoint(a, dir, Dtype::kF16, 3);
+    MeasureOptions how;
+    how.prompt_tokens = 4;
+    how.output_lengths = {1, 3};
+    how.repeats = 1;
+    const Measurement m =
+        measure_checkpoint(dir, {WeightQuant::kInt4, KvQuant::kInt8, 2, 2, {}}, how);
+    EXPECT_GT(m.peak_bytes, 0.0) << model;
+    ASSERT_EQ(m.seconds.size(), 2u);
+    EXPECT_GT(m.cpu_seconds[1], 0.0) << model;
+    std::filesystem::remove_all(dir);
+  }
+}
+
 }  // namespace
 }  // namespace tessera
