@@ -96,9 +96,9 @@ TEST(Decoder, QuantisedWeightsAndCachesAreSmallerAndClose) {
   const LlmArchitecture a = tiny("llama-2-70b", 4, 2);
   const auto dir = checkpoint(a, "quant");
   const auto fp = Decoder::load(dir);
-  const auto int8 = Decoder::load(dir, {WeightQuant::kInt8, KvQuant::kFp16});
-  const auto int4 = Decoder::load(dir, {WeightQuant::kInt4, KvQuant::kFp16});
-  const auto kv8 = Decoder::load(dir, {WeightQuant::kFp16, KvQuant::kInt8});
+  const auto int8 = Decoder::load(dir, {WeightQuant::kInt8, KvQuant::kFp16, 1, 1, {}});
+  const auto int4 = Decoder::load(dir, {WeightQuant::kInt4, KvQuant::kFp16, 1, 1, {}});
+  const auto kv8 = Decoder::load(dir, {WeightQuant::kFp16, KvQuant::kInt8, 1, 1, {}});
   // Layer weights shrink ~4x (FP32 -> INT8) and ~8x (-> INT4) plus scales; the embedding and
   // the LM head stay as loaded.
   EXPECT_LT(int8->weight_bytes(), fp->weight_bytes());

@@ -7,12 +7,15 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include "cli/commands.hpp"
 #include "core/spec_node.hpp"
 #include "llm_arch/checkpoint_layout.hpp"
 #include "llm_arch/deployment_config.hpp"
+#include "llm_arch/iserve_estimator.hpp"
 #include "llm_arch/llm_architecture.hpp"
 #include "llm_torch/decoder.hpp"
+#include "llm_torch/fingerprint_profiler.hpp"
 
 namespace tessera::cli {
 namespace {
@@ -148,7 +151,8 @@ struct GenerateOptions {
 // the prefill is the time to the first token, then each decode step.
 void run_generate(const GenerateOptions& o) {
   using Clock = std::chrono::steady_clock;
-  const DecoderOptions options{weight_quant_from_string(o.weights), kv_quant_from_string(o.kv)};
+  const DecoderOptions options{
+      weight_quant_from_string(o.weights), kv_quant_from_string(o.kv), 1, 1, {}};
   const auto decoder = Decoder::load(o.checkpoint, options);
   const LlmArchitecture& arch = decoder->architecture();
   if (arch.vocab < 256) {
@@ -184,6 +188,121 @@ void run_generate(const GenerateOptions& o) {
   std::printf("tokens:");
   for (int64_t id : out) std::printf(" %lld", static_cast<long long>(id));
   std::printf("\ntext (bytes, unprintable as '.'): %s\n", text.c_str());
+}
+
+// Writes `text` to `path` (creating its folder), or fails naming the file.
+void write_text(const std::string& path, const std::string& text) {
+  const std::filesystem::path p(path);
+  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());
+  std::ofstream out(p, std::ios::binary);
+  out << text;
+  if (!out) throw std::runtime_error("cannot write " + path);
+}
+
+struct ProfileOptions {
+  std::string checkpoint, out, work;
+  std::vector<std::string> weights{"fp16", "int8", "int4"}, kv{"kv16", "kv8"};
+  std::vector<int> tps;
+  int gpus = 8;
+  int64_t prompt_tokens = 16;
+  std::vector<int64_t> lengths{4, 24};
+  int repeats = 3;
+};
+
+void run_profile(const ProfileOptions& o) {
+  const LlmArchitecture arch = load_llm_architecture(config_path(o.checkpoint));
+  std::vector<CompressionProfile> comps;
+  for (const std::string& w : o.weights) {
+    for (const std::string& k : o.kv) {
+      CompressionProfile c;
+      c.weights = weight_quant_from_string(w);
+      c.kv_cache = kv_quant_from_string(k);
+      comps.push_back(c);
+    }
+  }
+  std::vector<int> tps = o.tps;
+  if (tps.empty()) {
+    for (const Parallelism& p : parallelism_options(arch, o.gpus)) {
+      if (p.pp == 1) tps.push_back(p.tp);
+    }
+  }
+  const std::string work = o.work.empty() ? o.out + ".fingerprints" : o.work;
+  MeasureOptions how;
+  how.prompt_tokens = o.prompt_tokens;
+  how.output_lengths = o.lengths;
+  how.repeats = o.repeats;
+  const FingerprintProfile profile = profile_fingerprints(o.checkpoint, work, comps, tps, how);
+  write_text(o.out, fingerprint_profile_to_json(profile));
+  std::printf(
+      "profiled the 1- and 2-layer fingerprints of %s (%lld layers): %zu compressions, "
+      "TP",
+      arch.name.c_str(), static_cast<long long>(arch.layers), comps.size());
+  for (int tp : tps) std::printf(" %d", tp);
+  std::printf("; wrote %s\n", o.out.c_str());
+}
+
+struct EstimateOptions {
+  std::string profile, model, out, clock = "wall";
+  int gpus = 8;
+};
+
+void run_estimate(const EstimateOptions& o) {
+  const FingerprintProfile profile = load_fingerprint_profile(o.profile);
+  const LlmArchitecture arch = load_llm_architecture(config_path(o.model));
+  if (profile.model != arch.name) {
+    std::fprintf(stderr, "warning: %s profiles '%s' but the model is '%s'\n", o.profile.c_str(),
+                 profile.model.c_str(), arch.name.c_str());
+  }
+  const ConfigMap map = estimate_config_map(
+      arch, profile, o.gpus, o.clock == "cpu" ? LatencyClock::kCpu : LatencyClock::kWall);
+  write_text(o.out, config_map_to_json(map));
+  std::printf("%s: %zu configurations estimated, %zu not (see not_estimated); wrote %s\n",
+              arch.name.c_str(), map.estimates.size(), map.not_estimated.size(), o.out.c_str());
+  for (const ConfigEstimate& e : map.estimates) {
+    std::printf("  %-22s memory %9.1f MB  TTFT %8.2f ms  TPOT %7.2f ms\n", e.config.name().c_str(),
+                e.memory_bytes / 1e6, 1e3 * e.ttft_s, 1e3 * e.tpot_s);
+  }
+}
+
+struct MeasureCliOptions {
+  std::string checkpoint, out;
+  int tp = 1, pp = 1;
+  std::string weights = "fp16", kv = "kv16";
+  int64_t prompt_tokens = 16;
+  std::vector<int64_t> lengths{4, 24};
+  int repeats = 3;
+};
+
+// Measures a (full) checkpoint the way the profiler measures fingerprints: the reference
+// the estimates are validated against.
+void run_measure(const MeasureCliOptions& o) {
+  MeasureOptions how;
+  how.prompt_tokens = o.prompt_tokens;
+  how.output_lengths = o.lengths;
+  how.repeats = o.repeats;
+  const DecoderOptions options{
+      weight_quant_from_string(o.weights), kv_quant_from_string(o.kv), o.tp, o.pp, {}};
+  const Measurement m = measure_checkpoint(o.checkpoint, options, how);
+  nlohmann::ordered_json j;
+  j["checkpoint"] = o.checkpoint;
+  j["tp"] = o.tp;
+  j["pp"] = o.pp;
+  j["weights"] = o.weights;
+  j["kv_cache"] = o.kv;
+  j["prompt_tokens"] = o.prompt_tokens;
+  j["repeats"] = o.repeats;
+  j["memory_bytes"] = m.peak_bytes;
+  j["latency"] = nlohmann::ordered_json::array();
+  for (std::size_t i = 0; i < o.lengths.size(); ++i) {
+    j["latency"].push_back({{"output_length", o.lengths[i]},
+                            {"seconds", m.seconds[i]},
+                            {"cpu_seconds", m.cpu_seconds[i]}});
+  }
+  if (o.out.empty()) {
+    std::cout << j.dump(2) << "\n";
+  } else {
+    write_text(o.out, j.dump(2) + "\n");
+  }
 }
 
 }  // namespace
@@ -258,6 +377,67 @@ void add_llm_command(CLI::App& app) {
   generate->callback([g] { run_generate(*g); });
 
   add_iserve_llm_commands(llm);
+  auto pr = std::make_shared<ProfileOptions>();
+  CLI::App* profile = llm->add_subcommand(
+      "profile", "Profile a checkpoint's 1- and 2-layer fingerprints (iServe §5.2-5.3)");
+  profile->add_option("checkpoint", pr->checkpoint, "Checkpoint folder (config.json + safetensors)")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  profile->add_option("--out", pr->out, "Profile JSON to write")->required();
+  profile->add_option("--work", pr->work, "Folder for the fingerprints (default OUT.fingerprints)");
+  profile->add_option("--weights", pr->weights, "Weight quantisations (fp16 int8 int4)")
+      ->check(CLI::IsMember({"fp16", "int8", "int4"}));
+  profile->add_option("--kv", pr->kv, "KV-cache quantisations (kv16 kv8)")
+      ->check(CLI::IsMember({"kv16", "kv8"}));
+  profile->add_option("--tp", pr->tps, "TP degrees to time (default: all the model runs on --gpus)")
+      ->check(CLI::IsMember({1, 2, 4, 8, 16}));
+  profile->add_option("--gpus", pr->gpus, "GPUs (for the default TP degrees)")
+      ->check(CLI::Range(1, 1024));
+  profile->add_option("--prompt-tokens", pr->prompt_tokens, "Prompt tokens of each request")
+      ->check(CLI::Range(int64_t{1}, int64_t{4096}));
+  profile->add_option("--lengths", pr->lengths, "The two output lengths (tokens after the first)")
+      ->expected(2)
+      ->check(CLI::Range(int64_t{0}, int64_t{4096}));
+  profile->add_option("--repeats", pr->repeats, "Timed requests per point (median)")
+      ->check(CLI::Range(1, 100));
+  profile->callback([pr] {
+    if (pr->lengths[0] == pr->lengths[1]) throw CLI::ValidationError("--lengths", "must differ");
+    run_profile(*pr);
+  });
+
+  auto es = std::make_shared<EstimateOptions>();
+  CLI::App* estimate = llm->add_subcommand(
+      "estimate", "Estimate every configuration's memory, TTFT and TPOT from a profile");
+  estimate->add_option("profile", es->profile, "Profile JSON (tessera llm profile)")->required();
+  estimate->add_option("--model", es->model, "The full model's config.json (or its folder)")
+      ->required();
+  estimate->add_option("--out", es->out, "Configuration map JSON to write")->required();
+  estimate->add_option("--gpus", es->gpus, "GPUs (TP x PP at most this)")
+      ->check(CLI::Range(1, 1024));
+  estimate
+      ->add_option("--clock", es->clock, "Latency clock: wall (default) or cpu (process CPU time)")
+      ->check(CLI::IsMember({"wall", "cpu"}));
+  estimate->callback([es] { run_estimate(*es); });
+
+  auto me = std::make_shared<MeasureCliOptions>();
+  CLI::App* measure = llm->add_subcommand(
+      "measure", "Measure a checkpoint's memory and request latency under one configuration");
+  measure->add_option("checkpoint", me->checkpoint, "Checkpoint folder (config.json + safetensors)")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  measure->add_option("--out", me->out, "JSON to write (default: stdout)");
+  measure->add_option("--tp", me->tp, "Tensor-parallel shards")->check(CLI::Range(1, 64));
+  measure->add_option("--pp", me->pp, "Pipeline stages")->check(CLI::Range(1, 1024));
+  measure->add_option("--weights", me->weights, "fp16 (as loaded), int8, int4")
+      ->check(CLI::IsMember({"fp16", "int8", "int4"}));
+  measure->add_option("--kv", me->kv, "kv16 or kv8")->check(CLI::IsMember({"kv16", "kv8"}));
+  measure->add_option("--prompt-tokens", me->prompt_tokens, "Prompt tokens")
+      ->check(CLI::Range(int64_t{1}, int64_t{4096}));
+  measure->add_option("--lengths", me->lengths, "Output lengths (tokens after the first)")
+      ->check(CLI::Range(int64_t{0}, int64_t{4096}));
+  measure->add_option("--repeats", me->repeats, "Timed requests per length (median)")
+      ->check(CLI::Range(1, 100));
+  measure->callback([me] { run_measure(*me); });
 }
 
 }  // namespace tessera::cli

@@ -2,15 +2,22 @@
 
 #include <torch/torch.h>
 
+#include <ATen/Parallel.h>
+
 #include <cmath>
+#include <condition_variable>
+#include <deque>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "core/error.hpp"
 #include "llm_arch/checkpoint_layout.hpp"
 #include "llm_arch/safetensors.hpp"
+#include "llm_torch/shard_pool.hpp"
 
 namespace tessera {
 namespace {
@@ -154,22 +161,31 @@ struct Norm {
   uint64_t bytes() const { return tensor_bytes(weight) + tensor_bytes(bias); }
 };
 
+// One tensor-parallel shard of a layer: whole query heads [first_head, first_head +
+// heads) with the KV heads they use, a column slice of q/k/v and gate/up, the matching
+// row slice of o and down (whose biases only rank 0 adds).
+struct Shard {
+  Linear q, k, v, o;
+  Linear gate, up, down;  // gate unused for a plain MLP
+  int64_t heads = 0, kv_heads = 0;
+};
+
 struct Layer {
   Norm attn_norm, mlp_norm;  // mlp_norm unused when one norm feeds both (parallel, shared)
   bool shared_norm = false;
-  Linear q, k, v, o;  // Falcon: q holds the fused query_key_value
-  bool fused_qkv = false;
-  Linear gate, up, down;  // gate unused for a plain MLP
+  std::vector<Shard> shards;  // one per TP rank
 };
 
-// One KV cache per layer: [kv_heads, capacity, head_dim], FP32 or INT8 with a scale per
-// (head, token).
+// One KV cache per (layer, TP rank) slot: [kv_heads of the slot, capacity, head_dim], FP32
+// or INT8 with a scale per (head, token). Slots are written by different threads at once;
+// each slot by one.
 class KvSequence final : public Decoder::Sequence {
  public:
-  KvSequence(int64_t layers, int64_t kv_heads, int64_t capacity, int64_t head_dim, bool int8)
+  KvSequence(const std::vector<int64_t>& slot_kv_heads, int64_t capacity, int64_t head_dim,
+             bool int8)
       : capacity_(capacity), int8_(int8) {
     const auto type = int8 ? torch::kChar : torch::kFloat;
-    for (int64_t i = 0; i < layers; ++i) {
+    for (int64_t kv_heads : slot_kv_heads) {
       k_.push_back(torch::zeros({kv_heads, capacity, head_dim}, type));
       v_.push_back(torch::zeros({kv_heads, capacity, head_dim}, type));
       if (int8) {
@@ -190,25 +206,24 @@ class KvSequence final : public Decoder::Sequence {
     return per_token * static_cast<uint64_t>(length_);
   }
 
-  // Stores k, v ([kv_heads, T, head_dim]) at positions [length, length + T) of `layer` and
-  // returns the whole cache of that layer up to the new end.
-  std::pair<torch::Tensor, torch::Tensor> append(std::size_t layer, const torch::Tensor& k,
+  // Stores k, v ([kv_heads, T, head_dim]) at positions [length, length + T) of `slot` and
+  // returns the whole cache of that slot up to the new end.
+  std::pair<torch::Tensor, torch::Tensor> append(std::size_t slot, const torch::Tensor& k,
                                                  const torch::Tensor& v) {
     using torch::indexing::Slice;
     const int64_t t = k.size(1), end = length_ + t;
     const auto span = Slice(length_, end);
     const auto upto = Slice(0, end);
     if (!int8_) {
-      k_[layer].index_put_({Slice(), span}, k);
-      v_[layer].index_put_({Slice(), span}, v);
-      return {k_[layer].index({Slice(), upto}), v_[layer].index({Slice(), upto})};
+      k_[slot].index_put_({Slice(), span}, k);
+      v_[slot].index_put_({Slice(), span}, v);
+      return {k_[slot].index({Slice(), upto}), v_[slot].index({Slice(), upto})};
     }
-    store_int8(k_[layer], k_scale_[layer], span, k);
-    store_int8(v_[layer], v_scale_[layer], span, v);
+    store_int8(k_[slot], k_scale_[slot], span, k);
+    store_int8(v_[slot], v_scale_[slot], span, v);
     return {
-        k_[layer].index({Slice(), upto}).to(torch::kFloat) * k_scale_[layer].index({Slice(), upto}),
-        v_[layer].index({Slice(), upto}).to(torch::kFloat) *
-            v_scale_[layer].index({Slice(), upto})};
+        k_[slot].index({Slice(), upto}).to(torch::kFloat) * k_scale_[slot].index({Slice(), upto}),
+        v_[slot].index({Slice(), upto}).to(torch::kFloat) * v_scale_[slot].index({Slice(), upto})};
   }
   void advance(int64_t tokens) { length_ += tokens; }
 
@@ -227,34 +242,115 @@ class KvSequence final : public Decoder::Sequence {
   std::vector<torch::Tensor> k_, v_, k_scale_, v_scale_;
 };
 
+// A blocking hand-off queue between pipeline stages.
+template <typename T>
+class HandOff {
+ public:
+  void push(T item) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      items_.push_back(std::move(item));
+    }
+    ready_.notify_one();
+  }
+  T pop() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    ready_.wait(lock, [this] { return !items_.empty(); });
+    T item = std::move(items_.front());
+    items_.pop_front();
+    return item;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<T> items_;
+};
+
+// What travels between stages: the activations and the step's context.
+struct StageJob {
+  bool stop = false;
+  torch::Tensor x;  // [T, hidden]; after the last stage, the logits
+  KvSequence* seq = nullptr;
+};
+
+// Rows [start, start + count) of a [out, in] weight (or of a bias), copied.
+torch::Tensor rows(const torch::Tensor& w, int64_t start, int64_t count) {
+  if (!w.defined()) return w;
+  return w.narrow(0, start, count).contiguous();
+}
+torch::Tensor cols(const torch::Tensor& w, int64_t start, int64_t count) {
+  return w.narrow(1, start, count).contiguous();
+}
+
 class TorchDecoder final : public Decoder {
  public:
   TorchDecoder(const std::filesystem::path& dir, const DecoderOptions& options)
       : options_(options) {
     arch_ = load_llm_architecture(dir / "config.json");
+    plan_parallelism();
+    if (options_.tp > 1 || options_.pp > 1) at::set_num_threads(1);
     const CheckpointReader ckpt(dir);
     load_weights(ckpt);
+    for (int s = 0; s < options_.pp; ++s)
+      pools_.push_back(std::make_unique<ShardPool>(options_.tp));
+    if (options_.pp > 1) {
+      queues_ = std::vector<HandOff<StageJob>>(static_cast<std::size_t>(options_.pp) + 1);
+      for (int s = 0; s < options_.pp; ++s)
+        stage_threads_.emplace_back([this, s] { stage_loop(s); });
+    }
+  }
+
+  ~TorchDecoder() override {
+    for (int s = 0; s < static_cast<int>(stage_threads_.size()); ++s) {
+      queues_[static_cast<std::size_t>(s)].push(StageJob{true, {}, nullptr});
+    }
+    for (std::thread& t : stage_threads_) t.join();
   }
 
   const LlmArchitecture& architecture() const override { return arch_; }
 
   uint64_t weight_bytes() const override {
-    uint64_t total = tensor_bytes(embedding_) + final_norm_.bytes() + head_.bytes();
-    for (const Layer& l : layers_) {
-      total += l.attn_norm.bytes() + l.mlp_norm.bytes();
-      for (const Linear* lin : {&l.q, &l.k, &l.v, &l.o, &l.gate, &l.up, &l.down}) {
-        total += lin->bytes();
-      }
-    }
+    uint64_t total = 0;
+    for (uint64_t b : shard_weight_bytes()) total += b;
     return total;
   }
+
+  std::vector<uint64_t> shard_weight_bytes() const override {
+    const auto tp = static_cast<std::size_t>(options_.tp);
+    std::vector<uint64_t> out(static_cast<std::size_t>(options_.pp) * tp, 0);
+    out.front() += tensor_bytes(embedding_);
+    out[out.size() - tp] +=
+        final_norm_.bytes() + (arch_.tied_embeddings ? tensor_bytes(head_bias_) : head_.bytes());
+    for (std::size_t s = 0; s < stage_first_.size(); ++s) {
+      for (int64_t i = stage_first_[s]; i < stage_first_[s] + stage_layers_[s]; ++i) {
+        const Layer& l = layers_[static_cast<std::size_t>(i)];
+        for (std::size_t r = 0; r < tp; ++r) {
+          const Shard& sh = l.shards[r];
+          uint64_t b = 0;
+          for (const Linear* lin : {&sh.q, &sh.k, &sh.v, &sh.o, &sh.gate, &sh.up, &sh.down}) {
+            b += lin->bytes();
+          }
+          if (r == 0) b += l.attn_norm.bytes() + l.mlp_norm.bytes();
+          out[s * tp + r] += b;
+        }
+      }
+    }
+    return out;
+  }
+
+  std::vector<int64_t> stage_layers() const override { return stage_layers_; }
 
   std::unique_ptr<Sequence> start(int64_t max_tokens) const override {
     if (max_tokens < 1 || max_tokens > arch_.max_positions) {
       throw std::invalid_argument("a sequence holds 1.." + std::to_string(arch_.max_positions) +
                                   " tokens, not " + std::to_string(max_tokens));
     }
-    return std::make_unique<KvSequence>(arch_.layers, arch_.kv_heads, max_tokens, arch_.head_dim(),
+    std::vector<int64_t> slots;
+    for (const Layer& l : layers_) {
+      for (const Shard& sh : l.shards) slots.push_back(sh.kv_heads);
+    }
+    return std::make_unique<KvSequence>(slots, max_tokens, arch_.head_dim(),
                                         options_.kv_cache == KvQuant::kInt8);
   }
 
@@ -271,34 +367,56 @@ class TorchDecoder final : public Decoder {
                                     " is outside the vocabulary of " + std::to_string(arch_.vocab));
       }
     }
+    std::lock_guard<std::mutex> lock(step_mutex_);
     torch::NoGradGuard no_grad;
-    const auto t = static_cast<int64_t>(tokens.size());
     const torch::Tensor ids = torch::tensor(tokens, torch::kLong);
     torch::Tensor x = embedding_.index_select(0, ids);  // [T, hidden]
-    const auto [cos, sin] = rotary(seq.length(), t);
-    for (std::size_t i = 0; i < layers_.size(); ++i) {
-      const Layer& l = layers_[i];
-      const torch::Tensor h = l.attn_norm(x);
-      const torch::Tensor attn = attention(l, i, h, cos, sin, seq);
-      if (arch_.parallel_residual) {
-        x = x + attn + mlp(l, l.shared_norm ? h : l.mlp_norm(x));
-      } else {
-        x = x + attn;
-        x = x + mlp(l, l.mlp_norm(x));
-      }
+    torch::Tensor logits;
+    if (options_.pp == 1) {
+      logits = head(run_stage(0, x, seq));
+    } else {
+      queues_[0].push(StageJob{false, x, &seq});
+      logits = queues_.back().pop().x;
     }
-    seq.advance(t);
-    const torch::Tensor last = final_norm_(x.index({t - 1}));
-    const torch::Tensor logits = head_(last).contiguous();
+    seq.advance(static_cast<int64_t>(tokens.size()));
+    logits = logits.contiguous();
     return std::vector<float>(logits.data_ptr<float>(), logits.data_ptr<float>() + logits.numel());
   }
 
  private:
-  Linear linear(const CheckpointReader& ckpt, const std::string& name, int64_t out, int64_t in,
-                bool bias, WeightQuant mode) const {
-    return Linear(ckpt.load(name + ".weight", {out, in}),
-                  bias ? ckpt.load(name + ".bias", {out}) : torch::Tensor(), mode);
+  void plan_parallelism() {
+    const int tp = options_.tp, pp = options_.pp;
+    if (tp < 1 || pp < 1) throw std::invalid_argument("TP and PP must be at least 1");
+    const std::string problem = parallelism_problem(arch_, Parallelism{tp, 1});
+    if (!problem.empty()) throw std::invalid_argument(arch_.name + ": " + problem);
+    if (options_.stage_layers.empty()) {
+      if (pp > arch_.layers) {
+        throw std::invalid_argument("PP " + std::to_string(pp) + " exceeds the " +
+                                    std::to_string(arch_.layers) + " layers");
+      }
+      for (int s = 0; s < pp; ++s)
+        stage_layers_.push_back(arch_.layers / pp + (s < arch_.layers % pp));
+    } else {
+      stage_layers_ = options_.stage_layers;
+      int64_t sum = 0;
+      for (int64_t n : stage_layers_) {
+        if (n < 0)
+          throw std::invalid_argument("a pipeline stage cannot hold a negative layer count");
+        sum += n;
+      }
+      if (static_cast<int>(stage_layers_.size()) != pp || sum != arch_.layers) {
+        throw std::invalid_argument("the stage split must give " + std::to_string(pp) +
+                                    " stages holding " + std::to_string(arch_.layers) +
+                                    " layers in all");
+      }
+    }
+    int64_t first = 0;
+    for (int64_t n : stage_layers_) {
+      stage_first_.push_back(first);
+      first += n;
+    }
   }
+
   Norm norm(const CheckpointReader& ckpt, const std::string& name) const {
     Norm n;
     n.rms = arch_.norm == NormKind::kRmsNorm;
@@ -307,9 +425,142 @@ class TorchDecoder final : public Decoder {
     return n;
   }
 
-  void load_weights(const CheckpointReader& ckpt) {
-    const int64_t h = arch_.hidden, kv = arch_.kv_heads * arch_.head_dim(), f = arch_.ffn;
+  // A layer's full (unsharded) weights, FP32; Falcon's fused query_key_value is split here
+  // into q, k, v with the query heads in the order the fused layout implies.
+  struct FullLayer {
+    torch::Tensor q, k, v, o, gate, up, down;
+    torch::Tensor qb, kb, vb, ob, upb, downb;
+  };
+
+  FullLayer read_layer(const CheckpointReader& ckpt, const std::string& p, Layer& l) const {
+    const int64_t h = arch_.hidden, hd = arch_.head_dim(), heads = arch_.heads,
+                  kvh = arch_.kv_heads, kv = kvh * hd, f = arch_.ffn;
+    const auto w = [&](const std::string& name, int64_t out, int64_t in) {
+      return ckpt.load(name + ".weight", {out, in});
+    };
+    const auto b = [&](const std::string& name, int64_t out, bool present) {
+      return present ? ckpt.load(name + ".bias", {out}) : torch::Tensor();
+    };
+    FullLayer fl;
+    if (arch_.family == "gptj") {
+      l.attn_norm = norm(ckpt, p + "ln_1");
+      l.shared_norm = true;
+      fl.q = w(p + "attn.q_proj", h, h);
+      fl.k = w(p + "attn.k_proj", h, h);
+      fl.v = w(p + "attn.v_proj", h, h);
+      fl.o = w(p + "attn.out_proj", h, h);
+      fl.up = w(p + "mlp.fc_in", f, h);
+      fl.upb = b(p + "mlp.fc_in", f, true);
+      fl.down = w(p + "mlp.fc_out", h, f);
+      fl.downb = b(p + "mlp.fc_out", h, true);
+    } else if (arch_.family == "falcon") {
+      if (arch_.norms_per_layer == 1) {
+        l.attn_norm = norm(ckpt, p + "input_layernorm");
+        l.shared_norm = true;
+      } else if (arch_.parallel_residual) {
+        l.attn_norm = norm(ckpt, p + "ln_attn");
+        l.mlp_norm = norm(ckpt, p + "ln_mlp");
+      } else {
+        l.attn_norm = norm(ckpt, p + "input_layernorm");
+        l.mlp_norm = norm(ckpt, p + "post_attention_layernorm");
+      }
+      const bool ab = arch_.attention_bias;
+      const torch::Tensor qkv = w(p + "self_attention.query_key_value", h + 2 * kv, h);
+      const torch::Tensor qkvb = b(p + "self_attention.query_key_value", h + 2 * kv, ab);
+      split_fused(qkv, qkvb, fl);
+      fl.o = w(p + "self_attention.dense", h, h);
+      fl.ob = b(p + "self_attention.dense", h, ab);
+      fl.up = w(p + "mlp.dense_h_to_4h", f, h);
+      fl.upb = b(p + "mlp.dense_h_to_4h", f, arch_.mlp_bias);
+      fl.down = w(p + "mlp.dense_4h_to_h", h, f);
+      fl.downb = b(p + "mlp.dense_4h_to_h", h, arch_.mlp_bias);
+    } else {
+      l.attn_norm = norm(ckpt, p + "input_layernorm");
+      l.mlp_norm = norm(ckpt, p + "post_attention_layernorm");
+      const bool ab = arch_.attention_bias;
+      fl.q = w(p + "self_attn.q_proj", h, h);
+      fl.qb = b(p + "self_attn.q_proj", h, ab);
+      fl.k = w(p + "self_attn.k_proj", kv, h);
+      fl.kb = b(p + "self_attn.k_proj", kv, ab);
+      fl.v = w(p + "self_attn.v_proj", kv, h);
+      fl.vb = b(p + "self_attn.v_proj", kv, ab);
+      fl.o = w(p + "self_attn.o_proj", h, h);
+      fl.ob = b(p + "self_attn.o_proj", h, ab);
+      fl.gate = w(p + "mlp.gate_proj", f, h);
+      fl.up = w(p + "mlp.up_proj", f, h);
+      fl.down = w(p + "mlp.down_proj", h, f);
+    }
+    (void)heads;
+    return fl;
+  }
+
+  void split_fused(const torch::Tensor& qkv, const torch::Tensor& bias, FullLayer& fl) const {
+    using torch::indexing::Slice;
+    const int64_t h = arch_.hidden, hd = arch_.head_dim(), heads = arch_.heads,
+                  kvh = arch_.kv_heads;
+    const auto split = [&](const torch::Tensor& t, torch::Tensor& q, torch::Tensor& k,
+                           torch::Tensor& v) {
+      if (!t.defined()) return;
+      const int64_t in = t.dim() == 2 ? t.size(1) : 1;
+      const torch::Tensor m = t.reshape({-1, in});
+      if (arch_.norms_per_layer == 2 && arch_.parallel_residual) {  // grouped per KV head
+        const int64_t g = heads / kvh;
+        const torch::Tensor v4 = m.view({kvh, g + 2, hd, in});
+        q = v4.index({Slice(), Slice(0, g)}).reshape({heads * hd, in});
+        k = v4.index({Slice(), g}).reshape({kvh * hd, in});
+        v = v4.index({Slice(), g + 1}).reshape({kvh * hd, in});
+      } else if (kvh == heads) {  // (q, k, v) per head
+        const torch::Tensor v4 = m.view({heads, 3, hd, in});
+        q = v4.index({Slice(), 0}).reshape({heads * hd, in});
+        k = v4.index({Slice(), 1}).reshape({heads * hd, in});
+        v = v4.index({Slice(), 2}).reshape({heads * hd, in});
+      } else {  // multi-query: the queries, then the key and value heads
+        q = m.narrow(0, 0, heads * hd);
+        k = m.narrow(0, heads * hd, kvh * hd);
+        v = m.narrow(0, (heads + kvh) * hd, kvh * hd);
+      }
+      if (t.dim() == 1) {
+        q = q.reshape({-1});
+        k = k.reshape({-1});
+        v = v.reshape({-1});
+      }
+      q = q.contiguous();
+      k = k.contiguous();
+      v = v.contiguous();
+    };
+    split(qkv, fl.q, fl.k, fl.v);
+    split(bias, fl.qb, fl.kb, fl.vb);
+    (void)h;
+  }
+
+  // Rank r's shard of a full layer.
+  Shard make_shard(const FullLayer& fl, int r) const {
+    const int tp = options_.tp;
+    const int64_t hd = arch_.head_dim(), heads = arch_.heads, kvh = arch_.kv_heads,
+                  group = heads / kvh, f = arch_.ffn;
     const WeightQuant wq = options_.weights;
+    Shard sh;
+    sh.heads = heads / tp;
+    const int64_t first_head = r * sh.heads;
+    const int64_t first_kv = first_head / group;
+    const int64_t last_kv = (first_head + sh.heads - 1) / group;
+    sh.kv_heads = last_kv - first_kv + 1;
+    sh.q = Linear(rows(fl.q, first_head * hd, sh.heads * hd),
+                  rows(fl.qb, first_head * hd, sh.heads * hd), wq);
+    sh.k = Linear(rows(fl.k, first_kv * hd, sh.kv_heads * hd),
+                  rows(fl.kb, first_kv * hd, sh.kv_heads * hd), wq);
+    sh.v = Linear(rows(fl.v, first_kv * hd, sh.kv_heads * hd),
+                  rows(fl.vb, first_kv * hd, sh.kv_heads * hd), wq);
+    sh.o = Linear(cols(fl.o, first_head * hd, sh.heads * hd), r == 0 ? fl.ob : torch::Tensor(), wq);
+    const int64_t f0 = f * r / tp, f1 = f * (r + 1) / tp;
+    if (fl.gate.defined()) sh.gate = Linear(rows(fl.gate, f0, f1 - f0), torch::Tensor(), wq);
+    sh.up = Linear(rows(fl.up, f0, f1 - f0), rows(fl.upb, f0, f1 - f0), wq);
+    sh.down = Linear(cols(fl.down, f0, f1 - f0), r == 0 ? fl.downb : torch::Tensor(), wq);
+    return sh;
+  }
+
+  void load_weights(const CheckpointReader& ckpt) {
+    const int64_t h = arch_.hidden;
     const std::string family = arch_.family;
     const bool gptj = family == "gptj", falcon = family == "falcon";
     const std::string embed = gptj     ? "transformer.wte.weight"
@@ -320,53 +571,76 @@ class TorchDecoder final : public Decoder {
       Layer l;
       const std::string p =
           (gptj || falcon ? "transformer.h." : "model.layers.") + std::to_string(i) + ".";
-      if (gptj) {
-        l.attn_norm = norm(ckpt, p + "ln_1");
-        l.shared_norm = true;
-        l.q = linear(ckpt, p + "attn.q_proj", h, h, false, wq);
-        l.k = linear(ckpt, p + "attn.k_proj", h, h, false, wq);
-        l.v = linear(ckpt, p + "attn.v_proj", h, h, false, wq);
-        l.o = linear(ckpt, p + "attn.out_proj", h, h, false, wq);
-        l.up = linear(ckpt, p + "mlp.fc_in", f, h, true, wq);
-        l.down = linear(ckpt, p + "mlp.fc_out", h, f, true, wq);
-      } else if (falcon) {
-        if (arch_.norms_per_layer == 1) {
-          l.attn_norm = norm(ckpt, p + "input_layernorm");
-          l.shared_norm = true;
-        } else if (arch_.parallel_residual) {
-          l.attn_norm = norm(ckpt, p + "ln_attn");
-          l.mlp_norm = norm(ckpt, p + "ln_mlp");
-        } else {
-          l.attn_norm = norm(ckpt, p + "input_layernorm");
-          l.mlp_norm = norm(ckpt, p + "post_attention_layernorm");
-        }
-        l.fused_qkv = true;
-        l.q = linear(ckpt, p + "self_attention.query_key_value", h + 2 * kv, h,
-                     arch_.attention_bias, wq);
-        l.o = linear(ckpt, p + "self_attention.dense", h, h, arch_.attention_bias, wq);
-        l.up = linear(ckpt, p + "mlp.dense_h_to_4h", f, h, arch_.mlp_bias, wq);
-        l.down = linear(ckpt, p + "mlp.dense_4h_to_h", h, f, arch_.mlp_bias, wq);
-      } else {
-        l.attn_norm = norm(ckpt, p + "input_layernorm");
-        l.mlp_norm = norm(ckpt, p + "post_attention_layernorm");
-        const bool ab = arch_.attention_bias;
-        l.q = linear(ckpt, p + "self_attn.q_proj", h, h, ab, wq);
-        l.k = linear(ckpt, p + "self_attn.k_proj", kv, h, ab, wq);
-        l.v = linear(ckpt, p + "self_attn.v_proj", kv, h, ab, wq);
-        l.o = linear(ckpt, p + "self_attn.o_proj", h, h, ab, wq);
-        l.gate = linear(ckpt, p + "mlp.gate_proj", f, h, false, wq);
-        l.up = linear(ckpt, p + "mlp.up_proj", f, h, false, wq);
-        l.down = linear(ckpt, p + "mlp.down_proj", h, f, false, wq);
-      }
+      const FullLayer fl = read_layer(ckpt, p, l);
+      for (int r = 0; r < options_.tp; ++r) l.shards.push_back(make_shard(fl, r));
       layers_.push_back(std::move(l));
     }
     final_norm_ = norm(ckpt, gptj || falcon ? "transformer.ln_f" : "model.norm");
     // The embedding and the LM head stay as loaded (weight-only schemes keep them so).
-    const torch::Tensor head_bias =
-        arch_.head_bias ? ckpt.load("lm_head.bias", {arch_.vocab}) : torch::Tensor();
+    head_bias_ = arch_.head_bias ? ckpt.load("lm_head.bias", {arch_.vocab}) : torch::Tensor();
     head_ =
         Linear(arch_.tied_embeddings ? embedding_ : ckpt.load("lm_head.weight", {arch_.vocab, h}),
-               head_bias, WeightQuant::kFp16);
+               head_bias_, WeightQuant::kFp16);
+  }
+
+  torch::Tensor head(const torch::Tensor& x) const {
+    return head_(final_norm_(x.index({x.size(0) - 1})));
+  }
+
+  // Stage s's thread: receive, run the stage's layers, hand the activations on (a copy,
+  // as a transfer to the next device), the last stage applying the head.
+  void stage_loop(int s) {
+    torch::NoGradGuard no_grad;
+    auto& in = queues_[static_cast<std::size_t>(s)];
+    auto& out = queues_[static_cast<std::size_t>(s) + 1];
+    for (;;) {
+      StageJob job = in.pop();
+      if (job.stop) return;
+      torch::Tensor x = run_stage(s, job.x, *job.seq);
+      job.x = s + 1 == options_.pp ? head(x) : x.clone();
+      out.push(std::move(job));
+    }
+  }
+
+  // Runs stage s's layers on [T, hidden] activations with its TP shards.
+  torch::Tensor run_stage(int s, const torch::Tensor& x_in, KvSequence& seq) const {
+    const auto su = static_cast<std::size_t>(s);
+    const int64_t first = stage_first_[su], count = stage_layers_[su];
+    if (count == 0) return x_in;
+    const int tp = options_.tp;
+    const int64_t t = x_in.size(0);
+    const auto [cos, sin] = rotary(seq.length(), t);
+    ShardPool& pool = *pools_[su];
+    std::vector<torch::Tensor> partial(static_cast<std::size_t>(tp));
+    torch::Tensor result;
+    pool.run([&](int r) {
+      torch::NoGradGuard no_grad;
+      const auto all_reduce = [&](torch::Tensor p) {
+        if (tp == 1) return p;
+        partial[static_cast<std::size_t>(r)] = std::move(p);
+        pool.all_reduce_sync();
+        torch::Tensor sum = partial[0];
+        for (int i = 1; i < tp; ++i) sum = sum + partial[static_cast<std::size_t>(i)];
+        pool.all_reduce_sync();
+        return sum;
+      };
+      torch::Tensor x = x_in;
+      for (int64_t i = first; i < first + count; ++i) {
+        const Layer& l = layers_[static_cast<std::size_t>(i)];
+        const Shard& sh = l.shards[static_cast<std::size_t>(r)];
+        const std::size_t slot = static_cast<std::size_t>(i * tp + r);
+        const torch::Tensor h = l.attn_norm(x);
+        const torch::Tensor attn = attention(sh, slot, h, cos, sin, seq);
+        if (arch_.parallel_residual) {
+          x = x + all_reduce(attn + mlp(sh, l.shared_norm ? h : l.mlp_norm(x)));
+        } else {
+          x = x + all_reduce(attn);
+          x = x + all_reduce(mlp(sh, l.mlp_norm(x)));
+        }
+      }
+      if (r == 0) result = x;
+    });
+    return result;
   }
 
   // cos and sin of the rotary angles for positions [start, start + t): [t, 1, rotary_dim],
@@ -401,40 +675,19 @@ class TorchDecoder final : public Decoder {
     return torch::cat({rotated, x.index({"...", Slice(rd, torch::indexing::None)})}, -1);
   }
 
-  torch::Tensor attention(const Layer& l, std::size_t index, const torch::Tensor& h,
+  // One shard's attention over its heads; returns its partial of the output projection.
+  torch::Tensor attention(const Shard& sh, std::size_t slot, const torch::Tensor& h,
                           const torch::Tensor& cos, const torch::Tensor& sin,
                           KvSequence& seq) const {
-    using torch::indexing::Slice;
-    const int64_t t = h.size(0), hd = arch_.head_dim(), heads = arch_.heads, kvh = arch_.kv_heads;
-    torch::Tensor q, k, v;
-    if (l.fused_qkv) {
-      const torch::Tensor qkv = l.q(h);
-      if (arch_.norms_per_layer == 2 && arch_.parallel_residual) {  // grouped: per KV head
-        const torch::Tensor g = qkv.view({t, kvh, heads / kvh + 2, hd});
-        q = g.index({Slice(), Slice(), Slice(0, heads / kvh)}).reshape({t, heads, hd});
-        k = g.index({Slice(), Slice(), heads / kvh});
-        v = g.index({Slice(), Slice(), heads / kvh + 1});
-      } else if (kvh == heads) {  // Falcon without multi-query: (q, k, v) per head
-        const torch::Tensor g = qkv.view({t, heads, 3, hd});
-        q = g.index({Slice(), Slice(), 0});
-        k = g.index({Slice(), Slice(), 1});
-        v = g.index({Slice(), Slice(), 2});
-      } else {  // multi-query: the queries, then one key and one value head
-        q = qkv.index({Slice(), Slice(0, heads * hd)}).view({t, heads, hd});
-        k = qkv.index({Slice(), Slice(heads * hd, (heads + kvh) * hd)}).view({t, kvh, hd});
-        v = qkv.index({Slice(), Slice((heads + kvh) * hd, torch::indexing::None)})
-                .view({t, kvh, hd});
-      }
-    } else {
-      q = l.q(h).view({t, heads, hd});
-      k = l.k(h).view({t, kvh, hd});
-      v = l.v(h).view({t, kvh, hd});
-    }
+    const int64_t t = h.size(0), hd = arch_.head_dim(), heads = sh.heads, kvh = sh.kv_heads;
+    torch::Tensor q = sh.q(h).view({t, heads, hd});
+    torch::Tensor k = sh.k(h).view({t, kvh, hd});
+    const torch::Tensor v = sh.v(h).view({t, kvh, hd});
     if (arch_.positions == PositionKind::kRotary) {
       q = rotate(q, cos, sin);
       k = rotate(k, cos, sin);
     }
-    auto [keys, values] = seq.append(index, k.transpose(0, 1), v.transpose(0, 1));
+    auto [keys, values] = seq.append(slot, k.transpose(0, 1), v.transpose(0, 1));
     if (kvh != heads) {
       keys = keys.repeat_interleave(heads / kvh, 0);
       values = values.repeat_interleave(heads / kvh, 0);
@@ -447,21 +700,26 @@ class TorchDecoder final : public Decoder {
       scores = scores.masked_fill(future, -std::numeric_limits<float>::infinity());
     }
     const torch::Tensor out = torch::matmul(torch::softmax(scores, -1), values);  // [heads, t, hd]
-    return l.o(out.transpose(0, 1).reshape({t, heads * hd}));
+    return sh.o(out.transpose(0, 1).reshape({t, heads * hd}));
   }
 
-  torch::Tensor mlp(const Layer& l, const torch::Tensor& x) const {
-    if (arch_.mlp == MlpKind::kGated) return l.down(torch::silu(l.gate(x)) * l.up(x));
-    const torch::Tensor up = l.up(x);
-    return l.down(arch_.family == "gptj" ? torch::gelu(up, "tanh") : torch::gelu(up));
+  torch::Tensor mlp(const Shard& sh, const torch::Tensor& x) const {
+    if (arch_.mlp == MlpKind::kGated) return sh.down(torch::silu(sh.gate(x)) * sh.up(x));
+    const torch::Tensor up = sh.up(x);
+    return sh.down(arch_.family == "gptj" ? torch::gelu(up, "tanh") : torch::gelu(up));
   }
 
   DecoderOptions options_;
   LlmArchitecture arch_;
-  torch::Tensor embedding_;
+  std::vector<int64_t> stage_layers_, stage_first_;
+  torch::Tensor embedding_, head_bias_;
   std::vector<Layer> layers_;
   Norm final_norm_;
   Linear head_;
+  std::vector<std::unique_ptr<ShardPool>> pools_;  // one TP group per stage
+  mutable std::vector<HandOff<StageJob>> queues_;  // stage s reads queues_[s]; the last, results
+  std::vector<std::thread> stage_threads_;
+  mutable std::mutex step_mutex_;
 };
 
 }  // namespace

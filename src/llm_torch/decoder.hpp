@@ -8,9 +8,21 @@
 // packed INT4 with per-output-channel scales; the KV cache in FP32 or INT8 with a scale
 // per token and head. Computation is FP32 on the CPU.
 //
+// Tensor parallelism really splits the work (Megatron-style): each of `tp` shards holds a
+// column slice of the query/key/value and gate/up projections (whole attention heads, and
+// the KV heads those heads use) and the matching row slice of the output and down
+// projections; each shard runs on its own thread, and the shards' partial outputs are
+// summed by an all-reduce after attention and after the MLP (once per layer with a
+// parallel residual). Pipeline parallelism splits the layers over `pp` stages (evenly, or
+// as `stage_layers` says, e.g. 10/9/7/6), each stage a thread that receives the
+// activations from the previous stage through a hand-off queue (copied, as a transfer
+// between devices would). The embedding is held by stage 0's first shard, the final norm
+// and LM head by the last stage's first shard. With tp > 1 or pp > 1 libtorch's intra-op
+// threads are set to 1 (process-wide) so each shard's matmuls run on its own thread.
+//
 // The header holds no libtorch type, so callers need not include it. A Decoder is
-// immutable after load and may be shared across threads; a Sequence (one request's KV
-// cache) belongs to one caller at a time.
+// immutable after load and may be shared across threads (step() calls are serialised);
+// a Sequence (one request's KV cache) belongs to one caller at a time.
 
 #include <cstdint>
 #include <filesystem>
@@ -25,6 +37,13 @@ namespace tessera {
 struct DecoderOptions {
   WeightQuant weights = WeightQuant::kFp16;  // kFp16: as loaded; kInt8, kInt4: quantised
   KvQuant kv_cache = KvQuant::kFp16;         // kFp16: FP32 cache; kInt8: INT8 with scales
+  int tp = 1;  // tensor-parallel shards: must divide the heads, and divide or be a
+               // multiple of the KV heads (parallelism_problem)
+  int pp = 1;  // pipeline stages
+  // Layers per stage (pp entries summing to the layers; a stage may hold none, e.g. the
+  // last stage of a 1-layer fingerprint holding only the head). Empty: as even as
+  // possible, the first stages taking the extra layers.
+  std::vector<int64_t> stage_layers;
 };
 
 class Decoder {
@@ -38,13 +57,18 @@ class Decoder {
   };
 
   // Loads DIR/config.json and DIR's safetensors (one file or shards). A missing tensor or a
-  // shape that disagrees with the config is a SpecError naming the file and the tensor.
+  // shape that disagrees with the config is a SpecError naming the file and the tensor; a
+  // TP degree the model cannot split, or a bad stage split, is std::invalid_argument.
   static std::unique_ptr<Decoder> load(const std::filesystem::path& dir,
                                        const DecoderOptions& options = {});
   virtual ~Decoder() = default;
 
   virtual const LlmArchitecture& architecture() const = 0;
   virtual uint64_t weight_bytes() const = 0;  // bytes the weights hold in memory
+  // The weight bytes of each shard, stage by stage: [stage * tp + rank].
+  virtual std::vector<uint64_t> shard_weight_bytes() const = 0;
+  // The layers each pipeline stage holds.
+  virtual std::vector<int64_t> stage_layers() const = 0;
 
   // A new, empty sequence that can hold up to `max_tokens` tokens.
   virtual std::unique_ptr<Sequence> start(int64_t max_tokens) const = 0;

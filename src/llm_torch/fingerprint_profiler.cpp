@@ -1,0 +1,137 @@
+#include "llm_torch/fingerprint_profiler.hpp"
+
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <stdexcept>
+
+#include "llm_arch/checkpoint_layout.hpp"
+#include "llm_arch/deployment_config.hpp"
+#include "llm_torch/memory_meter.hpp"
+
+namespace tessera {
+namespace {
+
+std::vector<int64_t> prompt_of(int64_t tokens, int64_t vocab) {
+  std::vector<int64_t> p;
+  for (int64_t i = 0; i < tokens; ++i) p.push_back((7 + 31 * i) % vocab);
+  return p;
+}
+
+// One request: a prefill, then `n` decode steps (n tokens after the first).
+void serve(const Decoder& d, const std::vector<int64_t>& prompt, int64_t n) {
+  const auto seq = d.start(static_cast<int64_t>(prompt.size()) + n + 1);
+  std::vector<float> logits = d.step(*seq, prompt);
+  for (int64_t i = 0; i < n; ++i) {
+    const auto best = std::max_element(logits.begin(), logits.end()) - logits.begin();
+    logits = d.step(*seq, {best});
+  }
+}
+
+double process_cpu_seconds() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+Measurement measure_checkpoint(const std::filesystem::path& checkpoint,
+                               const DecoderOptions& options, const MeasureOptions& how,
+                               bool memory, bool latency) {
+  if (how.output_lengths.empty() || how.repeats < 1 || how.prompt_tokens < 1) {
+    throw std::invalid_argument("a measurement needs output lengths, a prompt and a repeat");
+  }
+  memory_meter::install();
+  // One intra-op thread per shard at every TP (the decoder sets it for TP > 1; TP 1 must
+  // match, or its timings would use a thread pool the shards do not have).
+  at::set_num_threads(1);
+  Measurement m;
+  const uint64_t before = memory_meter::current();
+  const auto decoder = Decoder::load(checkpoint, options);
+  const std::vector<int64_t> prompt = prompt_of(how.prompt_tokens, decoder->architecture().vocab);
+  const int64_t longest = *std::max_element(how.output_lengths.begin(), how.output_lengths.end());
+  if (memory) {
+    memory_meter::reset_peak();
+    serve(*decoder, prompt, longest);
+    m.peak_bytes = static_cast<double>(memory_meter::peak() - before);
+  }
+  if (latency) {
+    using Clock = std::chrono::steady_clock;
+    serve(*decoder, prompt, longest);  // warm-up
+    for (int64_t n : how.output_lengths) {
+      std::vector<double> runs, cpu;
+      for (int r = 0; r < how.repeats; ++r) {
+        const double c0 = process_cpu_seconds();
+        const auto t0 = Clock::now();
+        serve(*decoder, prompt, n);
+        runs.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+        cpu.push_back(process_cpu_seconds() - c0);
+      }
+      m.seconds.push_back(median(runs));
+      m.cpu_seconds.push_back(median(cpu));
+    }
+  }
+  return m;
+}
+
+FingerprintProfile profile_fingerprints(const std::filesystem::path& checkpoint,
+                                        const std::filesystem::path& work_dir,
+                                        const std::vector<CompressionProfile>& compressions,
+                                        const std::vector<int>& tps, const MeasureOptions& how) {
+  const LlmArchitecture arch = load_llm_architecture(checkpoint / "config.json");
+  if (how.output_lengths.size() < 2) {
+    throw std::invalid_argument("latency profiling needs two output lengths");
+  }
+  std::filesystem::create_directories(work_dir);
+  const std::filesystem::path fp[2] = {work_dir / "fp1", work_dir / "fp2"};
+  for (int i = 0; i < 2; ++i) {
+    std::filesystem::remove_all(fp[i]);
+    write_fingerprint(checkpoint, i + 1, fp[i]);
+  }
+  FingerprintProfile profile;
+  profile.model = arch.name;
+  profile.layers = arch.layers;
+  profile.device = "cpu (libtorch, 1 intra-op thread per shard)";
+  profile.prompt_tokens = how.prompt_tokens;
+  profile.repeats = how.repeats;
+  const bool tp2 = parallelism_problem(arch, Parallelism{2, 1}).empty();
+  for (CompressionProfile c : compressions) {
+    c.memory.clear();
+    c.latency.clear();
+    for (int64_t layers = 1; layers <= 2; ++layers) {
+      const auto& dir = fp[layers - 1];
+      struct Point {
+        int tp, pp;
+      };
+      std::vector<Point> points{{1, 1}, {1, 2}};
+      if (tp2) points.push_back({2, 1});
+      for (const Point& p : points) {
+        DecoderOptions o{c.weights, c.kv_cache, p.tp, p.pp, {}};
+        if (p.pp == 2) o.stage_layers = {1, layers - 1};
+        const Measurement m = measure_checkpoint(dir, o, how, true, false);
+        c.memory.push_back({layers, p.tp, p.pp, m.peak_bytes});
+      }
+      for (int tp : tps) {
+        if (!parallelism_problem(arch, Parallelism{tp, 1}).empty()) continue;
+        const Measurement m =
+            measure_checkpoint(dir, {c.weights, c.kv_cache, tp, 1, {}}, how, false, true);
+        for (std::size_t i = 0; i < how.output_lengths.size(); ++i) {
+          c.latency.push_back({layers, tp, how.output_lengths[i], m.seconds[i], m.cpu_seconds[i]});
+        }
+      }
+    }
+    profile.compressions.push_back(std::move(c));
+  }
+  return profile;
+}
+
+}  // namespace tessera

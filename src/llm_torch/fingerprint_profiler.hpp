@@ -1,0 +1,52 @@
+#pragma once
+
+// iServe's profiler (§5.2–5.3, digest §2.2–2.3 methods M2 and L2) on the libtorch decoder:
+// cuts a checkpoint's 1- and 2-layer fingerprints and measures, per compression (weight ×
+// KV-cache quantisation), the memory at (TP, PP) = (1, 1), (1, 2), (2, 1) and the latency
+// at PP = 1 for each TP, of one batch-1 request at two output lengths. Memory is the peak
+// bytes libtorch holds while serving one request (memory_meter, the CPU analogue of
+// torch.cuda.max_memory_allocated), counted from before the load; latency is the median
+// wall time of `repeats` requests after one warm-up, and the median CPU time the process
+// spent on them (all shards' threads). A 1-layer fingerprint at PP = 2 runs
+// its layer on stage 0 and only the final norm and head on stage 1 (the paper does not
+// say how it runs one; digest §2.2 "open question").
+//
+// Single caller; it installs the memory meter and runs models, so nothing else should
+// use libtorch in the process while it measures.
+
+#include <cstdint>
+#include <filesystem>
+#include <vector>
+
+#include "llm_arch/iserve_estimator.hpp"
+#include "llm_torch/decoder.hpp"
+
+namespace tessera {
+
+struct MeasureOptions {
+  int64_t prompt_tokens = 16;
+  std::vector<int64_t> output_lengths{4, 24};  // tokens after the first
+  int repeats = 3;
+};
+
+struct Measurement {
+  double peak_bytes = 0;
+  std::vector<double> seconds;      // median request latency per output length (wall clock)
+  std::vector<double> cpu_seconds;  // median process CPU time per request, per output length
+};
+
+// Loads `checkpoint` with `options`, serves one request of the longest output length and
+// reports its peak memory, then times the requests. std::invalid_argument for options the
+// model cannot run.
+Measurement measure_checkpoint(const std::filesystem::path& checkpoint,
+                               const DecoderOptions& options, const MeasureOptions& how,
+                               bool memory = true, bool latency = true);
+
+// Writes the fingerprints under `work_dir` (fp1/, fp2/) and profiles them for each
+// compression, at TP degrees `tps` (those the model cannot run are skipped).
+FingerprintProfile profile_fingerprints(const std::filesystem::path& checkpoint,
+                                        const std::filesystem::path& work_dir,
+                                        const std::vector<CompressionProfile>& compressions,
+                                        const std::vector<int>& tps, const MeasureOptions& how);
+
+}  // namespace tessera
