@@ -149,10 +149,10 @@ TEST(PpipeMilp, MatchesExhaustiveEnumerationOnTinyInstances) {
 }
 
 // The tightened formulation (LP-optimum caps on every configuration's throughput and vGPU
-// counts, g <= gmax u, a whole GPU per used position) keeps the optimum: with and without
-// it the MILP finds the exhaustive optimum, on one DNN and on two DNNs sharing the GPUs
-// (max min_m x_m / w_m), where the caps w_m z_LP lie far below each configuration's
-// whole-cluster bound.
+// counts, g <= gmax u, a whole GPU per used position) keeps the optimum: on one DNN the
+// tightened and the plain model both reach the exhaustive optimum; on two DNNs sharing the
+// GPUs (max min_m x_m / w_m), where each DNN's cap w_m z_LP is well below what one
+// configuration could reach on the whole cluster, both reach the same objective.
 TEST(PpipeMilp, TightenedFormulationKeepsTheOptimum) {
   for (unsigned seed = 1; seed <= 6; ++seed) {
     PpipeInput in = tiny_input(seed, 2 + seed % 2, 3);
