@@ -148,6 +148,42 @@ TEST(PpipeMilp, MatchesExhaustiveEnumerationOnTinyInstances) {
   EXPECT_GT(shared, 0);
 }
 
+// The tightened formulation (LP-optimum caps on every configuration's throughput and vGPU
+// counts, g <= gmax u, a whole GPU per used position) keeps the optimum: on one DNN the
+// tightened and the plain model both reach the exhaustive optimum; on two DNNs sharing the
+// GPUs (max min_m x_m / w_m), where each DNN's cap w_m z_LP is well below what one
+// configuration could reach on the whole cluster, both reach the same objective.
+TEST(PpipeMilp, TightenedFormulationKeepsTheOptimum) {
+  for (unsigned seed = 1; seed <= 6; ++seed) {
+    PpipeInput in = tiny_input(seed, 2 + seed % 2, 3);
+    const double exact = brute_force(in);
+    in.options.tighten_formulation = true;
+    const PpipeResult tight = plan_ppipe(in);
+    in.options.tighten_formulation = false;
+    const PpipeResult plain = plan_ppipe(in);
+    ASSERT_TRUE(tight.ok()) << tight.problems.front();
+    ASSERT_TRUE(plain.ok()) << plain.problems.front();
+    EXPECT_NEAR(tight.plan.solve.objective, exact, 1e-6 * exact) << "seed " << seed;
+    EXPECT_NEAR(plain.plan.solve.objective, exact, 1e-6 * exact) << "seed " << seed;
+  }
+  for (unsigned seed = 1; seed <= 4; ++seed) {
+    PpipeInput in = tiny_input(seed, 3, 4);
+    in.dnns.push_back(tiny_dnn(seed + 100, "other"));
+    in.dnns[0].weight = 0.4;
+    in.dnns[1].weight = 0.6;
+    in.options.tighten_formulation = true;
+    const PpipeResult tight = plan_ppipe(in);
+    in.options.tighten_formulation = false;
+    const PpipeResult plain = plan_ppipe(in);
+    ASSERT_TRUE(tight.ok()) << tight.problems.front();
+    ASSERT_TRUE(plain.ok()) << plain.problems.front();
+    EXPECT_GT(plain.plan.solve.objective, 0.0);
+    EXPECT_NEAR(tight.plan.solve.objective, plain.plan.solve.objective,
+                1e-6 * plain.plan.solve.objective)
+        << "seed " << seed;
+  }
+}
+
 TEST(PpipeMilp, TemplatesAreThePapersDistinctPipelines) {
   EXPECT_EQ(enumerate_templates(2, 3).size(), 14u);  // §4: 2 + 4 + 8
   EXPECT_EQ(enumerate_templates(2, 2).size(), 6u);

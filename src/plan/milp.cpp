@@ -133,7 +133,9 @@ MilpResult solve_cbc(const MilpModel& model, const MilpOptions& options) {
   solver.loadProblem(matrix, col_lb.data(), col_ub.data(), obj.data(), row_lb.data(),
                      row_ub.data());
   for (int j = 0; j < n; ++j) {
-    if (model.vars()[static_cast<size_t>(j)].type != VarType::kContinuous) solver.setInteger(j);
+    if (!options.relax && model.vars()[static_cast<size_t>(j)].type != VarType::kContinuous) {
+      solver.setInteger(j);
+    }
   }
   solver.setObjSense(model.maximize() ? -1.0 : 1.0);
 
@@ -146,7 +148,8 @@ MilpResult solve_cbc(const MilpModel& model, const MilpOptions& options) {
   const std::string gap = std::to_string(options.relative_gap);
   const std::string allow = std::to_string(options.absolute_gap);
   const std::string log = options.log ? "1" : "0";
-  std::vector<std::string> args = {"tessera", "-log",   log, "-timeMode", "elapsed", "-sec",
+  const std::string mode = options.cpu_time_limit ? "cpu" : "elapsed";
+  std::vector<std::string> args = {"tessera", "-log",   log, "-timeMode", mode, "-sec",
                                    seconds,   "-ratio", gap, "-allow",    allow};
   if (options.node_limit > 0) {
     args.push_back("-maxNodes");

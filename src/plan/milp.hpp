@@ -71,12 +71,16 @@ const char* to_string(MilpLimit limit);
 
 struct MilpOptions {
   double time_limit_s = 60.0;
+  // Count time_limit_s in this process's CPU seconds (CBC's -timeMode cpu) rather than
+  // wall-clock seconds: a loaded machine then stops the search at about the same node.
+  bool cpu_time_limit = false;
   // Branch-and-bound nodes before CBC stops (CBC's -maxNodes); 0: no node limit.
   long node_limit = 0;
   double relative_gap = 1e-6;
   double absolute_gap = 1e-7;  // stop when incumbent and bound differ by less
   bool log = false;            // CBC's own log on stdout
   bool preprocess = true;      // CBC's integer preprocessing (CglPreProcess)
+  bool relax = false;          // solve the LP relaxation: every variable continuous
   // More CBC command-line options, passed before -solve (e.g. {"-cutsOnOff", "off"}).
   std::vector<std::string> cbc_args;
 };

@@ -105,122 +105,168 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
     return out;
   }
 
-  MilpModel model;
-  model.set_maximize(true);
   const bool single = dnns.size() == 1;
-  int z = -1;
-  if (!single) {
-    double zmax = std::numeric_limits<double>::infinity();
-    for (size_t m = 0; m < dnns.size(); ++m) {
-      // Bound on DNN m's throughput: per template the best configuration alone.
-      std::map<int, double> per_template;
-      for (size_t c = 0; c < configs[m].size(); ++c) {
-        auto& v = per_template[configs[m][c].tmpl];
-        v = opt.one_config_per_template ? std::max(v, bounds[m][c]) : v + bounds[m][c];
-      }
-      double sum = 0.0;
-      for (const auto& [t, v] : per_template) sum += v;
-      zmax = std::min(zmax, sum / dnns[m].weight);
+  // Bound on min_m x_m / w_m: per template of each DNN the best configuration alone.
+  double zmax = std::numeric_limits<double>::infinity();
+  for (size_t m = 0; m < dnns.size(); ++m) {
+    std::map<int, double> per_template;
+    for (size_t c = 0; c < configs[m].size(); ++c) {
+      auto& v = per_template[configs[m][c].tmpl];
+      v = opt.one_config_per_template ? std::max(v, bounds[m][c]) : v + bounds[m][c];
     }
-    z = model.add_var("z", 0.0, zmax, VarType::kContinuous, 1.0);
+    double sum = 0.0;
+    for (const auto& [t, v] : per_template) sum += v;
+    zmax = std::min(zmax, sum / dnns[m].weight);
   }
+  // With tighten_formulation, zcap is the LP relaxation's optimum (re-solved with the caps
+  // it implies): an optimal plan serves DNN m at most w_m zcap (one DNN: zcap), so no
+  // configuration needs a larger throughput, and smaller big-M's follow (see
+  // docs/plan.md#ppipe-planner, "Tightened formulation").
+  double zcap = std::numeric_limits<double>::infinity();
   struct Vars {
     int x = -1, u = -1;
     std::vector<int> g;
   };
   std::vector<std::vector<Vars>> vars(dnns.size());
-  // Physical-GPU terms per (class, position) of each DNN, and per class overall.
-  std::vector<std::vector<LinTerm>> class_terms(K);
-  for (size_t m = 0; m < dnns.size(); ++m) {
-    const std::string mn = "m" + std::to_string(m);
-    std::map<int, std::vector<int>> by_template;
-    for (size_t c = 0; c < configs[m].size(); ++c)
-      by_template[configs[m][c].tmpl].push_back(static_cast<int>(c));
-    std::map<std::pair<int, int>, std::vector<LinTerm>> position_terms;  // (class, d)
-    std::vector<LinTerm> dnn_sum;
-    vars[m].resize(configs[m].size());
-    for (size_t c = 0; c < configs[m].size(); ++c) {
-      const auto& cfg = configs[m][c];
-      const std::string cn = mn + "c" + std::to_string(c);
-      Vars& v = vars[m][c];
-      v.x = model.add_var("x_" + cn, 0.0, bounds[m][c], VarType::kContinuous, single ? 1.0 : 0.0);
-      dnn_sum.push_back({v.x, 1.0});
-      const bool need_u = opt.one_config_per_template && by_template[cfg.tmpl].size() > 1;
-      if (need_u) {
-        v.u = model.add_var("u_" + cn, 0.0, 1.0, VarType::kBinary);
-        model.add_row("link_" + cn, {{v.x, 1.0}, {v.u, -bounds[m][c]}}, -MilpModel::kInf, 0.0);
-      }
-      for (size_t d = 0; d < cfg.parts.size(); ++d) {
-        const auto& p = cfg.parts[d];
-        const double gmax =
-            std::min<double>(static_cast<double>(cluster.classes[p.cls].count) * p.mps,
-                             std::ceil(bounds[m][c] / p.x_vgpu - 1e-9));
-        const int g =
-            model.add_var("g_" + cn + "d" + std::to_string(d), 0.0, gmax, VarType::kInteger);
-        v.g.push_back(g);
-        model.add_row("xput_" + cn + "d" + std::to_string(d), {{v.x, 1.0}, {g, -p.x_vgpu}},
-                      -MilpModel::kInf, 0.0);
+  const bool tight = opt.tighten_formulation;
+  auto build = [&](MilpModel& model) {
+    model.set_maximize(true);
+    int z = -1;
+    if (!single) z = model.add_var("z", 0.0, std::min(zmax, zcap), VarType::kContinuous, 1.0);
+    // Physical-GPU terms per class overall.
+    std::vector<std::vector<LinTerm>> class_terms(K);
+    for (size_t m = 0; m < dnns.size(); ++m) {
+      const std::string mn = "m" + std::to_string(m);
+      const double dnn_cap = single ? zcap : dnns[m].weight * zcap;
+      std::map<int, std::vector<int>> by_template;
+      for (size_t c = 0; c < configs[m].size(); ++c)
+        by_template[configs[m][c].tmpl].push_back(static_cast<int>(c));
+      std::map<std::pair<int, int>, std::vector<LinTerm>> position_terms;  // (class, d)
+      // The u's of the configurations at each (class, d), one group per configuration.
+      std::map<std::pair<int, int>, std::map<int, std::vector<LinTerm>>> position_users;
+      std::vector<LinTerm> dnn_sum;
+      vars[m].assign(configs[m].size(), Vars{});
+      for (size_t c = 0; c < configs[m].size(); ++c) {
+        const auto& cfg = configs[m][c];
+        const std::string cn = mn + "c" + std::to_string(c);
+        const double xcap = std::min(bounds[m][c], dnn_cap);
+        Vars& v = vars[m][c];
+        v.x = model.add_var("x_" + cn, 0.0, xcap, VarType::kContinuous, single ? 1.0 : 0.0);
+        dnn_sum.push_back({v.x, 1.0});
+        const bool need_u = (tight && opt.binary_per_configuration) ||
+                            (opt.one_config_per_template && by_template[cfg.tmpl].size() > 1);
         if (need_u) {
-          model.add_row("used_" + cn + "d" + std::to_string(d), {{g, 1.0}, {v.u, -1.0}}, 0.0,
-                        MilpModel::kInf);
+          v.u = model.add_var("u_" + cn, 0.0, 1.0, VarType::kBinary);
+          model.add_row("link_" + cn, {{v.x, 1.0}, {v.u, -xcap}}, -MilpModel::kInf, 0.0);
         }
-        position_terms[{p.cls, static_cast<int>(d)}].push_back({g, 1.0 / p.mps});
+        for (size_t d = 0; d < cfg.parts.size(); ++d) {
+          const auto& p = cfg.parts[d];
+          const std::string dn = cn + "d" + std::to_string(d);
+          const double gmax = std::max(
+              1.0, std::min<double>(static_cast<double>(cluster.classes[p.cls].count) * p.mps,
+                                    std::ceil(xcap / p.x_vgpu - 1e-9)));
+          const int g = model.add_var("g_" + dn, 0.0, gmax, VarType::kInteger);
+          v.g.push_back(g);
+          model.add_row("xput_" + dn, {{v.x, 1.0}, {g, -p.x_vgpu}}, -MilpModel::kInf, 0.0);
+          if (need_u) {
+            model.add_row("used_" + dn, {{g, 1.0}, {v.u, -1.0}}, 0.0, MilpModel::kInf);
+            // An unused configuration holds no vGPUs, a used one no more than its cap needs.
+            if (tight) {
+              model.add_row("unused_" + dn, {{g, 1.0}, {v.u, -gmax}}, -MilpModel::kInf, 0.0);
+            }
+          }
+          position_terms[{p.cls, static_cast<int>(d)}].push_back({g, 1.0 / p.mps});
+          if (v.u >= 0) {
+            position_users[{p.cls, static_cast<int>(d)}][static_cast<int>(c)].push_back(
+                {v.u, -1.0});
+          }
+        }
       }
-    }
-    if (opt.one_config_per_template) {
-      for (const auto& [t, cs] : by_template) {
-        if (cs.size() < 2) continue;
-        std::vector<LinTerm> terms;
-        for (int c : cs) terms.push_back({vars[m][c].u, 1.0});
-        model.add_row("template_" + mn + "t" + std::to_string(t), terms, -MilpModel::kInf, 1.0);
+      if (opt.one_config_per_template) {
+        for (const auto& [t, cs] : by_template) {
+          if (cs.size() < 2) continue;
+          std::vector<LinTerm> terms;
+          for (int c : cs) terms.push_back({vars[m][c].u, 1.0});
+          model.add_row("template_" + mn + "t" + std::to_string(t), terms, -MilpModel::kInf, 1.0);
+        }
       }
-    }
-    std::map<int, std::vector<LinTerm>> agg;
-    for (auto& [key, terms] : position_terms) {
-      const auto [k, d] = key;
-      if (opt.integer_gpus_per_position) {
-        const int y =
-            model.add_var("gpus_" + mn + "_" + cluster.classes[k].name + "_pos" + std::to_string(d),
-                          0.0, cluster.classes[k].count, VarType::kInteger);
+      std::map<int, std::vector<LinTerm>> agg;
+      for (auto& [key, terms] : position_terms) {
+        const auto [k, d] = key;
+        if (opt.integer_gpus_per_position) {
+          const std::string yn = mn + "_" + cluster.classes[k].name + "_pos" + std::to_string(d);
+          const int y =
+              model.add_var("gpus_" + yn, 0.0, cluster.classes[k].count, VarType::kInteger);
+          auto row = terms;
+          row.push_back({y, -1.0});
+          model.add_row("whole_gpus_" + yn, row, -MilpModel::kInf, 0.0);
+          if (tight) {
+            // A used configuration holds at least one whole GPU at each of its positions
+            // (Chvatal-Gomory rounding of g >= u, y >= g / v). Summing the u's of a template
+            // gives a stronger LP but slowed CBC's search on HC1/G1.
+            for (const auto& [group, us] : position_users[key]) {
+              auto one = us;
+              one.push_back({y, 1.0});
+              model.add_row("one_gpu_" + yn + "_" + std::to_string(group), one, 0.0,
+                            MilpModel::kInf);
+            }
+          }
+          class_terms[k].push_back({y, 1.0});
+          agg[k].push_back({y, 1.0});
+        } else {
+          class_terms[k].insert(class_terms[k].end(), terms.begin(), terms.end());
+        }
+      }
+      // Each DNN's whole GPUs per class as one integer: CBC branches on these totals, which
+      // splits the GPUs among the DNNs far sooner than branching position by position.
+      for (auto& [k, terms] : agg) {
+        if (terms.size() < 2) continue;
+        const std::string name = "gpus_" + mn + "_" + cluster.classes[k].name;
+        const int total = model.add_var(name, 0.0, cluster.classes[k].count, VarType::kInteger);
         auto row = terms;
-        row.push_back({y, -1.0});
-        model.add_row(
-            "whole_gpus_" + mn + "_" + cluster.classes[k].name + "_pos" + std::to_string(d), row,
-            -MilpModel::kInf, 0.0);
-        class_terms[k].push_back({y, 1.0});
-        agg[k].push_back({y, 1.0});
-      } else {
-        class_terms[k].insert(class_terms[k].end(), terms.begin(), terms.end());
+        row.push_back({total, -1.0});
+        model.add_row("total_" + name, row, 0.0, 0.0);
+      }
+      if (!single) {
+        auto row = dnn_sum;
+        for (auto& t : row) t.coef = -1.0;
+        row.push_back({z, dnns[m].weight});
+        model.add_row("share_" + mn, row, -MilpModel::kInf, 0.0);
       }
     }
-    // Each DNN's whole GPUs per class as one integer: CBC branches on these totals, which
-    // splits the GPUs among the DNNs far sooner than branching position by position.
-    for (auto& [k, terms] : agg) {
-      if (terms.size() < 2) continue;
-      const std::string name = "gpus_" + mn + "_" + cluster.classes[k].name;
-      const int total = model.add_var(name, 0.0, cluster.classes[k].count, VarType::kInteger);
-      auto row = terms;
-      row.push_back({total, -1.0});
-      model.add_row("total_" + name, row, 0.0, 0.0);
+    for (int k = 0; k < K; ++k) {
+      if (class_terms[k].empty()) continue;
+      model.add_row("budget_" + cluster.classes[k].name, class_terms[k], -MilpModel::kInf,
+                    cluster.classes[k].count);
     }
-    if (!single) {
-      auto row = dnn_sum;
-      for (auto& t : row) t.coef = -1.0;
-      row.push_back({z, dnns[m].weight});
-      model.add_row("share_" + mn, row, -MilpModel::kInf, 0.0);
+  };
+  if (tight) {
+    // A few rounds: each LP's optimum caps the next one's configurations.
+    MilpOptions lp = opt.milp;
+    lp.relax = true;
+    lp.log = false;
+    for (int round = 0; round < opt.tighten_rounds; ++round) {
+      MilpModel relaxed;
+      build(relaxed);
+      const MilpResult lr = solve_cbc(relaxed, lp);
+      if (!lr.has_solution()) break;
+      const double next = lr.objective * (1.0 + 1e-7) + 1e-6;
+      if (next >= zcap * (1.0 - 1e-4)) {
+        zcap = std::min(zcap, next);
+        break;
+      }
+      zcap = next;
     }
   }
-  for (int k = 0; k < K; ++k) {
-    if (class_terms[k].empty()) continue;
-    model.add_row("budget_" + cluster.classes[k].name, class_terms[k], -MilpModel::kInf,
-                  cluster.classes[k].count);
-  }
+  MilpModel model;
+  build(model);
 
   const MilpResult r = solve_cbc(model, opt.milp);
   auto& st = out.plan.solve;
   st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   st.objective = r.has_solution() ? r.objective : 0.0;
   st.bound = r.best_bound;
+  st.nodes = r.nodes;
   if (!r.has_solution()) {
     st.status = r.status == MilpStatus::kInfeasible ? "infeasible" : "no solution (limit)";
     st.detail = r.status == MilpStatus::kInfeasible ? "the MILP is infeasible"

@@ -55,6 +55,13 @@ struct PpipeOptions {
   // The repo's force_sum_gpu_integer_per_partition: whole physical GPUs per (DNN, class,
   // partition position), so the vGPUs sharing a GPU run the same position.
   bool integer_gpus_per_position = true;
+  // Solver aids that keep the optimum (docs/plan.md#ppipe-planner, "Tightened formulation"):
+  // the LP relaxation's optimum (re-solved tighten_rounds times) caps every configuration's
+  // throughput and vGPU counts, a binary per configuration with g <= gmax u, and a whole GPU
+  // at each position a used configuration occupies. Off: the plain A.2 model.
+  bool tighten_formulation = true;
+  int tighten_rounds = 3;
+  bool binary_per_configuration = true;  // with tighten: a u even for lone configurations
   MilpOptions milp = default_milp();
 
   static MilpOptions default_milp() {
@@ -65,6 +72,11 @@ struct PpipeOptions {
     // Cutting planes barely move this model's bound (the gap is integer rounding of GPU
     // counts) and slow every node: off, the proofs finish about twice as fast.
     m.cbc_args = {"-cutsOnOff", "off"};
+    // With the tightened formulation, CBC's integer preprocessing stalled the bound on
+    // HC2/G1 (no progress in 10,000 nodes); without it all 24 paper instances prove 1 %.
+    m.preprocess = false;
+    // CPU seconds: the limit stops the search at about the same node on a loaded machine.
+    m.cpu_time_limit = true;
     return m;
   }
 };

@@ -76,6 +76,7 @@ struct SolveStats {
   double bound = 0.0;
   int configurations = 0;
   std::string detail;
+  long nodes = 0;  // branch-and-bound nodes (not in plan.json)
 };
 
 struct Plan {
