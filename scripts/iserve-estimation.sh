@@ -99,7 +99,7 @@ for model in ["llama-2-7b", "llama-2-70b", "falcon-7b", "gpt-j-6b"]:
     maps = {}
     for clock, f in (("wall", "map.json"), ("cpu", "map-cpu.json")):
         cmap = json.load(open(os.path.join(d, f)))
-        maps[clock] = {(c["tp"], c["pp"], c["weights"], c["kv_cache"]): c for c in cmap["configurations"]}
+        maps[clock] = {(c["tp"], c["pp"], c["weights"], c["kv_cache"]): c for c in cmap["entries"]}
     e_ = {k: [] for k in ("wall", "cpu", "ttft", "tpot", "mem")}
     for f in sorted(glob.glob(os.path.join(d, "measured-*.json"))):
         m = json.load(open(f))
@@ -117,10 +117,10 @@ for model in ["llama-2-7b", "llama-2-70b", "falcon-7b", "gpt-j-6b"]:
             e_[k].append(v)
         group = (m["weights"], "TP 1" if m["tp"] == 1 else "TP > 1")
         by_group.setdefault(group, []).append(me)
-        rows.append(f"| {model} | {ew['name']} | {1e3*est_w:.0f} / {1e3*wall[n]:.0f} | {le:.1f} | "
+        rows.append(f"| {model} | {ew['config']} | {1e3*est_w:.0f} / {1e3*wall[n]:.0f} | {le:.1f} | "
                     f"{1e3*est_c:.0f} / {1e3*cpu[n]:.0f} | {ce:.1f} | "
                     f"{ew['memory_bytes']/1e6:.2f} / {m['memory_bytes']/1e6:.2f} | {me:.2f} |")
-    layers = json.load(open(os.path.join(d, "map.json")))["layers"]
+    layers = json.load(open(os.path.join(d, "map.json")))["entries"][0]["layers"]
     summary.append((model, layers, e_))
     # Per-layer decode cost: the fingerprints' (2-layer minus 1-layer) against what the full
     # model implies ((its TPOT - the fingerprints' TPOT_other) / layers), TP 1, PP 1, CPU time.

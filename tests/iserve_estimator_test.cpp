@@ -71,18 +71,18 @@ TEST(IserveEstimator, RecoversTheLinearModelsExactly) {
   const LlmArchitecture arch = load_llm_architecture(kModels + "llama-2-70b/config.json");
   const ConfigMap map = estimate_config_map(arch, p, 8);
   // 15 parallelism options × 6 profiled compressions; gptq4 and pruning are not profiled.
-  EXPECT_EQ(map.estimates.size(), 90u);
+  EXPECT_EQ(map.entries.size(), 90u);
   EXPECT_EQ(map.not_estimated.size(), 90u);
-  for (const ConfigEstimate& e : map.estimates) {
+  for (const ConfigMapEntry& e : map.entries) {
     const auto& par = e.config.parallelism;
     EXPECT_NEAR(e.memory_bytes, true_memory(80, par.tp, par.pp), 1e-3) << e.config.name();
     EXPECT_NEAR(e.ttft_s, true_ttft(80, par.tp), 1e-9) << e.config.name();  // PP reuses PP 1
     EXPECT_NEAR(e.tpot_s, true_tpot(80, par.tp), 1e-9) << e.config.name();
     EXPECT_NEAR(e.mem_base_bytes, true_memory(80, 1, 1), 1e-3);
-    EXPECT_NEAR(e.mem_block_bytes, e.memory_bytes / (par.tp * 80.0), 1e-6);
+    EXPECT_NEAR(e.mem_block_bytes(), e.memory_bytes / (par.tp * 80.0), 1e-6);
   }
   const std::string json = config_map_to_json(map);
-  EXPECT_NE(json.find(kConfigMapFormat), std::string::npos);
+  EXPECT_NE(json.find("tessera-config-map/1"), std::string::npos);
   EXPECT_NE(json.find("tp8-pp1-int4-kv8"), std::string::npos);
 }
 
@@ -90,7 +90,7 @@ TEST(IserveEstimator, UnprofiledTpIsReportedNotGuessed) {
   const FingerprintProfile p = synthetic({1, 2});
   const LlmArchitecture arch = load_llm_architecture(kModels + "llama-2-70b/config.json");
   const ConfigMap map = estimate_config_map(arch, p, 8);
-  for (const ConfigEstimate& e : map.estimates) EXPECT_LE(e.config.parallelism.tp, 2);
+  for (const ConfigMapEntry& e : map.entries) EXPECT_LE(e.config.parallelism.tp, 2);
   bool said = false;
   for (const auto& [name, why] : map.not_estimated) {
     if (name == "tp4-pp1-fp16-kv16") said = why.find("TP 4") != std::string::npos;
@@ -138,7 +138,7 @@ TEST(IserveEstimator, TheCpuClockUsesCpuSecondsAndNeedsThem) {
   const LlmArchitecture arch = load_llm_architecture(kModels + "llama-2-70b/config.json");
   // Without cpu_seconds nothing can be estimated on the CPU clock, and the map says why.
   const ConfigMap none = estimate_config_map(arch, p, 1, LatencyClock::kCpu);
-  EXPECT_TRUE(none.estimates.empty());
+  EXPECT_TRUE(none.entries.empty());
   ASSERT_FALSE(none.not_estimated.empty());
   EXPECT_NE(none.not_estimated.front().second.find("cpu_seconds"), std::string::npos);
   for (CompressionProfile& c : p.compressions) {
@@ -146,10 +146,10 @@ TEST(IserveEstimator, TheCpuClockUsesCpuSecondsAndNeedsThem) {
   }
   const ConfigMap wall = estimate_config_map(arch, p, 1);
   const ConfigMap cpu = estimate_config_map(arch, p, 1, LatencyClock::kCpu);
-  ASSERT_EQ(cpu.estimates.size(), wall.estimates.size());
-  for (std::size_t i = 0; i < cpu.estimates.size(); ++i) {
-    EXPECT_NEAR(cpu.estimates[i].ttft_s, 3 * wall.estimates[i].ttft_s, 1e-9);
-    EXPECT_NEAR(cpu.estimates[i].tpot_s, 3 * wall.estimates[i].tpot_s, 1e-9);
+  ASSERT_EQ(cpu.entries.size(), wall.entries.size());
+  for (std::size_t i = 0; i < cpu.entries.size(); ++i) {
+    EXPECT_NEAR(cpu.entries[i].ttft_s, 3 * wall.entries[i].ttft_s, 1e-9);
+    EXPECT_NEAR(cpu.entries[i].tpot_s, 3 * wall.entries[i].tpot_s, 1e-9);
   }
   EXPECT_NE(config_map_to_json(cpu).find("\"latency_clock\": \"cpu\""), std::string::npos);
   // cpu_seconds survives the round trip.
@@ -167,7 +167,7 @@ TEST(IserveEstimator, MissingMeasurementsAreClearErrors) {
   EXPECT_THROW(solve_latency(p.compressions[1], 1), std::invalid_argument);
   const LlmArchitecture arch = load_llm_architecture(kModels + "llama-2-70b/config.json");
   const ConfigMap map = estimate_config_map(arch, p, 1);
-  EXPECT_EQ(map.estimates.size(), 4u);  // TP 1 × PP 1: 6 compressions less the 2 broken
+  EXPECT_EQ(map.entries.size(), 4u);  // TP 1 × PP 1: 6 compressions less the 2 broken
 }
 
 }  // namespace

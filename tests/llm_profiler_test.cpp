@@ -54,8 +54,8 @@ TEST(FingerprintProfiler, MemoryEstimatesMatchTheFullModel) {
   for (const CompressionProfile& c : profile.compressions) {
     for (const Parallelism p :
          {Parallelism{1, 1}, Parallelism{1, 3}, Parallelism{2, 1}, Parallelism{2, 2}}) {
-      const ConfigEstimate* est = nullptr;
-      for (const ConfigEstimate& e : map.estimates) {
+      const ConfigMapEntry* est = nullptr;
+      for (const ConfigMapEntry& e : map.entries) {
         if (e.config.parallelism.tp == p.tp && e.config.parallelism.pp == p.pp &&
             e.config.weights == c.weights && e.config.kv_cache == c.kv_cache) {
           est = &e;

@@ -257,8 +257,8 @@ void run_estimate(const EstimateOptions& o) {
       arch, profile, o.gpus, o.clock == "cpu" ? LatencyClock::kCpu : LatencyClock::kWall);
   write_text(o.out, config_map_to_json(map));
   std::printf("%s: %zu configurations estimated, %zu not (see not_estimated); wrote %s\n",
-              arch.name.c_str(), map.estimates.size(), map.not_estimated.size(), o.out.c_str());
-  for (const ConfigEstimate& e : map.estimates) {
+              arch.name.c_str(), map.entries.size(), map.not_estimated.size(), o.out.c_str());
+  for (const ConfigMapEntry& e : map.entries) {
     std::printf("  %-22s memory %9.1f MB  TTFT %8.2f ms  TPOT %7.2f ms\n", e.config.name().c_str(),
                 e.memory_bytes / 1e6, 1e3 * e.ttft_s, 1e3 * e.tpot_s);
   }

@@ -27,19 +27,40 @@ std::string config_map_to_json(const ConfigMap& map) {
                             {"tpot_s", e.tpot_s},
                             {"source", e.source}});
   }
+  if (!map.latency_clock.empty()) j["latency_clock"] = map.latency_clock;
+  if (!map.not_estimated.empty()) {
+    j["not_estimated"] = nlohmann::ordered_json::array();
+    for (const auto& [name, why] : map.not_estimated) {
+      j["not_estimated"].push_back({{"name", name}, {"reason", why}});
+    }
+  }
   return j.dump(1) + "\n";
 }
 
 ConfigMap load_config_map(const std::filesystem::path& file) {
   const SpecNode root = SpecNode::load_file(file);
   root.expect_map();
-  root.allow_only({"format", "gpu", "entries"});
+  root.allow_only({"format", "gpu", "entries", "latency_clock", "not_estimated"});
   const std::string format = root.at("format").as_string();
   if (format != "tessera-config-map/1") {
     throw SpecError(root.file(), "format", "expected tessera-config-map/1, got " + format);
   }
   ConfigMap map;
   map.gpu = root.string_or("gpu", "");
+  if (const auto clock = root.get("latency_clock")) {
+    map.latency_clock = clock->as_string();
+    if (map.latency_clock != "wall" && map.latency_clock != "cpu") {
+      throw SpecError(clock->file(), clock->path(),
+                      "expected wall or cpu, got " + map.latency_clock);
+    }
+  }
+  if (const auto missing = root.get("not_estimated")) {
+    for (const SpecNode& n : missing->items()) {
+      n.expect_map();
+      n.allow_only({"name", "reason"});
+      map.not_estimated.emplace_back(n.at("name").as_string(), n.string_or("reason", ""));
+    }
+  }
   for (const SpecNode& n : root.at("entries").items()) {
     n.expect_map();
     n.allow_only({"model", "layers", "config", "tp", "pp", "weights", "kv_cache", "pruning",

@@ -12,14 +12,19 @@
 //                 "config": "tp2-pp4-int8-kv8", "tp": 2, "pp": 4, "weights": "int8",
 //                 "kv_cache": "kv8", "pruning": "none", "memory_bytes": 7.6e10,
 //                 "mem_base_bytes": 7.2e10, "ttft_s": 0.41, "tpot_s": 0.052,
-//                 "source": "modelled"}]}
+//                 "source": "modelled"}],
+//    "latency_clock": "wall",                                   (optional)
+//    "not_estimated": [{"name": "tp1-pp1-gptq4-kv16", "reason": "..."}]}  (optional)
 //
 // `source` says where the numbers come from: "modelled" (analytic), "estimated"
-// (fingerprints), "measured". Plain values; safe to share between threads once built.
+// (fingerprints, src/llm_arch/iserve_estimator.hpp), "measured". An estimated map says which
+// clock its latencies were measured on and lists the configurations its profile could not
+// estimate, with why. Plain values; safe to share between threads once built.
 
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "llm_arch/deployment_config.hpp"
@@ -39,11 +44,19 @@ struct ConfigMapEntry {
   // iServe Eq. 1: latency = TTFT + output_length × TPOT.
   double latency_s(double output_tokens) const { return ttft_s + output_tokens * tpot_s; }
   int gpus() const { return config.parallelism.gpus(); }
+  // iServe §6's per-layer memory block: memory / (TP × layers).
+  double mem_block_bytes() const {
+    return memory_bytes /
+           (static_cast<double>(config.parallelism.tp) * static_cast<double>(layers));
+  }
 };
 
 struct ConfigMap {
-  std::string gpu;  // the GPU type the numbers are for
+  std::string gpu;  // the GPU type the numbers are for (or where fingerprints were profiled)
   std::vector<ConfigMapEntry> entries;
+  std::string latency_clock;  // estimated maps: "wall" or "cpu"; empty otherwise
+  // Configurations an estimate could not cover (compression or TP not profiled), with why.
+  std::vector<std::pair<std::string, std::string>> not_estimated;
 };
 
 std::string config_map_to_json(const ConfigMap& map);

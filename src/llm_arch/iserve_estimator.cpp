@@ -204,11 +204,8 @@ LatencyTerms solve_latency(const CompressionProfile& c, int tp, LatencyClock clo
 ConfigMap estimate_config_map(const LlmArchitecture& arch, const FingerprintProfile& profile,
                               int gpus, LatencyClock clock) {
   ConfigMap map;
-  map.clock = clock;
-  map.model = arch.name;
-  map.layers = arch.layers;
-  map.gpus = gpus;
-  map.source = profile.device;
+  map.latency_clock = clock == LatencyClock::kWall ? "wall" : "cpu";
+  map.gpu = profile.device;
   const auto L = static_cast<double>(arch.layers);
   std::map<std::string, MemoryTerms> memory;
   std::map<std::string, std::string> memory_problem;
@@ -247,45 +244,18 @@ ConfigMap estimate_config_map(const LlmArchitecture& arch, const FingerprintProf
       continue;
     }
     const MemoryTerms& m = memory.at(compression_name(*c));
-    ConfigEstimate e;
+    ConfigMapEntry e;
+    e.model = arch.name;
+    e.layers = arch.layers;
     e.config = config;
     e.memory_bytes = m.at(config.parallelism);
     e.mem_base_bytes = m.w + m.a;
-    e.mem_block_bytes = e.memory_bytes / (config.parallelism.tp * L);
     e.ttft_s = L * lat.ttft_layer + lat.ttft_other;
     e.tpot_s = L * lat.tpot_layer + lat.tpot_other;
-    map.estimates.push_back(e);
+    e.source = "estimated";
+    map.entries.push_back(std::move(e));
   }
   return map;
-}
-
-std::string config_map_to_json(const ConfigMap& map) {
-  nlohmann::ordered_json j;
-  j["format"] = kConfigMapFormat;
-  j["model"] = map.model;
-  j["layers"] = map.layers;
-  j["gpus"] = map.gpus;
-  j["source"] = map.source;
-  j["latency_clock"] = map.clock == LatencyClock::kWall ? "wall" : "cpu";
-  j["configurations"] = nlohmann::ordered_json::array();
-  for (const ConfigEstimate& e : map.estimates) {
-    j["configurations"].push_back({{"name", e.config.name()},
-                                   {"tp", e.config.parallelism.tp},
-                                   {"pp", e.config.parallelism.pp},
-                                   {"weights", to_string(e.config.weights)},
-                                   {"kv_cache", to_string(e.config.kv_cache)},
-                                   {"pruning", to_string(e.config.pruning)},
-                                   {"memory_bytes", std::round(e.memory_bytes)},
-                                   {"mem_base_bytes", std::round(e.mem_base_bytes)},
-                                   {"mem_block_bytes", std::round(e.mem_block_bytes)},
-                                   {"ttft_s", e.ttft_s},
-                                   {"tpot_s", e.tpot_s}});
-  }
-  j["not_estimated"] = nlohmann::ordered_json::array();
-  for (const auto& [name, why] : map.not_estimated) {
-    j["not_estimated"].push_back({{"name", name}, {"reason", why}});
-  }
-  return j.dump(2) + "\n";
 }
 
 }  // namespace tessera

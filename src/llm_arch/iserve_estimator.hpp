@@ -24,13 +24,13 @@
 #include <vector>
 
 #include "core/spec_node.hpp"
+#include "llm_arch/config_map.hpp"
 #include "llm_arch/deployment_config.hpp"
 #include "llm_arch/llm_architecture.hpp"
 
 namespace tessera {
 
 inline constexpr const char* kFingerprintProfileFormat = "tessera-iserve-fingerprint-profile/1";
-inline constexpr const char* kConfigMapFormat = "tessera-iserve-config-map/1";
 
 struct FingerprintMemory {
   int64_t fingerprint_layers = 1;  // 1 or 2
@@ -83,27 +83,10 @@ MemoryTerms solve_memory(const CompressionProfile& c, int64_t layers);  // throw
 LatencyTerms solve_latency(const CompressionProfile& c, int tp,
                            LatencyClock clock = LatencyClock::kWall);  // throws if missing
 
-struct ConfigEstimate {
-  LlmDeploymentConfig config;
-  double memory_bytes = 0;     // total over the configuration's GPUs
-  double mem_base_bytes = 0;   // W + A of its compression (no parallelism)
-  double mem_block_bytes = 0;  // memory / (TP × layers): iServe §6's per-layer block
-  double ttft_s = 0, tpot_s = 0;
-};
-
-struct ConfigMap {
-  std::string model;
-  int64_t layers = 0;
-  int gpus = 0;
-  std::string source;  // where the profile was measured
-  LatencyClock clock = LatencyClock::kWall;
-  std::vector<ConfigEstimate> estimates;
-  // Configurations the profile cannot estimate (compression or TP not profiled), with why.
-  std::vector<std::pair<std::string, std::string>> not_estimated;
-};
-
+// The configuration map (llm_arch/config_map.hpp) of every configuration of `arch` on up to
+// `gpus` GPUs: entries with source "estimated", `gpu` = where the profile was measured,
+// `latency_clock` set, and what the profile cannot estimate under `not_estimated`.
 ConfigMap estimate_config_map(const LlmArchitecture& arch, const FingerprintProfile& profile,
                               int gpus, LatencyClock clock = LatencyClock::kWall);
-std::string config_map_to_json(const ConfigMap& map);
 
 }  // namespace tessera
