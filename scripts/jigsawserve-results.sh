@@ -17,7 +17,7 @@
 # backstop cuts short is counted in the tables). Each section records its wall-clock time,
 # and the page states their sum (the time on one core).
 #   scripts/jigsawserve-results.sh            all sections, one after the other, then the page
-#   scripts/jigsawserve-results.sh SECTION... only those (fig3 repro days steady), e.g. in
+#   scripts/jigsawserve-results.sh SECTION... only those (fig3 repro bin0s steady days), e.g. in
 #                                             parallel shells; then `... page` writes the page
 # TESSERA=path/to/tessera skips the build.
 set -euo pipefail
@@ -27,7 +27,7 @@ OUT=out/jigsawserve
 DOC=docs/results/jigsawserve
 mkdir -p "$OUT" "$DOC"
 SECTIONS=("$@")
-[ ${#SECTIONS[@]} -eq 0 ] && SECTIONS=(fig3 repro days steady page)
+[ ${#SECTIONS[@]} -eq 0 ] && SECTIONS=(fig3 repro bin0s steady days page)
 START=$(date +%s)
 step() { echo "==> $* ($(($(date +%s) - START)) s)" >&2; }
 plan() { # plan ARGS... --out DIR: its printout in DIR.txt; exit status 3 (no plan) is a result
@@ -80,12 +80,22 @@ step "day: traffic, disruptive reconfiguration"
   --out "$OUT/day-traffic-disruptive" >/dev/null
 }
 
-# 5. The steady-bin day, then bin 0 alone: the controller plans bin 0 for 33.545 req/s
-# (its own demand + the step grid) and the bin brings 32.217 req/s.
+# 5. The steady-bin day (A+S+T) with the paper's settings and with the two levers the bin-0
+# study points to.
 steady() {
 step "day: traffic, steady bins"
 "$T" replan examples/replan/traffic_day_steady.yaml --space A+S+T --quiet \
   --out "$OUT/day-steady" >/dev/null
+step "day: traffic, steady bins, stale after L̂(t) + 100 ms"
+"$T" replan examples/replan/traffic_day_steady.yaml --space A+S+T --stale-ms 100 --quiet \
+  --out "$OUT/day-steady-stale100" >/dev/null
+step "day: traffic, steady bins, slack 1.0"
+"$T" replan examples/replan/traffic_day_steady.yaml --space A+S+T --slack 1.0 --quiet \
+  --out "$OUT/day-steady-slack1.0" >/dev/null
+}
+
+# Bin 0 of the steady day alone: the controller plans it for 33.545 req/s (its own demand on
+# the 5 % step grid) and the bin brings 32.217 req/s. One change at a time (seconds each).
 bin0() { # bin0 NAME SLACK SED-EXPRESSION: plan bin 0 with SLACK, edit run.yaml, simulate 300 s
   local dir="$OUT/bin0-$1"
   plan examples/plan/traffic.yaml --space A+S+T --demand 33.545 --slices 28 --slack "$2" \
@@ -94,6 +104,7 @@ bin0() { # bin0 NAME SLACK SED-EXPRESSION: plan bin 0 with SLACK, edit run.yaml,
     "$dir/run.yaml"
   "$T" simulate "$dir/run.yaml" --quiet --out "$dir/sim" >/dev/null
 }
+bin0s() {
 step "bin 0 alone, variations"
 bin0 default 0.05 ''
 bin0 nostale 0.05 's/preset: jigsawserve/preset: "jigsawserve:86400000"/'
@@ -102,12 +113,6 @@ for ms in 40 100 200; do bin0 "stale$ms" 0.05 "s/preset: jigsawserve/preset: \"j
 sed 's/fanout: poisson/fanout: fixed/' examples/plan/traffic_app.yaml >"$OUT/traffic_app_fixed.yaml"
 bin0 fixedfanout 0.05 "s|app: .*|app: ../traffic_app_fixed.yaml|"
 for s in 0.3 0.5 1.0; do bin0 "slack$s" "$s" ''; done
-step "day: traffic, steady bins, stale after L̂(t) + 100 ms"
-"$T" replan examples/replan/traffic_day_steady.yaml --space A+S+T --stale-ms 100 --quiet \
-  --out "$OUT/day-steady-stale100" >/dev/null
-step "day: traffic, steady bins, slack 1.0"
-"$T" replan examples/replan/traffic_day_steady.yaml --space A+S+T --slack 1.0 --quiet \
-  --out "$OUT/day-steady-slack1.0" >/dev/null
 }
 
 # 6. The report and the page.
@@ -127,13 +132,18 @@ step "done: docs/results/jigsawserve.md"
 
 for section in "${SECTIONS[@]}"; do
   case "$section" in
-  fig3 | repro | days | steady)
+  fig3 | repro | bin0s | days | steady)
+    # Wall-clock and CPU seconds (the section's processes: user + system) of the section.
+    rm -f "$OUT/time-$section" "$OUT/cpu-$section"
     t0=$(date +%s)
-    rm -rf "$OUT/time-$section"
-    "$section"
+    TIMEFORMAT=%U+%S
+    { time "$section" 2>&3; } 3>&2 2>"$OUT/cpu-$section.raw"
     echo $(($(date +%s) - t0)) >"$OUT/time-$section"
+    python3 -c "import sys; print(round(eval(open(sys.argv[1]).read())))" \
+      "$OUT/cpu-$section.raw" >"$OUT/cpu-$section"
+    rm -f "$OUT/cpu-$section.raw"
     ;;
   page) page ;;
-  *) echo "unknown section: $section (fig3 repro days steady page)" >&2 && exit 2 ;;
+  *) echo "unknown section: $section (fig3 repro bin0s steady days page)" >&2 && exit 2 ;;
   esac
 done
