@@ -118,13 +118,22 @@ for s in 0.3 0.5 1.0; do bin0 "slack$s" "$s" ''; done
 # 6. The report and the page.
 page() {
 step "report and page"
-for app in traffic social ar; do
-  cp "$OUT/day-$app/day.svg" "$DOC/day-$app.svg"
-done
+# Days that did not finish (a section cut short) keep their old chart out of the page:
+# the page names them as not run.
+rm -rf "$OUT/report"
 mkdir -p "$OUT/report"
-for d in day-traffic day-social day-ar; do cp -r "$OUT/$d" "$OUT/report/$d"; done
-"$T" report "$OUT/report" --out "$DOC/report.html" \
-  --title "JigsawServe: re-planned days, one colour per search space" >&2
+for app in traffic social ar; do
+  rm -f "$DOC/day-$app.svg"
+  if [ -f "$OUT/day-$app/summary.json" ]; then
+    cp "$OUT/day-$app/day.svg" "$DOC/day-$app.svg"
+    cp -r "$OUT/day-$app" "$OUT/report/day-$app"
+  fi
+done
+rm -f "$DOC/report.html"
+if [ -n "$(ls "$OUT/report")" ]; then
+  "$T" report "$OUT/report" --out "$DOC/report.html" \
+    --title "JigsawServe: re-planned days, one colour per search space" >&2
+fi
 rm -f "$DOC"/day-*.md "$DOC"/fig3-sensitivity.md
 python3 scripts/jigsawserve_doc.py "$OUT" >docs/results/jigsawserve.md
 step "done: docs/results/jigsawserve.md"

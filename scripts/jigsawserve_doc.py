@@ -361,8 +361,10 @@ def section_days():
       "bins with ≥ 10 % violations per frame (the paper's \"particularly poorly\"); the worst "
       "bin; the quietest and busiest quarter of bins; bins on the max-demand fallback plan; "
       "MILP solves (the plan cache solves each 5 % demand step once) and how many a limit cut "
-      "short; the run's wall-clock seconds. Every day on one page: "
-      "[jigsawserve/report.html](jigsawserve/report.html).")
+      "short; the run's wall-clock seconds."
+      + (" Every day on one page: [jigsawserve/report.html](jigsawserve/report.html)."
+         if any((OUT / f"day-{a}" / "summary.json").exists() for a in ("traffic", "social", "ar"))
+         else ""))
     w()
     titles = {"traffic": "Traffic analysis (depth 2)",
               "social": "Social media (depth 1, two parallel models)",
