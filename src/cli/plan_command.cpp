@@ -235,7 +235,7 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("--demand", args->demand, "Override the spec's demand_rps");
   cmd->add_option("--slices", args->slices, "Override the spec's slices");
   cmd->add_option("--time-limit", args->time_limit,
-                  "CBC wall-clock limit per solve, seconds (a backstop)");
+                  "CBC time limit per solve, CPU seconds (a backstop)");
   cmd->add_option("--node-limit", args->node_limit,
                   "CBC node limit per solve (0: none), overriding the spec's node_limit")
       ->check(CLI::Range(0L, 1'000'000'000L));

@@ -110,7 +110,7 @@ void add_replan_command(CLI::App& app) {
   cmd->add_option("--space", args->spaces,
                   "Search space to run (repeatable; default: the spec's spaces)");
   cmd->add_option("--time-limit", args->time_limit,
-                  "CBC wall-clock limit per solve, seconds (a backstop)");
+                  "CBC time limit per solve, CPU seconds (a backstop)");
   cmd->add_option("--node-limit", args->node_limit,
                   "CBC node limit per solve (0: none), overriding the plan spec's node_limit")
       ->check(CLI::Range(0L, 1'000'000'000L));

@@ -146,7 +146,9 @@ MilpResult solve_cbc(const MilpModel& model, const MilpOptions& options) {
   const std::string gap = std::to_string(options.relative_gap);
   const std::string allow = std::to_string(options.absolute_gap);
   const std::string log = options.log ? "1" : "0";
-  std::vector<std::string> args = {"tessera", "-log",   log, "-timeMode", "elapsed", "-sec",
+  // CPU time, not elapsed time: the backstop then does not depend on what else the machine
+  // runs (a loaded machine cut solves short at the same elapsed limit).
+  std::vector<std::string> args = {"tessera", "-log",   log, "-timeMode", "cpu", "-sec",
                                    seconds,   "-ratio", gap, "-allow",    allow};
   if (options.node_limit > 0) {
     args.push_back("-maxNodes");

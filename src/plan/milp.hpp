@@ -64,7 +64,7 @@ enum class MilpStatus {
 const char* to_string(MilpStatus status);
 
 // What stopped a search before it finished: nothing, the node limit (deterministic: the
-// same model stops at the same node on any machine) or the wall-clock limit (depends on
+// same model stops at the same node on any machine) or the time limit (CPU seconds: depends on
 // the machine and its load).
 enum class MilpLimit { kNone, kNodes, kTime };
 const char* to_string(MilpLimit limit);
