@@ -16,6 +16,7 @@
 #include "plan/plan_spec.hpp"
 #include "plan/planner.hpp"
 #include "plan/scaling.hpp"
+#include "plan/tie_break.hpp"
 #include "spec/deployment_spec.hpp"
 
 namespace tessera::plan {
@@ -274,6 +275,81 @@ TEST(PlanMilp, SolverLimitsAreDeterministicAndReported) {
   const auto j = max_demand_to_json({a}, in);
   EXPECT_EQ(j[0]["limit"], "solve budget");
   EXPECT_EQ(j[0]["plan"]["solver"]["limit"], "none");
+}
+
+// Reproducible plans (docs/plan.md#reproducible-plans): one task whose instance types all
+// serve 10 req/s per slice, so every demand has several optimal plans of equal accuracy and
+// slices (4 x 1g, 2 x 1g + 1 x 2g, 2 x 2g, ...). The tie-break must return the canonical
+// one, the least sum of tie_break_weight(rank) x count among them, found here by brute
+// force. Without the tie-break CBC returns whichever it meets first (on CBC 2.10 in
+// Debian 12, 1g instances for several of these demands): the test then fails.
+TEST(PlanMilp, TieBreakReturnsTheCanonicalEqualOptimalPlan) {
+  PlanInput in;
+  in.app.name = "ties";
+  in.app.tasks = {Task{"cls", {{"c", 1.0, 1.0}}, {}, {}, {}, {}}};
+  in.app.finalize();
+  in.catalogue = small_catalogue();
+  in.batch_sizes = {1, 4};
+  for (const auto& seg : in.catalogue.segments) {
+    const int g = in.catalogue.mig[static_cast<size_t>(seg.mig)].compute;
+    in.profiles.add("c", seg.name, 1, 100.0 / g);  // 10 req/s per slice at batch 1
+    in.profiles.add("c", seg.name, 4, 400.0 / g);  // ... and at batch 4
+  }
+  in.slices = 14;
+  in.accuracy_slo = 0.5;
+  in.latency_slo_ms = 10'000;
+  PlanOptions o = exact_options();
+  o.slack = 0.0;
+  int ties = 0;
+  for (double demand : {15.0, 25.0, 35.0, 45.0, 55.0, 65.0, 85.0, 115.0}) {
+    in.demand_rps = demand;
+    SCOPED_TRACE("demand " + std::to_string(demand));
+    const auto graph = analyse_graph(in.app);
+    const auto cands = enumerate_candidates(in, o.space);
+    // Brute force: the best objective, then the least weight among the plans reaching it.
+    double best = -1e18;
+    std::vector<std::pair<double, std::int64_t>> plans;  // objective, weight
+    std::vector<std::vector<int>> counts;
+    enumerate_plans(cands, in.slices, [&](const std::vector<PlanEntry>& e) {
+      const auto ev = evaluate_plan(in, o, graph, e, in.demand_rps, nullptr);
+      if (!ev.ok()) return;
+      std::int64_t weight = 0;
+      std::vector<int> c(cands.size(), 0);
+      for (const auto& entry : e) {
+        for (size_t i = 0; i < cands.size(); ++i) {
+          if (cands[i].segment == entry.type.segment && cands[i].batch == entry.type.batch) {
+            weight += tie_break_weight(static_cast<int>(i)) * entry.count;
+            c[i] = entry.count;
+          }
+        }
+      }
+      best = std::max(best, ev.objective);
+      plans.push_back({ev.objective, weight});
+      counts.push_back(c);
+    });
+    size_t canonical = plans.size();
+    int optimal = 0;
+    for (size_t p = 0; p < plans.size(); ++p) {
+      if (plans[p].first < best - 1e-9) continue;
+      ++optimal;
+      if (canonical == plans.size() || plans[p].second < plans[canonical].second) canonical = p;
+    }
+    ASSERT_LT(canonical, plans.size());
+    ties += optimal > 1 ? 1 : 0;
+    const Plan plan = make_plan(in, o);
+    ASSERT_TRUE(plan.has_plan()) << plan.message;
+    EXPECT_EQ(plan.stats.tie_break, "settled");
+    std::vector<int> got(cands.size(), 0);
+    for (const auto& entry : plan.entries) {
+      for (size_t i = 0; i < cands.size(); ++i) {
+        if (cands[i].segment == entry.type.segment && cands[i].batch == entry.type.batch) {
+          got[i] = entry.count;
+        }
+      }
+    }
+    EXPECT_EQ(got, counts[canonical]);
+  }
+  EXPECT_GE(ties, 6);  // most demands have several optimal plans
 }
 
 TEST(PlanMilp, CombinationDominanceKeepsPackability) {

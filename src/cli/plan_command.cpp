@@ -32,6 +32,7 @@ struct PlanArgs {
   int slices = 0;
   double time_limit = 0.0;
   long node_limit = -1;
+  double slack = -1.0;
   bool max_demand = false;
   bool solver_log = false;
   bool report = false;
@@ -155,6 +156,7 @@ void run_plan(const PlanArgs& args) {
   if (args.slices > 0) in.slices = args.slices;
   if (args.time_limit > 0.0) spec.options.milp.time_limit_s = args.time_limit;
   if (args.node_limit >= 0) spec.options.milp.node_limit = args.node_limit;
+  if (args.slack >= 0.0) spec.options.slack = args.slack;
   spec.options.milp.log = args.solver_log;
   std::vector<plan::SearchSpace> spaces;
   for (const auto& s : args.spaces) spaces.push_back(plan::parse_search_space(s));
@@ -233,10 +235,13 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("--demand", args->demand, "Override the spec's demand_rps");
   cmd->add_option("--slices", args->slices, "Override the spec's slices");
   cmd->add_option("--time-limit", args->time_limit,
-                  "CBC wall-clock limit per solve, seconds (a backstop)");
+                  "CBC time limit per solve, CPU seconds (a backstop)");
   cmd->add_option("--node-limit", args->node_limit,
                   "CBC node limit per solve (0: none), overriding the spec's node_limit")
       ->check(CLI::Range(0L, 1'000'000'000L));
+  cmd->add_option("--slack", args->slack,
+                  "Override the spec's slack: the plan serves the demand x (1 + slack)")
+      ->check(CLI::Range(0.0, 10.0));
   cmd->add_flag("--max-demand", args->max_demand,
                 "Largest demand each search space can serve (the paper's Fig. 3)");
   cmd->add_flag("--solver-log", args->solver_log, "Show CBC's log");

@@ -18,6 +18,7 @@ struct ReplanArgs {
   double time_limit = 0.0;
   long node_limit = -1;
   double stale_ms = -1.0;
+  double slack = -1.0;
   bool disruptive = false;
   bool quiet = false;
   bool report = false;
@@ -37,6 +38,7 @@ void run_replan(const ReplanArgs& args) {
     }
     spec.policies.stale_after = from_ms(args.stale_ms);
   }
+  if (args.slack >= 0.0) spec.plan.options.slack = args.slack;
   if (args.disruptive) spec.controller.disruptive = true;
   spec.sim.progress = !args.quiet;
   // The controller and the plan cache log as they go; --quiet keeps only the table.
@@ -108,12 +110,15 @@ void add_replan_command(CLI::App& app) {
   cmd->add_option("--space", args->spaces,
                   "Search space to run (repeatable; default: the spec's spaces)");
   cmd->add_option("--time-limit", args->time_limit,
-                  "CBC wall-clock limit per solve, seconds (a backstop)");
+                  "CBC time limit per solve, CPU seconds (a backstop)");
   cmd->add_option("--node-limit", args->node_limit,
                   "CBC node limit per solve (0: none), overriding the plan spec's node_limit")
       ->check(CLI::Range(0L, 1'000'000'000L));
   cmd->add_option("--stale-ms", args->stale_ms,
                   "Override the jigsaw dropping policy's staleness threshold, ms");
+  cmd->add_option("--slack", args->slack,
+                  "Override the plan spec's slack: plans serve the prediction x (1 + slack)")
+      ->check(CLI::Range(0.0, 10.0));
   cmd->add_flag("--disruptive", args->disruptive,
                 "Replaced workers stop at the bin boundary (controller.disruptive: true)");
   cmd->add_flag("--quiet,-q", args->quiet, "No progress or log lines, only the table");

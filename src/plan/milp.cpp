@@ -148,6 +148,8 @@ MilpResult solve_cbc(const MilpModel& model, const MilpOptions& options) {
   const std::string gap = std::to_string(options.relative_gap);
   const std::string allow = std::to_string(options.absolute_gap);
   const std::string log = options.log ? "1" : "0";
+  // CPU time by default, not elapsed time: the backstop then does not depend on what else
+  // the machine runs (a loaded machine cut solves short at the same elapsed limit).
   const std::string mode = options.cpu_time_limit ? "cpu" : "elapsed";
   std::vector<std::string> args = {"tessera", "-log",   log, "-timeMode", mode, "-sec",
                                    seconds,   "-ratio", gap, "-allow",    allow};

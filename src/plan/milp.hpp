@@ -64,16 +64,16 @@ enum class MilpStatus {
 const char* to_string(MilpStatus status);
 
 // What stopped a search before it finished: nothing, the node limit (deterministic: the
-// same model stops at the same node on any machine) or the wall-clock limit (depends on
+// same model stops at the same node on any machine) or the time limit (CPU seconds: depends on
 // the machine and its load).
 enum class MilpLimit { kNone, kNodes, kTime };
 const char* to_string(MilpLimit limit);
 
 struct MilpOptions {
   double time_limit_s = 60.0;
-  // Count time_limit_s in this process's CPU seconds (CBC's -timeMode cpu) rather than
-  // wall-clock seconds: a loaded machine then stops the search at about the same node.
-  bool cpu_time_limit = false;
+  // true (the default): count time_limit_s in this process's CPU seconds (CBC's -timeMode
+  // cpu), so a loaded machine stops the search at about the same node; false: wall-clock.
+  bool cpu_time_limit = true;
   // Branch-and-bound nodes before CBC stops (CBC's -maxNodes); 0: no node limit.
   long node_limit = 0;
   double relative_gap = 1e-6;

@@ -120,7 +120,9 @@ nlohmann::json plan_to_json(const Plan& plan, const PlanInput& in) {
                  {"candidates", plan.stats.candidates},
                  {"milp_objective", plan.stats.milp_objective},
                  {"milp_bound", plan.stats.milp_bound},
-                 {"limit", to_string(plan.stats.limit)}};
+                 {"limit", to_string(plan.stats.limit)},
+                 {"tie_break", plan.stats.tie_break},
+                 {"tie_break_nodes", plan.stats.tie_break_nodes}};
   return j;
 }
 
@@ -181,6 +183,8 @@ void print_plan(std::ostream& out, const Plan& plan, const PlanInput& in) {
       "bound {:.4f}\n",
       plan.stats.seconds, plan.stats.nodes, plan.stats.variables, plan.stats.integers,
       plan.stats.rows, plan.stats.milp_objective, plan.stats.milp_bound);
+  out << fmt::format("  solver  tie-break among equal-optimal plans: {} ({} nodes)\n",
+                     plan.stats.tie_break, plan.stats.tie_break_nodes);
   if (plan.stats.limit != MilpLimit::kNone) {
     out << fmt::format(
         "  solver  stopped by the {} before proving optimality: the plan may differ from the "

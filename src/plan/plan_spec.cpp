@@ -115,7 +115,8 @@ PlanSpec parse_plan_spec(const SpecNode& node) {
                    "budget_slices",
                    "node_limit",
                    "max_demand_nodes",
-                   "max_demand_solves"});
+                   "max_demand_solves",
+                   "tie_break"});
   if (auto p = node.get("planner")) p->as_choice({"jigsawserve"});  // ppipe: ppipe_spec.hpp
   PlanSpec spec;
   spec.file = node.file();
@@ -180,6 +181,9 @@ PlanSpec parse_plan_spec(const SpecNode& node) {
       node.integer_in_or("max_demand_nodes", 1, 1'000'000'000, opt.max_demand_nodes));
   opt.max_demand_solves =
       static_cast<int>(node.integer_in_or("max_demand_solves", 1, 10'000, opt.max_demand_solves));
+  if (auto t = node.get("tie_break")) {
+    opt.tie_break = t->as_choice({"canonical", "off"}) == "canonical";
+  }
   if (auto b = node.get("budget_slices")) {
     opt.budget_any_instance = b->as_choice({"any_instance", "within_latency"}) == "any_instance";
   }

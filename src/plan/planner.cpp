@@ -1,11 +1,13 @@
 #include "plan/planner.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
 #include <sstream>
 
 #include "plan/formulation.hpp"
+#include "plan/tie_break.hpp"
 
 namespace tessera::plan {
 
@@ -181,7 +183,29 @@ Plan solve_plan(const PlanInput& input, const PlanOptions& options, const Contex
     return plan;
   }
   plan.status = r.status == MilpStatus::kOptimal ? PlanStatus::kOptimal : PlanStatus::kFeasible;
-  read_solution(in, options, ctx, f, r, f.planned_demand, plan);
+  if (!options.tie_break) {
+    read_solution(in, options, ctx, f, r, f.planned_demand, plan);
+    return plan;
+  }
+  // Equal-optimal plans: the canonical one among those within the MILP's gap (tie_break.hpp).
+  MilpOptions mo = options.milp;
+  mo.relative_gap = 0.0;
+  mo.absolute_gap = 0.5;  // the secondary objective is integral
+  const double tolerance = std::max(options.milp.absolute_gap, 1e-9);
+  const auto t = solve_cbc(tie_break_model(f.model, f.count_var, r.objective, tolerance), mo);
+  const bool use = t.has_solution();
+  read_solution(in, options, ctx, f, use ? t : r, f.planned_demand, plan);
+  // The stats describe the Eq. 14 solve; the tie-break has its own line.
+  plan.stats.seconds = r.seconds + t.seconds;
+  plan.stats.nodes = r.nodes;
+  plan.stats.milp_objective = r.objective;
+  plan.stats.milp_bound = r.best_bound;
+  plan.stats.limit = r.limit;
+  plan.stats.tie_break_nodes = t.nodes;
+  plan.stats.tie_break = t.status == MilpStatus::kOptimal
+                             ? "settled"
+                             : std::string("not settled (") + to_string(t.limit) + ")";
+  if (t.status == MilpStatus::kInfeasible) plan.stats.tie_break = "not settled (infeasible)";
   return plan;
 }
 

@@ -29,6 +29,11 @@ struct SolveStats {
   double milp_objective = 0.0;         // the linearised objective CBC optimised
   double milp_bound = 0.0;             // CBC's bound on it (equal when optimal)
   MilpLimit limit = MilpLimit::kNone;  // the limit that cut the solve short, if any
+  // The tie-break solve (PlanOptions::tie_break): "off", "settled" (the canonical plan),
+  // or "not settled (node limit|time limit)" (a limit stopped it: the first plan, or the
+  // best canonical one found, is kept).
+  std::string tie_break = "off";
+  int tie_break_nodes = 0;
 };
 
 // The JigsawServe controller's output: instances per (task, variant, segment, batch),

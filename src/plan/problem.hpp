@@ -37,6 +37,11 @@ struct PlanOptions {
   // rule; a task with none gets 0 slices). Spec key `budget_slices`.
   bool budget_any_instance = true;
   MilpOptions milp = default_milp_options();
+  // Equal-optimal plans (same objective within the MILP's gap) are broken by a second,
+  // lexicographic solve (docs/plan.md#reproducible-plans): among the plans within
+  // milp.absolute_gap of the Eq. 14 optimum, the fewest instances, then the least sum of
+  // the instances' canonical ranks (candidate order). false: the first plan CBC returns.
+  bool tie_break = true;
   // Max-demand solves stop within this relative gap on R.
   double max_demand_gap = 1e-3;
   // The max-demand search's deterministic limits (docs/plan.md#max-serviceable-demand):
