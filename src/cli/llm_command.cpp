@@ -256,6 +256,8 @@ void add_llm_command(CLI::App& app) {
   generate->add_option("--kv", g->kv, "KV cache: kv16 (FP32 here) or kv8")
       ->check(CLI::IsMember({"kv16", "kv8"}));
   generate->callback([g] { run_generate(*g); });
+
+  add_llm_step_profile_command(*llm);
 }
 
 }  // namespace tessera::cli
