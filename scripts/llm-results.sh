@@ -186,4 +186,9 @@ for p in policies:
         reasons = ", ".join(f"{k} {v}" for k, v in sorted(r["dropped_by_reason"].items())) or "-"
         print(f"| {p} | {s} | {r['dropped']} | {reasons} |")
 PY
+# The simulator-vs-live-server section, as scripts/llm-serve-results.sh last wrote it.
+if [ -f docs/results/llm-sim-vs-real.md ]; then
+  { echo; echo "<!-- llm-serve:begin -->"; cat docs/results/llm-sim-vs-real.md
+    echo "<!-- llm-serve:end -->"; } >> "$DOC"
+fi
 echo "wrote $DOC" >&2

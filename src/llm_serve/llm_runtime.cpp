@@ -65,7 +65,7 @@ void LlmRuntime::start() {
 void LlmRuntime::stop() {
   {
     std::lock_guard lock(mutex_);
-    if (stopping_ && !thread_.joinable()) return;
+    if (joined_) return;
     stopping_ = true;
   }
   wake_.notify_all();
@@ -74,6 +74,7 @@ void LlmRuntime::stop() {
   std::vector<Incoming> left;
   {
     std::lock_guard lock(mutex_);
+    joined_ = true;
     left.swap(inbox_);
   }
   for (Incoming& in : left) {
@@ -103,7 +104,7 @@ uint64_t LlmRuntime::submit(GenRequest request, GenCallbacks callbacks) {
     id = next_id_++;
     ++in_flight_;
     inbox_.push_back(Incoming{id, std::move(request), std::move(callbacks), clock_.now()});
-    if (stopping_ && !thread_.joinable()) {
+    if (joined_) {
       // Stopped already: stop() will not run again, so end it here.
       Incoming in = std::move(inbox_.back());
       inbox_.pop_back();

@@ -160,6 +160,7 @@ class LlmRuntime final : private SchedulerHost {
   std::vector<uint64_t> cancels_;
   uint64_t next_id_ = 1;
   bool stopping_ = false;
+  bool joined_ = false;  // stop() joined the thread: submit() ends new requests itself
   bool started_ = false;
   std::size_t in_flight_ = 0;
   LlmRuntimeStats stats_;
