@@ -25,6 +25,8 @@
 #include "llm_serve/llm_server.hpp"
 #include "llm_serve/tokenizer.hpp"
 #include "llm_torch/decoder.hpp"
+#include "loadgen/llm_loadgen.hpp"
+#include "metrics/report.hpp"
 
 namespace tessera {
 namespace {
@@ -493,6 +495,41 @@ TEST_F(LlmServerTest, AClientLeavingAStreamCancelsItsRequest) {
   const std::string metrics = httplib::Client("127.0.0.1", port_).Get("/metrics")->body;
   EXPECT_NE(metrics.find("outcome=\"cancelled\"} 1"), std::string::npos) << metrics;
   EXPECT_EQ(server_->stats().kv_used, 0u);
+}
+
+TEST_F(LlmServerTest, LoadgenReplaysAnLlmTraceIntoTheSimulatorsSummary) {
+  App app;
+  app.name = "llm";
+  app.slo = 60.0;
+  app.ttft_slo = 30.0;
+  app.tpot_slo = 10.0;
+  Task task;
+  task.name = "llm";
+  task.variants.push_back(Variant{"tiny", 1.0, 1.0});
+  app.tasks.push_back(task);
+  app.finalize();
+  std::vector<Arrival> arrivals;
+  for (int i = 0; i < 4; ++i) {
+    Arrival a;
+    a.time = 0.01 * i;
+    a.input_tokens = 20 + 10 * static_cast<uint32_t>(i);
+    a.output_tokens = 3 + static_cast<uint32_t>(i);
+    arrivals.push_back(a);
+  }
+  arrivals.push_back(arrivals.back());
+  arrivals.back().input_tokens = 600;  // 600 + 6 > 512 positions: a 400, failed
+  LoadgenOptions o;
+  o.port = port_;
+  o.connections = 4;
+  const LoadgenResult result = run_llm_loadgen(app, arrivals, o);
+  const json summary = summarize(result.metrics, app);
+  EXPECT_EQ(summary["submitted"], 5);
+  EXPECT_EQ(summary["failed"], 1);
+  ASSERT_TRUE(summary.contains("llm"));
+  EXPECT_EQ(summary["llm"]["requests"], 4);
+  EXPECT_EQ(summary["llm"]["output_tokens"], 3 + 4 + 5 + 6);
+  EXPECT_GT(summary["llm"]["ttft_ms"]["p50"].get<double>(), 0.0);
+  EXPECT_EQ(summary["llm"]["ttft_attainment"], 0.8);
 }
 
 }  // namespace
