@@ -35,6 +35,11 @@ void LlmServeMetrics::on_llm_step(const LlmStepStats& stats, Time measured_s) {
   step_seconds_ += measured_s;
   prefill_tokens_ += stats.prefill_tokens;
   decode_tokens_ += stats.decode_tokens;
+  if (stats.prefill_tokens == 0) {
+    ++decode_steps_;
+    decode_step_seconds_ += measured_s;
+    decode_step_tokens_ += stats.decode_tokens;
+  }
 }
 
 void LlmServeMetrics::on_llm_end(const GenResult& r) {
@@ -81,6 +86,11 @@ std::string LlmServeMetrics::render(const LlmRuntimeStats& rt) const {
   counter("tessera_llm_prefill_tokens_total", "Prompt tokens prefilled by steps (recompute too).",
           prefill_tokens_);
   counter("tessera_llm_decode_tokens_total", "Tokens decoded by steps.", decode_tokens_);
+  counter("tessera_llm_decode_only_steps_total", "Steps that prefill nothing.", decode_steps_);
+  counter("tessera_llm_decode_only_step_seconds_total", "Measured seconds of those steps.",
+          decode_step_seconds_);
+  counter("tessera_llm_decode_only_step_tokens_total", "Tokens those steps decoded.",
+          decode_step_tokens_);
   counter("tessera_llm_preemptions_total", "Requests preempted (their KV freed, to recompute).",
           rt.preemptions);
   counter("tessera_llm_rejected_total", "Requests refused with 429 (too many in flight).",

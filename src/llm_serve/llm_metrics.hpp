@@ -39,6 +39,9 @@ class LlmServeMetrics final : public LlmRuntimeObserver {
   uint64_t prompt_ = 0;
   uint64_t steps_ = 0;
   double step_seconds_ = 0.0;
+  uint64_t decode_steps_ = 0;  // steps that prefill nothing
+  double decode_step_seconds_ = 0.0;
+  uint64_t decode_step_tokens_ = 0;
   uint64_t prefill_tokens_ = 0;
   uint64_t decode_tokens_ = 0;
   uint64_t rejected_ = 0;
