@@ -66,6 +66,9 @@ metrics = open(f"{out}/metrics.txt").read()
 def metric(name):
     mm = re.search(name + r"\{[^}]*\} ([0-9.e+]+)", metrics)
     return float(mm.group(1)) if mm else 0.0
+def fmt(v):
+    v = float(v)
+    return f"{v:.0f}" if abs(v) >= 100 else f"{v:.3g}"
 def pct(a, b):
     return "—" if b == 0 else f"{100.0 * (a - b) / b:+.0f} %"
 rows = [
@@ -101,7 +104,7 @@ print(f"the table) and {dec:.3f} ms per decoding request (the profile's batch la
 print("| | simulated | live | live vs simulated |")
 print("|---|---|---|---|")
 for name, s, r in rows:
-    print(f"| {name} | {s} | {r} | {pct(float(r), float(s))} |")
+    print(f"| {name} | {fmt(s)} | {fmt(r)} | {pct(float(r), float(s))} |")
 print()
 print(f"The live server ran {int(metric('tessera_llm_steps_total'))} steps taking "
       f"{metric('tessera_llm_step_seconds_total'):.1f} s in all, prefilled "
@@ -109,6 +112,11 @@ print(f"The live server ran {int(metric('tessera_llm_steps_total'))} steps takin
       f"{int(metric('tessera_llm_preemptions_total'))} times (its `/metrics`); the simulator "
       f"ran {sim['llm']['steps']} steps, prefilled {sim['llm']['prefill_tokens']} tokens and "
       f"preempted {sim['llm']['preemptions']} times.\n")
+sim_prefill_s = sim['llm']['prefill_tokens'] * per / 1e3
+live_steps_s = metric('tessera_llm_step_seconds_total')
+print(f"Prefill work: the simulator charges {sim['llm']['prefill_tokens']} prompt tokens x "
+      f"{per:.4f} ms = {sim_prefill_s:.1f} s; the live server's steps took {live_steps_s:.1f} s "
+      f"in all, decode-only steps included (below).\n")
 dsteps = metric('tessera_llm_decode_only_steps_total')
 dsec = metric('tessera_llm_decode_only_step_seconds_total')
 dtok = metric('tessera_llm_decode_only_step_tokens_total')
