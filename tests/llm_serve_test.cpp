@@ -494,7 +494,9 @@ TEST_F(LlmServerTest, AClientLeavingAStreamCancelsItsRequest) {
   ASSERT_TRUE(wait_for([&] { return server_->in_flight() == 0; }));
   const std::string metrics = httplib::Client("127.0.0.1", port_).Get("/metrics")->body;
   EXPECT_NE(metrics.find("outcome=\"cancelled\"} 1"), std::string::npos) << metrics;
-  EXPECT_EQ(server_->stats().kv_used, 0u);
+  // The scheduler holds the cancelled request's blocks until its planned last token
+  // (steps that do no decoder work for it), then frees them.
+  EXPECT_TRUE(wait_for([&] { return server_->stats().kv_used == 0; }));
 }
 
 TEST_F(LlmServerTest, LoadgenReplaysAnLlmTraceIntoTheSimulatorsSummary) {
