@@ -189,4 +189,9 @@ for p in policies:
 PY
 # Eight A6000s serving iServe's model mix as TP x PP instances, per intent and policy.
 python3 scripts/llm-gpu8.py "$T" "$OUT/gpu8" >> "$DOC"
+# The simulator-vs-live-server section, as scripts/llm-serve-results.sh last wrote it.
+if [ -f docs/results/llm-sim-vs-real.md ]; then
+  { echo; echo "<!-- llm-serve:begin -->"; cat docs/results/llm-sim-vs-real.md
+    echo "<!-- llm-serve:end -->"; } >> "$DOC"
+fi
 echo "wrote $DOC" >&2

@@ -16,6 +16,7 @@ void add_profile_command(CLI::App& app);
 void add_supernet_command(CLI::App& app);
 void add_report_command(CLI::App& app);
 void add_llm_command(CLI::App& app);
+void add_llm_step_profile_command(CLI::App& llm);  // under `tessera llm`
 void add_export_command(CLI::App& app);
 void add_ppipe_simulate_command(CLI::App& app);
 // iServe's config-map, deploy and simulate-cluster under `tessera llm` (iserve_command.cpp).

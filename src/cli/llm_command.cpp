@@ -438,6 +438,7 @@ void add_llm_command(CLI::App& app) {
   measure->add_option("--repeats", me->repeats, "Timed requests per length (median)")
       ->check(CLI::Range(1, 100));
   measure->callback([me] { run_measure(*me); });
+  add_llm_step_profile_command(*llm);
 }
 
 }  // namespace tessera::cli

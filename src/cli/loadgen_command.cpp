@@ -6,6 +6,7 @@
 
 #include "cli/commands.hpp"
 #include "loadgen/http_loadgen.hpp"
+#include "loadgen/llm_loadgen.hpp"
 #include "metrics/report.hpp"
 #include "spec/run_spec.hpp"
 
@@ -51,7 +52,9 @@ void run_loadgen_command(LoadgenArgs args) {
     spdlog::info("replaying {} arrivals ({}) against {} with {} connections", arrivals.size(),
                  source->describe(), args.url, args.options.connections);
   }
-  const LoadgenResult result = run_loadgen(run.app, arrivals, args.options);
+  // An llm: run drives the LLM server's streaming endpoint (docs/llm-serve.md#loadgen).
+  const LoadgenResult result = run.llm ? run_llm_loadgen(run.app, arrivals, args.options)
+                                       : run_loadgen(run.app, arrivals, args.options);
   nlohmann::json summary = summarize(result.metrics, run.app);
   if (!result.stats.emulated.empty()) summary["emulated_variants"] = result.stats.emulated;
   write_report(args.out_dir, summary, result.metrics, run.app);

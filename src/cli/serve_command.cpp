@@ -8,7 +8,9 @@
 #include <thread>
 
 #include "cli/commands.hpp"
+#include "core/error.hpp"
 #include "exec/model_spec.hpp"
+#include "llm_serve/llm_server.hpp"
 #include "server/server.hpp"
 #include "spec/run_spec.hpp"
 
@@ -23,7 +25,38 @@ struct ServeArgs {
   std::string models_file;
   ServeOptions options;
   int64_t seed = -1;
+  std::string llm_checkpoint;  // an llm: run's checkpoint folder (docs/llm-serve.md)
 };
+
+// A run spec with an `llm:` section: the live LLM server (docs/llm-serve.md).
+void run_llm_serve(const RunSpec& run, const ServeArgs& args, sigset_t signals) {
+  if (args.llm_checkpoint.empty()) {
+    throw SpecError(args.run_file, "llm",
+                    "serving an llm: run needs --llm-checkpoint DIR (config.json and safetensors; "
+                    "`tessera llm random-checkpoint` writes one)");
+  }
+  LlmServeOptions o;
+  o.host = args.options.host;
+  o.port = args.options.port;
+  o.max_inflight = args.options.max_inflight;
+  o.http_threads = args.options.http_threads > 0 ? args.options.http_threads : 2;
+  o.max_body_bytes = args.options.max_body_bytes;
+  o.max_connections = args.options.max_connections;
+  o.read_timeout_s = args.options.read_timeout_s;
+  o.drain_timeout_s = args.options.drain_timeout_s;
+  auto server = LlmServer::from_run(run, args.llm_checkpoint, o);
+  const int port = server->start();
+  const std::string& m = server->model_name();
+  spdlog::info("LLM '{}' ({} tokenizer, {} policy) on {}:{}", m, server->tokenizer_name(),
+               llm_policy_name(run.llm->scheduler.policy), o.host, port);
+  spdlog::info("  POST /v1/completions, /v1/chat/completions; GET /v1/models");
+  spdlog::info("  POST /v2/models/{}/generate, /v2/models/{}/generate_stream; GET /metrics", m, m);
+  int sig = 0;
+  sigwait(&signals, &sig);
+  spdlog::info("{}: shutting down (in-flight requests get up to {} s)",
+               sig == SIGINT ? "SIGINT" : "SIGTERM", o.drain_timeout_s);
+  server->shutdown();
+}
 
 void run_serve(const ServeArgs& args) {
   RunSpec run = load_run_spec(args.run_file);
@@ -42,6 +75,7 @@ void run_serve(const ServeArgs& args) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
+  if (run.llm) return run_llm_serve(run, args, signals);
   spdlog::info("app '{}' with {} tasks, SLO {} ms; policies: {}", run.app.name,
                run.app.tasks.size(), to_ms(run.app.slo), run.policies.describe());
   Server server(run, models, args.options);
@@ -135,6 +169,10 @@ void add_serve_command(CLI::App& app) {
   cmd->add_flag("!--no-model-endpoints", o.model_endpoints,
                 "Serve only the application, not each deployed model on its own");
   cmd->add_option("--seed", args->seed, "Override the run's seed (fan-out draws)");
+  cmd->add_option("--llm-checkpoint", args->llm_checkpoint,
+                  "For a run spec with an llm: section: the checkpoint folder the decoder runs "
+                  "(config.json, safetensors, optional tokenizer.json)")
+      ->check(CLI::ExistingDirectory);
   cmd->callback([args] { run_serve(*args); });
 }
 

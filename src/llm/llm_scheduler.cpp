@@ -30,6 +30,20 @@ uint32_t LlmInstanceScheduler::predicted_output(const Item& item) const {
   return std::max<uint32_t>(1, config_.default_output_tokens);
 }
 
+void LlmInstanceScheduler::step_entries(std::vector<StepEntry>& out) const {
+  out.clear();
+  for (const Seq& seq : running_) {
+    if (seq.padding || (seq.step_prefill == 0 && !seq.step_decode)) continue;
+    StepEntry e;
+    e.request = seq.item.request;
+    e.prefill_from = seq.prefilled;
+    e.prefill = seq.step_prefill;
+    e.decode = seq.step_decode;
+    e.emits = seq.step_decode || seq.prefilled + seq.step_prefill == seq.prompt;
+    out.push_back(e);
+  }
+}
+
 void LlmInstanceScheduler::on_queue_grew(Worker& worker) {
   if (!worker.alive) return;
   take_queue(worker);

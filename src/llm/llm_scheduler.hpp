@@ -52,6 +52,21 @@ class LlmInstanceScheduler final : public InstanceScheduler {
   // The output length the SLO predictor assumes for `item`.
   uint32_t predicted_output(const Item& item) const;
 
+  // What the running step does to each request in it, for a real-time driver that executes
+  // steps on a real model (src/llm_serve): it prefills `prefill` tokens of the request's
+  // sequence (its prompt, then the tokens it produced, after a preemption) from position
+  // `prefill_from` (0: the request's cache must be rebuilt from scratch, a recompute after
+  // a preemption), and/or decodes one token (feeding the last token it produced).
+  // `emits`: the step produces a token for it. Valid between start_step and on_step_done.
+  struct StepEntry {
+    RequestSlot request = 0;
+    uint32_t prefill_from = 0;
+    uint32_t prefill = 0;
+    bool decode = false;
+    bool emits = false;
+  };
+  void step_entries(std::vector<StepEntry>& out) const;
+
  private:
   struct Seq {
     Item item;

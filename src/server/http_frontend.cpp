@@ -10,6 +10,7 @@
 #include <boost/beast/http.hpp>
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -115,6 +116,27 @@ class Session : public std::enable_shared_from_this<Session> {
         r = HttpResponse{500, self->fe_->error_body(std::string("internal error: ") + e.what())};
       }
       self->write(std::move(r), false);
+    });
+  }
+  // Streamed answers (ResponseStream): any thread; run on the strand.
+  void stream_begin(HttpResponse head, std::shared_ptr<std::atomic<bool>> broken) {
+    asio::post(stream_.get_executor(),
+               [self = shared_from_this(), h = std::move(head), b = std::move(broken)]() mutable {
+                 self->begin_stream(std::move(h), std::move(b));
+               });
+  }
+  void stream_write(std::string chunk) {
+    asio::post(stream_.get_executor(), [self = shared_from_this(), c = std::move(chunk)]() mutable {
+      if (!self->streaming_) return;
+      self->chunks_.push_back(std::move(c));
+      self->pump();
+    });
+  }
+  void stream_end() {
+    asio::post(stream_.get_executor(), [self = shared_from_this()] {
+      if (!self->streaming_) return;
+      self->stream_done_ = true;
+      self->pump();
     });
   }
   HttpResponse fallback() const {
@@ -287,6 +309,76 @@ class Session : public std::enable_shared_from_this<Session> {
                       });
   }
 
+  void begin_stream(HttpResponse&& head, std::shared_ptr<std::atomic<bool>> broken) {
+    if (writing_ || closed_) {
+      broken->store(true);
+      return;
+    }
+    writing_ = true;
+    streaming_ = true;
+    stream_broken_ = std::move(broken);
+    stream_close_ = !keep_alive_ || fe_->stopping.load();
+    auto res = std::make_shared<http::response<http::empty_body>>();
+    res->version(version_);
+    res->result(static_cast<unsigned>(head.status));
+    res->set(http::field::server, "tessera");
+    res->set(http::field::content_type, head.content_type);
+    for (const auto& [k, v] : head.headers) res->set(k, v);
+    res->keep_alive(!stream_close_);
+    res->chunked(true);
+    auto sr = std::make_shared<http::response_serializer<http::empty_body>>(*res);
+    stream_.expires_after(after(limits().write_timeout_s));
+    http::async_write_header(stream_, *sr,
+                             [self = shared_from_this(), res, sr](error_code ec, std::size_t) {
+                               self->stream_.expires_never();
+                               if (ec) return self->stream_failed(ec);
+                               self->header_sent_ = true;
+                               self->pump();
+                             });
+  }
+
+  void pump() {
+    if (!header_sent_ || chunk_busy_ || closed_) return;
+    if (!chunks_.empty()) {
+      auto text = std::make_shared<std::string>(std::move(chunks_.front()));
+      chunks_.pop_front();
+      if (text->empty()) return pump();  // an empty chunk would end the body
+      chunk_busy_ = true;
+      stream_.expires_after(after(limits().write_timeout_s));
+      asio::async_write(stream_, http::make_chunk(asio::buffer(*text)),
+                        [self = shared_from_this(), text](error_code ec, std::size_t) {
+                          self->chunk_busy_ = false;
+                          self->stream_.expires_never();
+                          if (ec) return self->stream_failed(ec);
+                          self->pump();
+                        });
+      return;
+    }
+    if (!stream_done_) return;
+    chunk_busy_ = true;
+    stream_.expires_after(after(limits().write_timeout_s));
+    asio::async_write(stream_, http::make_chunk_last(),
+                      [self = shared_from_this()](error_code ec, std::size_t) {
+                        self->chunk_busy_ = false;
+                        self->streaming_ = false;
+                        self->header_sent_ = false;
+                        self->stream_done_ = false;
+                        self->writing_ = false;
+                        self->release_body();
+                        if (ec) return self->stream_failed(ec);
+                        if (self->stream_close_) return self->linger_close();
+                        self->next_request();
+                      });
+  }
+
+  void stream_failed(error_code ec) {
+    if (ec == beast::error::timeout) fe_->timed_out++;
+    if (stream_broken_) stream_broken_->store(true);
+    streaming_ = false;
+    chunks_.clear();
+    close_now();
+  }
+
   // Half-closes, then reads and discards what the client still sends (at most 1 MiB for
   // at most 1 s), so that unread request bytes do not turn the close into a reset that
   // would destroy the answer before the client reads it.
@@ -333,6 +425,14 @@ class Session : public std::enable_shared_from_this<Session> {
   bool idle_ = false;
   bool writing_ = false;
   bool closed_ = false;
+  // A streamed answer in progress.
+  bool streaming_ = false;
+  bool header_sent_ = false;
+  bool chunk_busy_ = false;
+  bool stream_done_ = false;
+  bool stream_close_ = false;
+  std::deque<std::string> chunks_;
+  std::shared_ptr<std::atomic<bool>> stream_broken_;
   std::size_t reserved_ = 0;
   std::vector<char> scratch_;
   std::size_t drained_ = 0;
@@ -429,6 +529,35 @@ void Responder::later(std::function<HttpResponse()> make) const {
   if (state_->answered.exchange(true)) return;
   state_->session->send_later(std::move(make));
 }
+
+struct ResponseStream::State {
+  std::shared_ptr<Session> session;
+  std::shared_ptr<std::atomic<bool>> broken = std::make_shared<std::atomic<bool>>(false);
+  std::atomic<bool> closed{false};
+};
+
+std::unique_ptr<ResponseStream> Responder::stream(HttpResponse head) const {
+  if (state_->answered.exchange(true)) return nullptr;
+  auto st = std::make_shared<ResponseStream::State>();
+  st->session = state_->session;
+  st->session->stream_begin(std::move(head), st->broken);
+  return std::make_unique<ResponseStream>(st);
+}
+
+ResponseStream::~ResponseStream() { close(); }
+
+bool ResponseStream::write(std::string chunk) {
+  if (state_->broken->load() || state_->closed.load()) return false;
+  state_->session->stream_write(std::move(chunk));
+  return true;
+}
+
+void ResponseStream::close() {
+  if (state_->closed.exchange(true)) return;
+  state_->session->stream_end();
+}
+
+bool ResponseStream::broken() const { return state_->broken->load(); }
 
 HttpFrontEnd::HttpFrontEnd(HttpLimits limits, Handler handler, Refused refused,
                            ErrorBody error_body)

@@ -63,6 +63,26 @@ struct HttpResponse {
   std::vector<std::pair<std::string, std::string>> headers;
 };
 
+// A streamed answer (Responder::stream, e.g. server-sent events): the header is sent at
+// once with chunked transfer encoding, then every write() as one chunk, in order; close()
+// ends the answer. Any thread. Destroyed without close(), it closes. A chunk not taken by
+// the client within the write timeout, or a write error, breaks the stream: the connection
+// closes and write() returns false from then on (how a handler learns the client left).
+class ResponseStream {
+ public:
+  struct State;
+  explicit ResponseStream(std::shared_ptr<State> state) : state_(std::move(state)) {}
+  ~ResponseStream();
+  ResponseStream(const ResponseStream&) = delete;
+  ResponseStream& operator=(const ResponseStream&) = delete;
+  bool write(std::string chunk);
+  void close();
+  bool broken() const;
+
+ private:
+  std::shared_ptr<State> state_;
+};
+
 // Answers one request exactly once (later calls are ignored). Copyable; the last copy
 // destroyed without an answer sends 503.
 class Responder {
@@ -72,6 +92,9 @@ class Responder {
   void operator()(HttpResponse&& response) const;
   // Builds the response on the connection's I/O thread (keeps JSON work off the caller).
   void later(std::function<HttpResponse()> make) const;
+  // Answers with a stream: `head`'s status, content type and headers (its body is
+  // ignored). nullptr when the request was answered already.
+  std::unique_ptr<ResponseStream> stream(HttpResponse head) const;
 
  private:
   std::shared_ptr<State> state_;

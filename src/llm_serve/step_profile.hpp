@@ -1,0 +1,30 @@
+#pragma once
+
+// Measures a checkpoint's step costs on this machine for the simulator
+// (docs/llm-serve.md#calibration): the LlmRuntime runs every request of a step on its own
+// Sequence, so a step costs about
+//   prefill_base x prompts prefilled + per_prefill_token x prompt tokens
+//   + per_decode x requests decoding.
+// Prefill is timed at several prompt lengths and fitted by least squares; a decode step
+// is timed on a sequence holding `context` tokens. The medians of `repeats` runs are used.
+// Single-threaded; runs the decoder (seconds).
+
+#include <cstdint>
+#include <vector>
+
+namespace tessera {
+
+class Decoder;
+
+struct StepProfile {
+  double prefill_base_s = 0.0;       // intercept of the prefill fit
+  double per_prefill_token_s = 0.0;  // slope of the prefill fit
+  double per_decode_s = 0.0;         // one decode step of one request at `context`
+  std::vector<std::pair<int64_t, double>> prefill_points;  // (tokens, s)
+  int64_t context = 0;
+};
+
+StepProfile measure_step_profile(const Decoder& decoder, const std::vector<int64_t>& lengths,
+                                 int64_t context, int repeats);
+
+}  // namespace tessera

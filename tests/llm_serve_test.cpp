@@ -1,0 +1,538 @@
+// Live LLM serving (src/llm_serve, docs/llm-serve.md): tokenizers (byte and a tiny
+// hand-written byte-level BPE tokenizer.json), request parsing with a clear 400 per field,
+// the real-time runtime (the LlmInstanceScheduler driving a tiny random decoder: outputs
+// equal greedy generation, also across preemption and recompute; every request ends once),
+// and the HTTP endpoints on an ephemeral loopback port (OpenAI and KServe, streaming,
+// hostile input, client disconnect, metrics).
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "core/error.hpp"
+#include "llm_arch/checkpoint_layout.hpp"
+#include "llm_serve/llm_protocol.hpp"
+#include "llm_serve/llm_runtime.hpp"
+#include "llm_serve/llm_server.hpp"
+#include "llm_serve/tokenizer.hpp"
+#include "llm_torch/decoder.hpp"
+#include "loadgen/llm_loadgen.hpp"
+#include "metrics/report.hpp"
+
+namespace tessera {
+namespace {
+
+using nlohmann::json;
+
+const std::string kModels = std::string(TESSERA_SOURCE_DIR) + "/data/llm/";
+
+std::filesystem::path temp_dir(const std::string& tag) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("tessera_llm_serve_test_" + std::to_string(::getpid()) + "_" + tag);
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+// A tiny Llama-shaped random model with a byte-sized vocabulary; written once.
+std::shared_ptr<const Decoder> tiny_decoder() {
+  static std::shared_ptr<const Decoder> decoder = [] {
+    LlmArchitecture a = load_llm_architecture(kModels + "llama-2-7b/config.json");
+    a.layers = 2;
+    a.hidden = 32;
+    a.heads = 4;
+    a.kv_heads = 2;
+    a.ffn = 64;
+    a.vocab = 260;
+    a.max_positions = 512;
+    a.rotary_dim = 8;
+    const auto dir = temp_dir("model");
+    write_random_checkpoint(a, dir, Dtype::kF32, 5);
+    return std::shared_ptr<const Decoder>(Decoder::load(dir));
+  }();
+  return decoder;
+}
+
+// t = 1 ms + 10 us per prefilled token: only the SLO-aware admission reads it.
+class FixedCost final : public CostModel {
+ public:
+  Time step_time(const Worker&, const StepContents& s) const override {
+    return 0.001 + 1e-5 * static_cast<double>(s.tokens_in);
+  }
+};
+
+LlmSchedulerConfig continuous(uint32_t kv_blocks, uint32_t block_tokens = 16) {
+  LlmSchedulerConfig c;
+  c.policy = LlmPolicy::kContinuous;
+  c.max_seqs = 8;
+  c.token_budget = 256;
+  c.kv_blocks = kv_blocks;
+  c.block_tokens = block_tokens;
+  return c;
+}
+
+// ---- tokenizers ----
+
+TEST(LlmTokenizer, BytesRoundTripAndNeedAByteVocabulary) {
+  ByteTokenizer t;
+  const std::string text = "h\xC3\xA9llo\n\x01";
+  const auto ids = t.encode(text);
+  ASSERT_EQ(ids.size(), text.size());
+  EXPECT_EQ(ids[1], 0xC3);
+  EXPECT_EQ(t.decode(ids), text);
+  EXPECT_EQ(t.decode_token(300), "");
+  const auto dir = temp_dir("bytevocab");
+  EXPECT_THROW(load_tokenizer(dir, 100), SpecError);
+  EXPECT_EQ(load_tokenizer(dir, 256)->name(), "byte");
+}
+
+// GPT-2's printable form of byte b (bytes_to_unicode), as UTF-8.
+std::string byte_char(int b) {
+  int n = 256;
+  for (int x = 0; x < 256; ++x) {
+    const bool printable = (x >= 0x21 && x <= 0x7E) || (x >= 0xA1 && x <= 0xAC) || x >= 0xAE;
+    const int cp = printable ? x : n++;
+    if (x == b) {
+      std::string u;
+      if (cp < 0x80) {
+        u.push_back(static_cast<char>(cp));
+      } else {
+        u.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+        u.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+      }
+      return u;
+    }
+  }
+  return {};
+}
+
+// A hand-written byte-level BPE: the 256 byte tokens (ids 0..255 in byte order), then
+// "he" 256, "ll" 257, "hell" 258, "Ġhe" 259 (Ġ: the space), and an added token 300. The
+// merges' order decides: "Ġ he" ranks before "he ll".
+std::filesystem::path write_bpe(const std::string& tag, json model_override = {},
+                                json pre_tokenizer = {{"type", "ByteLevel"}}) {
+  json vocab = json::object();
+  for (int b = 0; b < 256; ++b) vocab[byte_char(b)] = b;
+  vocab["he"] = 256;
+  vocab["ll"] = 257;
+  vocab["hell"] = 258;
+  vocab[byte_char(' ') + "he"] = 259;
+  json doc = {{"version", "1.0"},
+              {"added_tokens", json::array({{{"id", 300}, {"content", "<|end|>"}}})},
+              {"pre_tokenizer", pre_tokenizer},
+              {"model",
+               {{"type", "BPE"},
+                {"vocab", vocab},
+                {"merges", json::array({"h e", "l l", byte_char(' ') + " he", "he ll"})}}}};
+  for (auto it = model_override.begin(); it != model_override.end(); ++it) {
+    doc["model"][it.key()] = it.value();
+  }
+  const auto dir = temp_dir("bpe_" + tag);
+  std::ofstream(dir / "tokenizer.json") << doc.dump();
+  return dir;
+}
+
+TEST(LlmTokenizer, ByteLevelBpeFromTokenizerJson) {
+  const auto dir = write_bpe("ok");
+  auto t = load_tokenizer(dir, 400);
+  EXPECT_EQ(t->name(), "bpe");
+  // "hello" -> "hell" + "o"; " hello" -> "Ġhe" + "ll" + "o"; the added token verbatim.
+  EXPECT_EQ(t->encode("hello hello<|end|>!"),
+            (std::vector<int64_t>{258, 'o', 259, 257, 'o', 300, '!'}));
+  const std::string text = "hello, h\xC3\xA9llo 42<|end|>";
+  EXPECT_EQ(t->decode(t->encode(text)), text);
+  // The model's vocabulary must hold every id.
+  EXPECT_THROW(load_tokenizer(dir, 280), SpecError);
+}
+
+TEST(LlmTokenizer, UnsupportedTokenizersAreRefusedNamingTheField) {
+  auto message = [](const std::filesystem::path& dir) -> std::string {
+    try {
+      load_tokenizer(dir, 1000);
+    } catch (const SpecError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_NE(message(write_bpe("wp", {{"type", "WordPiece"}})).find("model.type"),
+            std::string::npos);
+  EXPECT_NE(message(write_bpe("meta", {}, {{"type", "Metaspace"}})).find("pre_tokenizer"),
+            std::string::npos);
+  EXPECT_NE(
+      message(write_bpe("merge", {{"merges", json::array({"nospace"})}})).find("model.merges[0]"),
+      std::string::npos);
+  const auto bad = temp_dir("badjson");
+  std::ofstream(bad / "tokenizer.json") << "{not json";
+  EXPECT_NE(message(bad).find("not valid JSON"), std::string::npos);
+}
+
+// ---- request parsing ----
+
+std::string field_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const LlmRequestError& e) {
+    EXPECT_EQ(e.status(), 400);
+    return e.field().empty() ? std::string("<body>") : e.field();
+  }
+  return "";
+}
+
+TEST(LlmProtocol, HostileRequestsNameTheField) {
+  const LlmRequestLimits l;
+  auto completion = [&](const std::string& body) {
+    return field_of([&] { parse_completion_request(body, l); });
+  };
+  EXPECT_EQ(completion(""), "<body>");
+  EXPECT_EQ(completion("[1]"), "<body>");
+  EXPECT_EQ(completion("{\"prompt\": \"a\xff\"}"), "<body>");  // invalid UTF-8
+  EXPECT_EQ(completion("{\"max_tokens\": 3}"), "prompt");
+  EXPECT_EQ(completion("{\"prompt\": 5}"), "prompt");
+  EXPECT_EQ(completion("{\"prompt\": [\"a\", \"b\"]}"), "prompt");
+  EXPECT_EQ(completion("{\"prompt\": \"\"}"), "prompt");
+  EXPECT_EQ(completion("{\"prompt\": \"a\", \"max_tokens\": \"9\"}"), "max_tokens");
+  EXPECT_EQ(completion("{\"prompt\": \"a\", \"max_tokens\": 0}"), "max_tokens");
+  EXPECT_EQ(completion("{\"prompt\": \"a\", \"max_tokens\": 100000000}"), "max_tokens");
+  EXPECT_EQ(completion("{\"prompt\": \"a\", \"stream\": \"yes\"}"), "stream");
+  EXPECT_EQ(completion("{\"prompt\": \"a\", \"model\": 3}"), "model");
+  EXPECT_EQ(completion("{\"prompt\": \"a\", \"temperature\": \"hot\"}"), "temperature");
+  EXPECT_EQ(completion("{\"prompt\": \"a\", \"n\": 2}"), "n");
+  EXPECT_EQ(completion("{\"prompt\": \"" + std::string(l.max_prompt_bytes + 1, 'x') + "\"}"),
+            "prompt");
+  EXPECT_EQ(completion("{\"prompt\": [\"ok\"], \"max_tokens\": 4}"), "");
+
+  auto chat = [&](const std::string& body) {
+    return field_of([&] { parse_chat_request(body, l); });
+  };
+  EXPECT_EQ(chat("{}"), "messages");
+  EXPECT_EQ(chat("{\"messages\": []}"), "messages");
+  EXPECT_EQ(chat("{\"messages\": [3]}"), "messages[0]");
+  EXPECT_EQ(chat("{\"messages\": [{\"role\": \"user\"}]}"), "messages[0].content");
+  EXPECT_EQ(chat("{\"messages\": [{\"role\": \"boss\", \"content\": \"x\"}]}"), "messages[0].role");
+  const auto ok = parse_chat_request(
+      "{\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}], \"stream\": true}", l);
+  EXPECT_EQ(ok.prompt, "user: hi\nassistant: ");
+  EXPECT_TRUE(ok.stream);
+
+  auto gen = [&](const std::string& body) {
+    return field_of([&] { parse_generate_request(body, false, l); });
+  };
+  EXPECT_EQ(gen("{}"), "text_input");
+  EXPECT_EQ(gen("{\"text_input\": [1]}"), "text_input");
+  EXPECT_EQ(gen("{\"text_input\": \"a\", \"parameters\": 3}"), "parameters");
+  EXPECT_EQ(gen("{\"text_input\": \"a\", \"parameters\": {\"max_tokens\": -1}}"), "max_tokens");
+  EXPECT_EQ(parse_generate_request("{\"text_input\": \"a\", \"parameters\": {\"max_tokens\": 7}}",
+                                   true, l)
+                .max_tokens,
+            7u);
+}
+
+// ---- the runtime ----
+
+struct Collected {
+  std::mutex mutex;
+  std::vector<int64_t> tokens;
+  std::vector<GenResult> ends;
+};
+
+GenCallbacks collect(const std::shared_ptr<Collected>& c) {
+  GenCallbacks cb;
+  cb.on_token = [c](int64_t t) {
+    std::lock_guard lock(c->mutex);
+    c->tokens.push_back(t);
+    return true;
+  };
+  cb.on_end = [c](const GenResult& r) {
+    std::lock_guard lock(c->mutex);
+    c->ends.push_back(r);
+  };
+  return cb;
+}
+
+bool wait_for(const std::function<bool()>& done, double seconds = 60.0) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+std::vector<int64_t> prompt_of(int n, int seed) {
+  std::vector<int64_t> p;
+  for (int i = 0; i < n; ++i) p.push_back((seed * 31 + i * 7) % 256);
+  return p;
+}
+
+void run_and_compare(const LlmSchedulerConfig& config, bool expect_preemption) {
+  auto decoder = tiny_decoder();
+  LlmRuntime rt(decoder, config, std::make_shared<FixedCost>(), LlmServeSlos{});
+  rt.start();
+  std::vector<std::shared_ptr<Collected>> got;
+  std::vector<std::vector<int64_t>> prompts;
+  for (int i = 0; i < 6; ++i) {
+    prompts.push_back(prompt_of(10 + 5 * i, i));
+    got.push_back(std::make_shared<Collected>());
+    rt.submit(GenRequest{prompts.back(), 24}, collect(got.back()));
+  }
+  ASSERT_TRUE(wait_for([&] { return rt.in_flight() == 0; }));
+  for (int i = 0; i < 6; ++i) {
+    std::lock_guard lock(got[i]->mutex);
+    ASSERT_EQ(got[i]->ends.size(), 1u) << "request " << i << " must end exactly once";
+    const GenResult& r = got[i]->ends[0];
+    EXPECT_EQ(r.end, GenEnd::kOk) << gen_end_name(r.end) << " " << r.error;
+    EXPECT_EQ(r.output_tokens, 24u);
+    EXPECT_EQ(r.prompt_tokens, prompts[i].size());
+    EXPECT_GT(r.ttft, 0.0);
+    // Continuous batching (and recompute after a preemption) changes nothing in the
+    // tokens: each request's output is its own greedy generation.
+    const auto expected = decoder->generate(prompts[i], 24);
+    const std::vector<int64_t> tail(expected.end() - 24, expected.end());
+    EXPECT_EQ(got[i]->tokens, tail) << "request " << i;
+  }
+  if (expect_preemption) {
+    EXPECT_GT(rt.stats().preemptions, 0u);
+  }
+  EXPECT_EQ(rt.stats().kv_used, 0u);
+  rt.stop();
+}
+
+TEST(LlmRuntime, ContinuousBatchingGeneratesEachRequestsGreedyTokens) {
+  run_and_compare(continuous(64), false);
+}
+
+TEST(LlmRuntime, PreemptionRecomputesAndKeepsTheTokens) {
+  // 8 blocks of 8 tokens: six requests of 10..35 prompt + 24 output tokens cannot all fit.
+  run_and_compare(continuous(8, 8), true);
+}
+
+TEST(LlmRuntime, ChunkedPrefillAlsoMatches) {
+  LlmSchedulerConfig c = continuous(64);
+  c.policy = LlmPolicy::kChunked;
+  c.token_budget = 16;
+  run_and_compare(c, false);
+}
+
+TEST(LlmRuntime, CapacityDropsAndCancelAndStopEndEveryRequestOnce) {
+  auto decoder = tiny_decoder();
+  LlmRuntime rt(decoder, continuous(4, 8), std::make_shared<FixedCost>(), LlmServeSlos{});
+  rt.start();
+  auto too_big = std::make_shared<Collected>();
+  rt.submit(GenRequest{prompt_of(40, 1), 10}, collect(too_big));  // 50 tokens > 32
+  auto cancelled = std::make_shared<Collected>();
+  auto cb = collect(cancelled);
+  cb.on_token = [cancelled](int64_t t) {
+    std::lock_guard lock(cancelled->mutex);
+    cancelled->tokens.push_back(t);
+    return false;  // the client left after its first token
+  };
+  rt.submit(GenRequest{prompt_of(5, 2), 20}, cb);
+  ASSERT_TRUE(wait_for([&] { return rt.in_flight() == 0; }));
+  ASSERT_EQ(too_big->ends.size(), 1u);
+  EXPECT_EQ(too_big->ends[0].end, GenEnd::kDropped);
+  EXPECT_EQ(too_big->ends[0].reason, DropReason::kKvCapacity);
+  ASSERT_EQ(cancelled->ends.size(), 1u);
+  EXPECT_EQ(cancelled->ends[0].end, GenEnd::kCancelled);
+  EXPECT_EQ(cancelled->tokens.size(), 1u);
+  // Stopped with requests still waiting: each ends once, as failed.
+  rt.stop();
+  auto late = std::make_shared<Collected>();
+  rt.submit(GenRequest{prompt_of(5, 3), 5}, collect(late));
+  ASSERT_EQ(late->ends.size(), 1u);
+  EXPECT_EQ(late->ends[0].end, GenEnd::kFailed);
+}
+
+// ---- the HTTP server ----
+
+class LlmServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    LlmServeOptions o;
+    o.port = 0;
+    o.max_inflight = 8;
+    o.limits.max_new_tokens = 400;
+    LlmServeSlos slos;
+    slos.ttft_slo = 30.0;
+    server_ = std::make_unique<LlmServer>(tiny_decoder(), std::make_shared<ByteTokenizer>(), "tiny",
+                                          continuous(256), std::make_shared<FixedCost>(), slos, o);
+    port_ = server_->start();
+  }
+  void TearDown() override { server_->shutdown(); }
+  std::unique_ptr<LlmServer> server_;
+  int port_ = 0;
+};
+
+const char* kJson = "application/json";
+
+// The data lines of a server-sent event stream.
+std::vector<std::string> sse_data(const std::string& body) {
+  std::vector<std::string> out;
+  std::size_t at = 0;
+  while ((at = body.find("data: ", at)) != std::string::npos) {
+    const auto end = body.find("\n\n", at);
+    out.push_back(body.substr(at + 6, end - at - 6));
+    at = end;
+  }
+  return out;
+}
+
+TEST_F(LlmServerTest, OpenAiCompletionsWholeAndStreamed) {
+  httplib::Client cli("127.0.0.1", port_);
+  cli.set_read_timeout(60, 0);
+  auto res = cli.Post("/v1/completions", R"({"model": "tiny", "prompt": "Hello", "max_tokens": 5})",
+                      kJson);
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  json doc = json::parse(res->body);
+  EXPECT_EQ(doc["object"], "text_completion");
+  EXPECT_EQ(doc["usage"]["prompt_tokens"], 5);
+  EXPECT_EQ(doc["usage"]["completion_tokens"], 5);
+  EXPECT_EQ(doc["choices"][0]["finish_reason"], "length");
+
+  res =
+      cli.Post("/v1/completions", R"({"prompt": "Hello", "max_tokens": 4, "stream": true})", kJson);
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200);
+  EXPECT_EQ(res->get_header_value("Content-Type"), "text/event-stream");
+  const auto events = sse_data(res->body);
+  ASSERT_EQ(events.size(), 6u);  // 4 tokens, the final event with usage, [DONE]
+  EXPECT_EQ(events.back(), "[DONE]");
+  EXPECT_EQ(json::parse(events[4])["usage"]["completion_tokens"], 4);
+  EXPECT_TRUE(json::parse(events[0])["choices"][0]["finish_reason"].is_null());
+
+  res = cli.Post("/v1/chat/completions",
+                 R"({"messages": [{"role": "user", "content": "hi"}], "max_tokens": 3})", kJson);
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200);
+  doc = json::parse(res->body);
+  EXPECT_EQ(doc["choices"][0]["message"]["role"], "assistant");
+  EXPECT_EQ(doc["usage"]["prompt_tokens"], std::string("user: hi\nassistant: ").size());
+
+  res = cli.Post("/v1/chat/completions",
+                 R"({"messages": [{"role": "user", "content": "hi"}], "max_tokens": 3,
+                     "stream": true})",
+                 kJson);
+  ASSERT_TRUE(res);
+  const auto chat_events = sse_data(res->body);
+  ASSERT_EQ(chat_events.size(), 6u);  // role, 3 tokens, final, [DONE]
+  EXPECT_EQ(json::parse(chat_events[0])["choices"][0]["delta"]["role"], "assistant");
+
+  res = cli.Get("/v1/models");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(json::parse(res->body)["data"][0]["id"], "tiny");
+}
+
+TEST_F(LlmServerTest, KServeGenerateAndGenerateStream) {
+  httplib::Client cli("127.0.0.1", port_);
+  cli.set_read_timeout(60, 0);
+  auto res = cli.Post("/v2/models/tiny/generate",
+                      R"({"text_input": "abc", "parameters": {"max_tokens": 6}})", kJson);
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  EXPECT_EQ(json::parse(res->body)["model_name"], "tiny");
+  res = cli.Post("/v2/models/tiny/generate_stream",
+                 R"({"text_input": "abc", "parameters": {"max_tokens": 6}})", kJson);
+  ASSERT_TRUE(res);
+  EXPECT_EQ(sse_data(res->body).size(), 6u);
+  EXPECT_EQ(cli.Post("/v2/models/other/generate", R"({"text_input": "a"})", kJson)->status, 404);
+  EXPECT_EQ(cli.Get("/v2/models/tiny")->status, 200);
+  const std::string metrics = cli.Get("/metrics")->body;
+  EXPECT_NE(metrics.find("tessera_llm_ttft_seconds_count{model=\"tiny\"} 2"), std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("tessera_llm_generated_tokens_total{model=\"tiny\"} 12"),
+            std::string::npos);
+  EXPECT_NE(metrics.find("tessera_llm_kv_blocks_total{model=\"tiny\"} 256"), std::string::npos);
+}
+
+TEST_F(LlmServerTest, HostileRequestsGetClear4xx) {
+  httplib::Client cli("127.0.0.1", port_);
+  auto expect = [&](const char* path, const std::string& body, int status,
+                    const std::string& mention) {
+    auto res = cli.Post(path, body, kJson);
+    ASSERT_TRUE(res) << body;
+    EXPECT_EQ(res->status, status) << body << " -> " << res->body;
+    EXPECT_NE(res->body.find(mention), std::string::npos) << res->body;
+  };
+  expect("/v1/completions", "{\"prompt\": \"\xff\xfe\"}", 400, "UTF-8");
+  expect("/v1/completions", R"({"prompt": 3})", 400, "\"param\":\"prompt\"");
+  expect("/v1/completions", R"({"prompt": "a", "max_tokens": 401})", 400, "max_tokens");
+  expect("/v1/completions", R"({"prompt": "a", "max_tokens": 1.5})", 400, "max_tokens");
+  // 500 prompt tokens + 100 exceed the model's 512 positions.
+  expect("/v1/completions", "{\"prompt\": \"" + std::string(500, 'x') + "\", \"max_tokens\": 100}",
+         400, "positions");
+  expect("/v1/completions", R"({"prompt": "a", "model": "gpt-9"})", 404, "gpt-9");
+  expect("/v1/chat/completions", R"({"messages": "hi"})", 400, "messages");
+  expect("/v2/models/tiny/generate", R"({"text_input": {"a": 1}})", 400, "text_input");
+  expect("/v2/models/tiny/generate", "not json", 400, "JSON");
+  EXPECT_EQ(cli.Get("/v1/completions")->status, 405);
+  EXPECT_EQ(cli.Get("/v1/nothing")->status, 404);
+  EXPECT_EQ(server_->in_flight(), 0u);
+}
+
+TEST_F(LlmServerTest, AClientLeavingAStreamCancelsItsRequest) {
+  httplib::Client cli("127.0.0.1", port_);
+  cli.set_read_timeout(60, 0);
+  std::size_t chunks = 0;
+  // 400 tokens take far longer than noticing the closed connection.
+  httplib::Request req;
+  req.method = "POST";
+  req.path = "/v1/completions";
+  req.set_header("Content-Type", kJson);
+  req.body = R"({"prompt": "Hello", "max_tokens": 400, "stream": true})";
+  req.content_receiver = [&](const char*, std::size_t, uint64_t, uint64_t) { return ++chunks < 2; };
+  auto res = cli.send(req);
+  EXPECT_FALSE(res);  // the client cancelled
+  ASSERT_TRUE(wait_for([&] { return server_->in_flight() == 0; }));
+  const std::string metrics = httplib::Client("127.0.0.1", port_).Get("/metrics")->body;
+  EXPECT_NE(metrics.find("outcome=\"cancelled\"} 1"), std::string::npos) << metrics;
+  // The scheduler holds the cancelled request's blocks until its planned last token
+  // (steps that do no decoder work for it), then frees them.
+  EXPECT_TRUE(wait_for([&] { return server_->stats().kv_used == 0; }));
+}
+
+TEST_F(LlmServerTest, LoadgenReplaysAnLlmTraceIntoTheSimulatorsSummary) {
+  App app;
+  app.name = "llm";
+  app.slo = 60.0;
+  app.ttft_slo = 30.0;
+  app.tpot_slo = 10.0;
+  Task task;
+  task.name = "llm";
+  task.variants.push_back(Variant{"tiny", 1.0, 1.0});
+  app.tasks.push_back(task);
+  app.finalize();
+  std::vector<Arrival> arrivals;
+  for (int i = 0; i < 4; ++i) {
+    Arrival a;
+    a.time = 0.01 * i;
+    a.input_tokens = 20 + 10 * static_cast<uint32_t>(i);
+    a.output_tokens = 3 + static_cast<uint32_t>(i);
+    arrivals.push_back(a);
+  }
+  arrivals.push_back(arrivals.back());
+  arrivals.back().input_tokens = 600;  // 600 + 6 > 512 positions: a 400, failed
+  LoadgenOptions o;
+  o.port = port_;
+  o.connections = 4;
+  const LoadgenResult result = run_llm_loadgen(app, arrivals, o);
+  const json summary = summarize(result.metrics, app);
+  EXPECT_EQ(summary["submitted"], 5);
+  EXPECT_EQ(summary["failed"], 1);
+  ASSERT_TRUE(summary.contains("llm"));
+  EXPECT_EQ(summary["llm"]["requests"], 4);
+  EXPECT_EQ(summary["llm"]["output_tokens"], 3 + 4 + 5 + 6);
+  EXPECT_GT(summary["llm"]["ttft_ms"]["p50"].get<double>(), 0.0);
+  EXPECT_EQ(summary["llm"]["ttft_attainment"], 0.8);
+}
+
+}  // namespace
+}  // namespace tessera
