@@ -21,13 +21,14 @@
 #include <thread>
 #include <vector>
 
+#include "closed_loop.hpp"
 #include "inference.grpc.pb.h"
 #include "server/server.hpp"
 
 namespace {
 
 using namespace tessera;
-using Clock = std::chrono::steady_clock;
+using bench::LoadResult;
 namespace pb = inference;
 
 // The bare server: answers ModelInfer with its input as the output, nothing else.
@@ -47,66 +48,26 @@ class EchoService final : public pb::GRPCInferenceService::Service {
   }
 };
 
-struct Result {
-  double rps = 0.0;
-  double p50_us = 0.0;
-  double p99_us = 0.0;
-  uint64_t errors = 0;
-};
-
-Result load(int port, const pb::ModelInferRequest& request, int connections, double seconds) {
-  std::atomic<bool> go{false};
-  std::atomic<bool> stop{false};
-  std::vector<std::vector<double>> lat(static_cast<std::size_t>(connections));
-  std::vector<uint64_t> errors(static_cast<std::size_t>(connections), 0);
-  std::vector<std::thread> threads;
-  for (int c = 0; c < connections; ++c) {
-    threads.emplace_back([&, c] {
-      // One channel (one HTTP/2 connection) per client thread.
-      grpc::ChannelArguments args;
-      args.SetInt("grpc.channel_id", c);  // distinct arguments: no shared subchannel
-      auto stub = pb::GRPCInferenceService::NewStub(grpc::CreateCustomChannel(
-          "127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials(), args));
-      {
-        grpc::ClientContext ctx;
-        pb::ServerLiveResponse live;
-        stub->ServerLive(&ctx, {}, &live);  // connect first
-      }
-      while (!go.load()) std::this_thread::yield();
-      auto& mine = lat[static_cast<std::size_t>(c)];
-      while (!stop.load()) {
-        grpc::ClientContext ctx;
-        pb::ModelInferResponse response;
-        const auto t0 = Clock::now();
-        const grpc::Status st = stub->ModelInfer(&ctx, request, &response);
-        const auto t1 = Clock::now();
-        if (!st.ok() || response.outputs_size() != 1) {
-          ++errors[static_cast<std::size_t>(c)];
-          continue;
-        }
-        mine.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
-      }
-    });
-  }
-  const auto start = Clock::now();
-  go = true;
-  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
-  stop = true;
-  for (auto& t : threads) t.join();
-  const double wall = std::chrono::duration<double>(Clock::now() - start).count();
-  std::vector<double> all;
-  Result r;
-  for (std::size_t c = 0; c < lat.size(); ++c) {
-    all.insert(all.end(), lat[c].begin(), lat[c].end());
-    r.errors += errors[c];
-  }
-  std::sort(all.begin(), all.end());
-  r.rps = static_cast<double>(all.size()) / wall;
-  if (!all.empty()) {
-    r.p50_us = all[all.size() / 2];
-    r.p99_us = all[std::min(all.size() - 1, all.size() * 99 / 100)];
-  }
-  return r;
+LoadResult load(int port, const pb::ModelInferRequest& request, int connections, double seconds) {
+  std::atomic<int> next_channel_id{0};
+  return bench::run_closed_loop(connections, seconds, [&] {
+    // One channel (one HTTP/2 connection) per client thread.
+    grpc::ChannelArguments args;
+    args.SetInt("grpc.channel_id", next_channel_id++);  // distinct: no shared subchannel
+    std::shared_ptr<pb::GRPCInferenceService::Stub> stub =
+        pb::GRPCInferenceService::NewStub(grpc::CreateCustomChannel(
+            "127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials(), args));
+    {
+      grpc::ClientContext ctx;
+      pb::ServerLiveResponse live;
+      stub->ServerLive(&ctx, {}, &live);  // connect first
+    }
+    return [stub, &request] {
+      grpc::ClientContext ctx;
+      pb::ModelInferResponse response;
+      return stub->ModelInfer(&ctx, request, &response).ok() && response.outputs_size() == 1;
+    };
+  });
 }
 
 }  // namespace
@@ -176,9 +137,9 @@ int main(int argc, char** argv) {
   std::printf("%-9s %-17s %9s %8s %8s %7s %8s %8s\n", "conns", "server", "rps", "p50 us", "p99 us",
               "ratio", "+p50 us", "+p99 us");
   for (int c : connections) {
-    const Result e = load(echo_port, request, c, seconds);
+    const LoadResult e = load(echo_port, request, c, seconds);
     std::printf("%-9d %-17s %9.0f %8.0f %8.0f\n", c, "grpc echo", e.rps, e.p50_us, e.p99_us);
-    const Result t = load(server.grpc_port(), request, c, seconds);
+    const LoadResult t = load(server.grpc_port(), request, c, seconds);
     std::printf("%-9d %-17s %9.0f %8.0f %8.0f %6.0f%% %8.0f %8.0f\n", c, "tessera grpc", t.rps,
                 t.p50_us, t.p99_us, 100.0 * t.rps / e.rps, t.p50_us - e.p50_us,
                 t.p99_us - e.p99_us);

@@ -22,67 +22,27 @@
 #include <thread>
 #include <vector>
 
+#include "closed_loop.hpp"
 #include "server/protocol.hpp"
 #include "server/server.hpp"
 
 namespace {
 
 using namespace tessera;
-using Clock = std::chrono::steady_clock;
+using bench::LoadResult;
 
-struct Result {
-  double rps = 0.0;
-  double p50_us = 0.0;
-  double p99_us = 0.0;
-  uint64_t errors = 0;
-};
-
-Result load(int port, const std::string& path, const std::string& body, int connections,
-            double seconds) {
-  std::atomic<bool> go{false};
-  std::atomic<bool> stop{false};
-  std::vector<std::vector<double>> lat(static_cast<std::size_t>(connections));
-  std::vector<uint64_t> errors(static_cast<std::size_t>(connections), 0);
-  std::vector<std::thread> threads;
-  for (int c = 0; c < connections; ++c) {
-    threads.emplace_back([&, c] {
-      httplib::Client cli("127.0.0.1", port);
-      cli.set_tcp_nodelay(true);
-      cli.set_keep_alive(true);
-      cli.Get("/v2/health/live");  // connect first
-      while (!go.load()) std::this_thread::yield();
-      auto& mine = lat[static_cast<std::size_t>(c)];
-      while (!stop.load()) {
-        const auto t0 = Clock::now();
-        auto res = cli.Post(path, body, "application/json");
-        const auto t1 = Clock::now();
-        if (!res || res->status != 200) {
-          ++errors[static_cast<std::size_t>(c)];
-          continue;
-        }
-        mine.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
-      }
-    });
-  }
-  const auto start = Clock::now();
-  go = true;
-  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
-  stop = true;
-  for (auto& t : threads) t.join();
-  const double wall = std::chrono::duration<double>(Clock::now() - start).count();
-  std::vector<double> all;
-  Result r;
-  for (std::size_t c = 0; c < lat.size(); ++c) {
-    all.insert(all.end(), lat[c].begin(), lat[c].end());
-    r.errors += errors[c];
-  }
-  std::sort(all.begin(), all.end());
-  r.rps = static_cast<double>(all.size()) / wall;
-  if (!all.empty()) {
-    r.p50_us = all[all.size() / 2];
-    r.p99_us = all[std::min(all.size() - 1, all.size() * 99 / 100)];
-  }
-  return r;
+LoadResult load(int port, const std::string& path, const std::string& body, int connections,
+                double seconds) {
+  return bench::run_closed_loop(connections, seconds, [&] {
+    auto cli = std::make_shared<httplib::Client>("127.0.0.1", port);
+    cli->set_tcp_nodelay(true);
+    cli->set_keep_alive(true);
+    cli->Get("/v2/health/live");  // connect first
+    return [cli, &path, &body] {
+      auto res = cli->Post(path, body, "application/json");
+      return res && res->status == 200;
+    };
+  });
 }
 
 }  // namespace
@@ -153,12 +113,12 @@ int main(int argc, char** argv) {
   std::printf("%-9s %-17s %9s %8s %8s %7s %8s %8s\n", "conns", "server", "rps", "p50 us", "p99 us",
               "ratio", "+p50 us", "+p99 us");
   for (int c : connections) {
-    const Result e = load(echo_port, "/echo", body, c, seconds);
+    const LoadResult e = load(echo_port, "/echo", body, c, seconds);
     std::printf("%-9d %-17s %9.0f %8.0f %8.0f\n", c, "httplib echo", e.rps, e.p50_us, e.p99_us);
     for (const auto& [name, port] :
          {std::pair<const char*, int>{"tessera (inline)", serve_port},
           std::pair<const char*, int>{"tessera (executor)", exec_port}}) {
-      const Result t = load(port, "/v2/models/noop/infer", body, c, seconds);
+      const LoadResult t = load(port, "/v2/models/noop/infer", body, c, seconds);
       std::printf("%-9d %-17s %9.0f %8.0f %8.0f %6.0f%% %8.0f %8.0f\n", c, name, t.rps, t.p50_us,
                   t.p99_us, 100.0 * t.rps / e.rps, t.p50_us - e.p50_us, t.p99_us - e.p99_us);
       if (t.errors > 0) std::printf("  errors: %llu\n", static_cast<unsigned long long>(t.errors));
