@@ -4,20 +4,19 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <map>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <stdexcept>
 #include <thread>
 
+#include "loadgen/open_loop.hpp"
+
 namespace tessera {
 namespace {
 
 using nlohmann::json;
-using SteadyTime = std::chrono::steady_clock::time_point;
 
 struct Outcome1 {
   double sent = 0.0;      // scheduled send, seconds from the first arrival
@@ -134,62 +133,21 @@ LoadgenResult run_loadgen(const App& app, const std::vector<Arrival>& arrivals,
 
   LoadgenResult result(app, options.window_s);
   std::vector<Outcome1> outcomes(arrivals.size());
-  const double first = arrivals.empty() ? 0.0 : arrivals.front().time;
-  const SteadyTime start = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
-  const auto at = [&](double t) {
-    return start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                       std::chrono::duration<double>(t));
-  };
-  std::atomic<std::size_t> next{0};
-  std::atomic<uint64_t> sent_late{0};
-  std::atomic<uint64_t> done_count{0};
-  std::mutex lag_mutex;
-  double max_lag = 0.0;
-
-  auto client_thread = [&] {
-    httplib::Client cli(options.host, options.port);
-    cli.set_tcp_nodelay(true);
-    cli.set_keep_alive(true);
-    cli.set_connection_timeout(5);
-    cli.set_read_timeout(static_cast<time_t>(std::max(1.0, options.timeout_s)));
-    cli.set_write_timeout(static_cast<time_t>(std::max(1.0, options.timeout_s)));
-    // Connect before the schedule starts, so that connection setup is not latency.
-    cli.Get("/v2/health/live");
-    while (true) {
-      const std::size_t i = next.fetch_add(1);
-      if (i >= arrivals.size()) return;
-      const Arrival& a = arrivals[i];
-      Outcome1& o = outcomes[i];
-      o.sent = a.time - first;
-      std::this_thread::sleep_until(at(o.sent));
-      const auto send = std::chrono::steady_clock::now();
-      const double lag = std::chrono::duration<double>(send - at(o.sent)).count();
-      if (lag > 1e-3) sent_late.fetch_add(1);
-      {
-        std::lock_guard lock(lag_mutex);
-        max_lag = std::max(max_lag, lag);
-      }
-      const std::string& base = bodies[i % bodies.size()];
-      const std::string body = a.slo_s > 0 ? with_slo(base, a.slo_s * 1e3) : base;
-      httplib::Result res = cli.Post(path, body, "application/json");
-      o.finished = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      classify(app, res, a.slo_s > 0 ? a.slo_s : app.slo, o);
-      done_count.fetch_add(1);
-    }
-  };
-  const auto wall0 = std::chrono::steady_clock::now();
-  std::vector<std::thread> threads;
-  const int n_threads = std::max(1, options.connections);
-  for (int i = 0; i < n_threads; ++i) threads.emplace_back(client_thread);
-  if (options.progress) {
-    while (done_count.load() < arrivals.size()) {
-      std::this_thread::sleep_for(std::chrono::seconds(2));
-      spdlog::info("loadgen: {}/{} answered", done_count.load(), arrivals.size());
-    }
-  }
-  for (auto& t : threads) t.join();
-  result.stats.wall_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  const std::vector<double> offsets = offsets_from_first(arrivals);
+  const OpenLoopClient client{options.host,      options.port,      options.connections,
+                              options.timeout_s, "/v2/health/live", options.progress};
+  const OpenLoopStats sent = run_open_loop(
+      offsets, client, [&](std::size_t i, httplib::Client& cli, const SinceStart& since_start) {
+        const Arrival& a = arrivals[i];
+        Outcome1& o = outcomes[i];
+        o.sent = offsets[i];
+        const std::string& base = bodies[i % bodies.size()];
+        const std::string body = a.slo_s > 0 ? with_slo(base, a.slo_s * 1e3) : base;
+        httplib::Result res = cli.Post(path, body, "application/json");
+        o.finished = since_start();
+        classify(app, res, a.slo_s > 0 ? a.slo_s : app.slo, o);
+      });
+  result.stats.wall_s = sent.wall_s;
 
   std::map<int, uint64_t> statuses;
   for (const Outcome1& o : outcomes) {
@@ -207,9 +165,9 @@ LoadgenResult run_loadgen(const App& app, const std::vector<Arrival>& arrivals,
     result.metrics.on_request_done(r);
   }
   result.stats.status_counts.assign(statuses.begin(), statuses.end());
-  result.stats.sent_late = sent_late.load();
+  result.stats.sent_late = sent.sent_late;
   result.stats.emulated = meta.emulated;
-  result.stats.max_send_lag_s = max_lag;
+  result.stats.max_send_lag_s = sent.max_send_lag_s;
   return result;
 }
 
