@@ -1,12 +1,5 @@
 #pragma once
 
-#include <cstdint>
-#include <vector>
-
-#include "plan/milp.hpp"
-
-namespace tessera::plan {
-
 // Reproducible plans (docs/plan.md#reproducible-plans). Eq. 14 often has several optimal
 // plans of equal accuracy and slices (two 2g.20gb instances or one 4g.40gb); which one CBC
 // returns depends on its search path, so it has varied between machines and builds. The
@@ -14,6 +7,13 @@ namespace tessera::plan {
 // `tolerance` of the first solve's value, and a secondary objective over the instance
 // counts is minimised to optimality, so the plan depends on the model, not on how CBC got
 // there. Pure functions on a model; no state, thread-safe (solving is not: see solve_cbc).
+
+#include <cstdint>
+#include <vector>
+
+#include "plan/milp.hpp"
+
+namespace tessera::plan {
 
 // The secondary weight of the candidate at `rank` (its position in the formulation's
 // candidate list, which the spec fixes): a fixed pseudo-random integer in [4096, 8192).
