@@ -23,6 +23,7 @@
 
 #include "closed_loop.hpp"
 #include "inference.grpc.pb.h"
+#include "noop_server.hpp"
 #include "server/server.hpp"
 
 namespace {
@@ -96,31 +97,14 @@ int main(int argc, char** argv) {
   builder.RegisterService(&echo_service);
   std::unique_ptr<grpc::Server> echo = builder.BuildAndStart();
 
-  // tessera serve: one task, a no-op model, eager batching up to 32 (as serve_bench).
-  App app;
-  app.name = "noop";
-  app.slo = 1.0;
-  Task task;
-  task.name = "noop";
-  task.variants.push_back(Variant{"noop", 1.0, 1.0});
-  app.tasks.push_back(task);
-  app.finalize();
-  Deployment deployment;
-  deployment.groups.push_back(WorkerGroup{0, {0}, "cpu", 32, 1});
-  ProfileTable profiles;
-  for (int b = 1; b <= 32; ++b) profiles.add("noop", "cpu", b, 0.01);
-  ModelsConfig models;
-  ModelSpec noop;
-  noop.variant = "noop";
-  noop.arch = "noop";
-  noop.input_shape = {4};
-  models.models.push_back(noop);
+  // tessera serve: one task, a no-op model, eager batching up to 32 (bench/noop_server.hpp).
+  const bench::NoopServing noop = bench::noop_serving();
   ServeOptions options;
   options.port = 0;
   options.grpc_port = 0;
   options.max_inflight = 64;
   options.model_endpoints = false;
-  Server server(app, deployment, profiles, PolicyConfig{}, 1, models, options);
+  Server server(noop.app, noop.deployment, noop.profiles, PolicyConfig{}, 1, noop.models, options);
   server.start();
 
   pb::ModelInferRequest request;

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "closed_loop.hpp"
+#include "noop_server.hpp"
 #include "server/protocol.hpp"
 #include "server/server.hpp"
 
@@ -79,33 +80,17 @@ int main(int argc, char** argv) {
   const int echo_port = echo.bind_to_any_port("127.0.0.1");
   std::thread echo_thread([&] { echo.listen_after_bind(); });
 
-  // tessera serve: one task, a no-op model, eager batching up to 32.
-  App app;
-  app.name = "noop";
-  app.slo = 1.0;
-  Task task;
-  task.name = "noop";
-  task.variants.push_back(Variant{"noop", 1.0, 1.0});
-  app.tasks.push_back(task);
-  app.finalize();
-  Deployment deployment;
-  deployment.groups.push_back(WorkerGroup{0, {0}, "cpu", 32, 1});
-  ProfileTable profiles;
-  for (int b = 1; b <= 32; ++b) profiles.add("noop", "cpu", b, 0.01);
-  ModelsConfig models;
-  ModelSpec noop;
-  noop.variant = "noop";
-  noop.arch = "noop";
-  noop.input_shape = {4};
-  models.models.push_back(noop);
+  // tessera serve: one task, a no-op model, eager batching up to 32 (bench/noop_server.hpp).
+  const bench::NoopServing noop = bench::noop_serving();
   ServeOptions options;
   options.port = 0;
   options.max_inflight = 64;
   options.model_endpoints = false;
-  Server server(app, deployment, profiles, PolicyConfig{}, 1, models, options);
+  Server server(noop.app, noop.deployment, noop.profiles, PolicyConfig{}, 1, noop.models, options);
   const int serve_port = server.start();
   options.inline_noop = false;  // the same, with the no-op batch on its executor thread
-  Server server_exec(app, deployment, profiles, PolicyConfig{}, 1, models, options);
+  Server server_exec(noop.app, noop.deployment, noop.profiles, PolicyConfig{}, 1, noop.models,
+                     options);
   const int exec_port = server_exec.start();
 
   const std::string body = make_infer_body(FloatTensor{{1, 4}, {0.1f, 0.2f, 0.3f, 0.4f}});
