@@ -107,6 +107,37 @@ TEST(IServeConfigMap, JsonRoundTripAndErrorsNameTheField) {
   }
 }
 
+// An estimated map's optional fields (latency_clock, not_estimated) round-trip, and hostile
+// values in them are errors naming the field.
+TEST(IServeConfigMap, EstimatedMapFieldsRoundTripAndHostileValuesNameTheField) {
+  ConfigMap map = analytic_config_map(model("llama-2-7b"), 1, gpu_spec("a6000"));
+  map.latency_clock = "cpu";
+  map.not_estimated = {{"tp1-pp1-gptq4-kv16", "no gptq4 fingerprints"}};
+  const std::string text = config_map_to_json(map);
+  const ConfigMap back = load_config_map(temp_file("estimated.json", text));
+  EXPECT_EQ(back.latency_clock, "cpu");
+  ASSERT_EQ(back.not_estimated.size(), 1u);
+  EXPECT_EQ(back.not_estimated[0].first, "tp1-pp1-gptq4-kv16");
+  EXPECT_EQ(back.not_estimated[0].second, "no gptq4 fingerprints");
+
+  const auto rejects = [&](const std::string& from, const std::string& to, const char* field) {
+    std::string bad = text;
+    const auto at = bad.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    bad.replace(at, from.size(), to);
+    try {
+      load_config_map(temp_file("bad-estimated.json", bad));
+      ADD_FAILURE() << "accepted: " << to;
+    } catch (const SpecError& e) {
+      EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
+    }
+  };
+  rejects("\"latency_clock\": \"cpu\"", "\"latency_clock\": \"sundial\"", "latency_clock");
+  rejects("\"latency_clock\": \"cpu\"", "\"latency_clock\": 7", "latency_clock");
+  rejects("\"reason\": \"no gptq4 fingerprints\"", "\"why\": 1", "not_estimated[0]");
+  rejects("\"not_estimated\": [", "\"not_estimated\": [3, ", "not_estimated[0]");
+}
+
 ConfigMapEntry entry(int tp, int pp, double mem_gb, double ttft, double tpot) {
   ConfigMapEntry e;
   e.model = "m";
