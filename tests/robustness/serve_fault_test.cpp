@@ -150,7 +150,10 @@ std::pair<double, int> terminate_under_load(int port, pid_t pid, int& answered, 
       }
     });
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  // SIGTERM once the load is flowing: every client has had answers (bounded wait).
+  for (const auto w0 = Clock::now(); ok.load() < 64 && since(w0) < 30.0;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   const auto t0 = Clock::now();
   kill(pid, SIGTERM);
   int status = 0;
@@ -210,7 +213,15 @@ TEST(ServeFaults, SigtermWithAStuckModelExitsWithinTheBound) {
       return c.read();
     }));
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // SIGTERM once all four are inside the server (admitted, stuck in resnet34's stage).
+  for (const auto w0 = Clock::now(); since(w0) < 30.0;) {
+    RawConn m(port, 5.0);
+    if (m.send(request("GET", "/metrics")) &&
+        metric(m.read().body, "tessera_requests_in_flight") >= 4) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   const auto t0 = Clock::now();
   kill(pid, SIGTERM);
   int status = 0;
