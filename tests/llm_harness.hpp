@@ -52,15 +52,16 @@ class LlmHarness final : public EngineDriver, public EngineObserver {
     LlmSchedulerConfig c = config;
     c.ttft_slo = ttft_slo;
     c.tpot_slo = tpot_slo;
-    options.make_scheduler = [this, c](const Worker&, SchedulerHost& host, const CostModel& cm) {
+    PolicyConfig pc;
+    pc.dispatch = "least_loaded";
+    EnginePolicies policies = PolicySet(pc).instantiate(app_, 1);
+    policies.make_scheduler = [this, c](const Worker&, SchedulerHost& host, const CostModel& cm) {
       auto s = std::make_unique<LlmInstanceScheduler>(c, host, cm);
       schedulers_.push_back(s.get());
       return s;
     };
-    PolicyConfig pc;
-    pc.dispatch = "least_loaded";
-    engine_ = std::make_unique<Engine>(app_, d, profiles_, PolicySet(pc).instantiate(app_, 1),
-                                       clock_, *this, *this, 1, std::move(options));
+    engine_ = std::make_unique<Engine>(app_, d, profiles_, std::move(policies), clock_, *this,
+                                       *this, 1, std::move(options));
   }
 
   // Runs `action` once virtual time reaches `at` (before the events at that time).

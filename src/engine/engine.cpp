@@ -48,7 +48,6 @@ Engine::Engine(const App& app, const Deployment& deployment, const ProfileTable&
       cancel_siblings_(options.cancel_siblings_on_drop),
       cost_model_(options.cost_model ? std::move(options.cost_model)
                                      : std::make_shared<ProfileCostModel>()),
-      make_scheduler_(std::move(options.make_scheduler)),
       task_workers_(app.tasks.size()),
       task_queues_(app.tasks.size()),
       parked_(app.tasks.size()),
@@ -127,12 +126,9 @@ std::vector<WorkerId> Engine::add_workers(const WorkerGroup& group, const Profil
     w->running.reserve(static_cast<std::size_t>(group.max_batch));
     w->forming.reserve(static_cast<std::size_t>(group.max_batch));
     SchedulerHost& host = *this;
-    // A data plane's schedulers (EnginePolicies, PPipe) come first, then the run's
-    // (EngineOptions, LLM instances), then today's batching loop.
+    // The data plane's or the run's scheduler (PPipe, LLM instances), else the batching loop.
     if (policies_.make_scheduler) {
-      schedulers_.push_back(policies_.make_scheduler(*w, host));
-    } else if (make_scheduler_) {
-      schedulers_.push_back(make_scheduler_(*w, host, *cost_model_));
+      schedulers_.push_back(policies_.make_scheduler(*w, host, *cost_model_));
     } else {
       schedulers_.push_back(std::make_unique<BatchInstanceScheduler>(
           *policies_.batching, *policies_.variant, *policies_.dropping, host));

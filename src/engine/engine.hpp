@@ -52,8 +52,6 @@ struct EngineOptions {
   bool cancel_siblings_on_drop = true;
   // The time of a step; the profiled tables when null.
   std::shared_ptr<const CostModel> cost_model;
-  // Builds each instance's scheduler; the batching loop (BatchInstanceScheduler) when empty.
-  SchedulerFactory make_scheduler = {};
 };
 
 class Engine final : public DeploymentView, private SchedulerHost {
@@ -173,7 +171,6 @@ class Engine final : public DeploymentView, private SchedulerHost {
   std::size_t max_queue_;
   bool cancel_siblings_;
   std::shared_ptr<const CostModel> cost_model_;
-  SchedulerFactory make_scheduler_;
 
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<std::unique_ptr<InstanceScheduler>> schedulers_;  // by WorkerId

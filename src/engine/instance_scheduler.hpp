@@ -65,9 +65,10 @@ class InstanceScheduler {
   virtual void release(Worker& worker, std::vector<Item>& out) = 0;
 };
 
-// Builds the scheduler of one new instance (EngineOptions::make_scheduler); the engine's
-// cost model is passed for schedulers that predict step times.
+// Builds the scheduler of one new instance (EnginePolicies::make_scheduler); the engine's
+// cost model is passed for schedulers that predict step times. The scheduler may keep the
+// host and the worker for the instance's lifetime.
 using SchedulerFactory = std::function<std::unique_ptr<InstanceScheduler>(
-    const Worker& worker, SchedulerHost& host, const CostModel& cost)>;
+    Worker& worker, SchedulerHost& host, const CostModel& cost)>;
 
 }  // namespace tessera

@@ -168,9 +168,9 @@ struct EnginePolicies {
   std::function<std::unique_ptr<Dispatcher>(TaskId)> make_dispatcher;
   std::size_t max_queue = 0;  // per-worker queue bound; 0 = unbounded
   // The instance scheduler of each new instance; null: BatchInstanceScheduler over the
-  // policies above. A data plane that decides steps itself (PPipe's reservations) plugs in
-  // here; the scheduler may keep the host and the worker for the instance's lifetime.
-  std::function<std::unique_ptr<InstanceScheduler>(Worker&, SchedulerHost&)> make_scheduler;
+  // policies above. A data plane that decides steps itself (PPipe's reservations) or an
+  // LLM instance (token-level steps) plugs in here.
+  SchedulerFactory make_scheduler;
 };
 
 }  // namespace tessera

@@ -41,8 +41,8 @@ EnginePolicies ReactivePlane::policies() {
   out.make_dispatcher = [self](TaskId task) -> std::unique_ptr<Dispatcher> {
     return std::make_unique<ForwardingDispatcher<ReactivePlane>>(self, task);
   };
-  out.make_scheduler = [self](Worker& w,
-                              SchedulerHost& host) -> std::unique_ptr<InstanceScheduler> {
+  out.make_scheduler = [self](Worker& w, SchedulerHost& host,
+                              const CostModel&) -> std::unique_ptr<InstanceScheduler> {
     self->attach(w, host);
     return std::make_unique<ForwardingScheduler<ReactivePlane>>(self);
   };

@@ -47,8 +47,8 @@ EnginePolicies ReservationPlane::policies() {
   out.make_dispatcher = [self](TaskId task) -> std::unique_ptr<Dispatcher> {
     return std::make_unique<ForwardingDispatcher<ReservationPlane>>(self, task);
   };
-  out.make_scheduler = [self](Worker& w,
-                              SchedulerHost& host) -> std::unique_ptr<InstanceScheduler> {
+  out.make_scheduler = [self](Worker& w, SchedulerHost& host,
+                              const CostModel&) -> std::unique_ptr<InstanceScheduler> {
     self->attach(w, host);
     return std::make_unique<ForwardingScheduler<ReservationPlane>>(self);
   };

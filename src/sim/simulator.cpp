@@ -18,7 +18,7 @@ double wall_seconds() {
 Simulator::Simulator(const App& app, const Deployment& deployment, const ProfileTable& profiles,
                      const PolicySet& policies, SimOptions options)
     : Simulator(app, deployment, profiles, policies.instantiate(app, options.seed), options,
-                EngineOptions{policies.config().cancel_siblings, nullptr, {}}) {}
+                EngineOptions{policies.config().cancel_siblings, nullptr}) {}
 
 Simulator::Simulator(const App& app, const Deployment& deployment, const ProfileTable& profiles,
                      EnginePolicies policies, SimOptions options, EngineOptions engine_options)
@@ -26,7 +26,7 @@ Simulator::Simulator(const App& app, const Deployment& deployment, const Profile
       metrics_(app, options_.window),
       noise_(options_.noise_cv, options_.seed ^ 0x9e3779b97f4a7c15ULL) {
   if (!engine_options.cost_model) engine_options.cost_model = options_.cost_model;
-  if (!engine_options.make_scheduler) engine_options.make_scheduler = options_.make_scheduler;
+  if (!policies.make_scheduler) policies.make_scheduler = options_.make_scheduler;
   engine_ = std::make_unique<Engine>(app, deployment, profiles, std::move(policies), clock_, *this,
                                      metrics_, options_.seed, std::move(engine_options));
   for (const auto& [at, worker] : options_.worker_losses) {
