@@ -23,6 +23,7 @@ constexpr double kShutdownSlackS = 5.0;
 struct ServeArgs {
   std::string run_file;
   std::string models_file;
+  std::string device;  // --device: the default device of the models (docs/serve.md)
   ServeOptions options;
   int64_t seed = -1;
   std::string llm_checkpoint;  // an llm: run's checkpoint folder (docs/llm-serve.md)
@@ -64,8 +65,8 @@ void run_serve(const ServeArgs& args) {
   // --models, else the run spec's `models:` (what `tessera plan` writes), else none.
   const std::filesystem::path models_file =
       args.models_file.empty() ? run.models_file : std::filesystem::path(args.models_file);
-  const ModelsConfig models =
-      models_file.empty() ? ModelsConfig{} : load_models_config(models_file);
+  ModelsConfig models = models_file.empty() ? ModelsConfig{} : load_models_config(models_file);
+  if (!args.device.empty()) models.set_default_device(args.device);
 
   // SIGINT / SIGTERM are taken by sigwait below, so every thread started from here on
   // blocks them.
@@ -119,6 +120,10 @@ void add_serve_command(CLI::App& app) {
                   "Models file: which zoo or TorchScript model (or profile-timed emulation) "
                   "serves each variant; default: the run spec's `models:`")
       ->check(CLI::ExistingFile);
+  cmd->add_option("--device", args->device,
+                  "Device of the models without their own `device`: cpu (default), cuda, "
+                  "cuda:N, or a GPU/MIG UUID listed in CUDA_VISIBLE_DEVICES "
+                  "(docs/serve.md#serving-on-gpus)");
   ServeOptions& o = args->options;
   cmd->add_option("--host", o.host, "Address to bind")->capture_default_str();
   cmd->add_option("--port,-p", o.port, "Port (0: any free port)")->capture_default_str();
