@@ -11,6 +11,7 @@
 #include "core/error.hpp"
 #include "exec/model_factory.hpp"
 #include "exec/model_spec.hpp"
+#include "llm_torch/decoder.hpp"
 
 namespace tessera {
 namespace {
@@ -181,6 +182,25 @@ models:
   } catch (const std::runtime_error& e) {
     EXPECT_EQ(std::string(e.what()).rfind("--device: variant 'small_cnn': device 'cuda:0': this "
                                           "tessera was built against a CPU-only libtorch",
+                                          0),
+              0u)
+        << e.what();
+  }
+}
+
+// The LLM decoder takes the same device: cpu resolves, cuda on this CPU-only build is the
+// same clear error, raised before the checkpoint is read.
+TEST(DecoderDevice, CpuResolvesAndCudaOnACpuOnlyBuildIsAClearError) {
+  EXPECT_EQ(Decoder::check_device(parse_device("cpu")), -1);
+  if (torch_device_environment().built_with_cuda) GTEST_SKIP() << "built with the CUDA path";
+  DecoderOptions options;
+  options.device = parse_device("cuda:1");
+  try {
+    Decoder::load("/nonexistent-checkpoint", options);
+    ADD_FAILURE();
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("device 'cuda:1': this tessera was built against a "
+                                          "CPU-only libtorch",
                                           0),
               0u)
         << e.what();
