@@ -8,9 +8,11 @@
 #include <thread>
 
 #include "cli/commands.hpp"
+#include "core/device.hpp"
 #include "core/error.hpp"
 #include "exec/model_spec.hpp"
 #include "llm_serve/llm_server.hpp"
+#include "llm_torch/decoder.hpp"
 #include "server/server.hpp"
 #include "spec/run_spec.hpp"
 
@@ -45,6 +47,14 @@ void run_llm_serve(const RunSpec& run, const ServeArgs& args, sigset_t signals) 
   o.max_connections = args.options.max_connections;
   o.read_timeout_s = args.options.read_timeout_s;
   o.drain_timeout_s = args.options.drain_timeout_s;
+  if (!args.device.empty()) {
+    try {
+      o.device = parse_device(args.device);
+      Decoder::check_device(o.device);
+    } catch (const std::exception& e) {
+      throw std::invalid_argument(std::string("--device: ") + e.what());
+    }
+  }
   auto server = LlmServer::from_run(run, args.llm_checkpoint, o);
   const int port = server->start();
   const std::string& m = server->model_name();

@@ -48,7 +48,7 @@ struct DecoderOptions {
   // possible, the first stages taking the extra layers.
   std::vector<int64_t> stage_layers;
   // Where the weights, caches and computation live (docs/serve.md#serving-on-gpus forms).
-  DeviceSpec device;
+  DeviceSpec device{};  // (initialised, so positional {w, kv, tp, pp, {}} needs no 6th field)
 };
 
 class Decoder {
