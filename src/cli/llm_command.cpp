@@ -9,6 +9,7 @@
 #include <chrono>
 #include <fstream>
 #include "cli/commands.hpp"
+#include "core/device.hpp"
 #include "core/spec_node.hpp"
 #include "llm_arch/checkpoint_layout.hpp"
 #include "llm_arch/deployment_config.hpp"
@@ -19,6 +20,18 @@
 
 namespace tessera::cli {
 namespace {
+
+// `--device` of the llm commands: parsed, and checked against this build and machine
+// (Decoder::check_device), so an unusable device is one clear error before any work.
+DeviceSpec llm_device(const std::string& text) {
+  try {
+    DeviceSpec d = parse_device(text);
+    Decoder::check_device(d);
+    return d;
+  } catch (const std::exception& e) {
+    throw std::invalid_argument(std::string("--device: ") + e.what());
+  }
+}
 
 // A model argument: a config.json, or a directory holding one (a checkpoint folder or a
 // bundled model such as data/llm/llama-2-70b).
@@ -145,14 +158,19 @@ struct GenerateOptions {
   int64_t new_tokens = 16;
   std::string weights = "fp16";
   std::string kv = "kv16";
+  std::string device = "cpu";
 };
 
 // Greedy generation with the byte-level tokenizer (one token per byte, ids 0-255), timed:
 // the prefill is the time to the first token, then each decode step.
 void run_generate(const GenerateOptions& o) {
   using Clock = std::chrono::steady_clock;
-  const DecoderOptions options{
-      weight_quant_from_string(o.weights), kv_quant_from_string(o.kv), 1, 1, {}};
+  const DecoderOptions options{weight_quant_from_string(o.weights),
+                               kv_quant_from_string(o.kv),
+                               1,
+                               1,
+                               {},
+                               llm_device(o.device)};
   const auto decoder = Decoder::load(o.checkpoint, options);
   const LlmArchitecture& arch = decoder->architecture();
   if (arch.vocab < 256) {
@@ -207,6 +225,7 @@ struct ProfileOptions {
   int64_t prompt_tokens = 16;
   std::vector<int64_t> lengths{4, 24};
   int repeats = 3;
+  std::string device = "cpu";
 };
 
 void run_profile(const ProfileOptions& o) {
@@ -231,6 +250,7 @@ void run_profile(const ProfileOptions& o) {
   how.prompt_tokens = o.prompt_tokens;
   how.output_lengths = o.lengths;
   how.repeats = o.repeats;
+  how.device = llm_device(o.device);
   const FingerprintProfile profile = profile_fingerprints(o.checkpoint, work, comps, tps, how);
   write_text(o.out, fingerprint_profile_to_json(profile));
   std::printf(
@@ -271,6 +291,7 @@ struct MeasureCliOptions {
   int64_t prompt_tokens = 16;
   std::vector<int64_t> lengths{4, 24};
   int repeats = 3;
+  std::string device = "cpu";
 };
 
 // Measures a (full) checkpoint the way the profiler measures fingerprints: the reference
@@ -280,8 +301,12 @@ void run_measure(const MeasureCliOptions& o) {
   how.prompt_tokens = o.prompt_tokens;
   how.output_lengths = o.lengths;
   how.repeats = o.repeats;
-  const DecoderOptions options{
-      weight_quant_from_string(o.weights), kv_quant_from_string(o.kv), o.tp, o.pp, {}};
+  const DecoderOptions options{weight_quant_from_string(o.weights),
+                               kv_quant_from_string(o.kv),
+                               o.tp,
+                               o.pp,
+                               {},
+                               llm_device(o.device)};
   const Measurement m = measure_checkpoint(o.checkpoint, options, how);
   nlohmann::ordered_json j;
   j["checkpoint"] = o.checkpoint;
@@ -289,6 +314,7 @@ void run_measure(const MeasureCliOptions& o) {
   j["pp"] = o.pp;
   j["weights"] = o.weights;
   j["kv_cache"] = o.kv;
+  j["device"] = o.device;
   j["prompt_tokens"] = o.prompt_tokens;
   j["repeats"] = o.repeats;
   j["memory_bytes"] = m.peak_bytes;
@@ -374,6 +400,9 @@ void add_llm_command(CLI::App& app) {
       ->check(CLI::IsMember({"fp16", "int8", "int4"}));
   generate->add_option("--kv", g->kv, "KV cache: kv16 (FP32 here) or kv8")
       ->check(CLI::IsMember({"kv16", "kv8"}));
+  generate->add_option("--device", g->device,
+                       "Device: cpu (default), cuda, cuda:N or a GPU/MIG UUID in "
+                       "CUDA_VISIBLE_DEVICES (docs/iserve.md#devices)");
   generate->callback([g] { run_generate(*g); });
 
   add_iserve_llm_commands(llm);
@@ -400,6 +429,9 @@ void add_llm_command(CLI::App& app) {
       ->check(CLI::Range(int64_t{0}, int64_t{4096}));
   profile->add_option("--repeats", pr->repeats, "Timed requests per point (median)")
       ->check(CLI::Range(1, 100));
+  profile->add_option("--device", pr->device,
+                      "Device: cpu (default), cuda, cuda:N or a GPU/MIG UUID in "
+                      "CUDA_VISIBLE_DEVICES (docs/iserve.md#devices)");
   profile->callback([pr] {
     if (pr->lengths[0] == pr->lengths[1]) throw CLI::ValidationError("--lengths", "must differ");
     run_profile(*pr);
@@ -437,6 +469,9 @@ void add_llm_command(CLI::App& app) {
       ->check(CLI::Range(int64_t{0}, int64_t{4096}));
   measure->add_option("--repeats", me->repeats, "Timed requests per length (median)")
       ->check(CLI::Range(1, 100));
+  measure->add_option("--device", me->device,
+                      "Device: cpu (default), cuda, cuda:N or a GPU/MIG UUID in "
+                      "CUDA_VISIBLE_DEVICES (docs/iserve.md#devices)");
   measure->callback([me] { run_measure(*me); });
   add_llm_step_profile_command(*llm);
 }

@@ -22,12 +22,14 @@ struct ProfileArgs {
   std::string out_file;
   std::vector<int> batches{1, 2, 4, 8};
   int threads = 1;
+  std::string device;  // --device: the default device of the models (docs/serve.md)
   ProfileOptions options;
 };
 
 void run_profile(ProfileArgs args) {
-  const ModelsConfig models =
+  ModelsConfig models =
       args.models_file.empty() ? ModelsConfig{} : load_models_config(args.models_file);
+  if (!args.device.empty()) models.set_default_device(args.device);
   std::vector<std::string> variants = args.variants;
   if (variants.empty()) {
     for (const ModelSpec& m : models.models) variants.push_back(m.variant);
@@ -43,8 +45,8 @@ void run_profile(ProfileArgs args) {
     const ModelSpec spec = models.spec_for(v);
     auto model = load_model(spec);
     spdlog::info(
-        "profiling '{}' ({}, input {}) on segment '{}', batches {}, {} instance(s) at once", v,
-        model->info().kind, shape_string(spec.input_shape), args.segment,
+        "profiling '{}' ({} on {}, input {}) on segment '{}', batches {}, {} instance(s) at once",
+        v, model->info().kind, model->info().device, shape_string(spec.input_shape), args.segment,
         fmt::join(args.batches, ","), args.options.concurrent);
     const ModelProfile p = profile_model(*model, spec, args.options);
     for (const BatchTiming& t : p.timings) {
@@ -53,13 +55,14 @@ void run_profile(ProfileArgs args) {
     }
     if (p.fanout_mean)
       std::cout << fmt::format("  {:<20} fan-out mean {:.4f}\n", v, *p.fanout_mean);
-    add_profile(table, spec, args.segment, p,
-                fmt::format("tessera profile ({}, {} torch thread(s), median of {}{})",
-                            model->info().kind, args.threads, args.options.reps,
-                            args.options.concurrent > 1
-                                ? fmt::format(" x {} instances running at once (max {} seen)",
-                                              args.options.concurrent, p.max_overlap)
-                                : std::string()));
+    add_profile(
+        table, spec, args.segment, p,
+        fmt::format("tessera profile ({} on {}, {} torch thread(s), median of {}{})",
+                    model->info().kind, model->info().device, args.threads, args.options.reps,
+                    args.options.concurrent > 1
+                        ? fmt::format(" x {} instances running at once (max {} seen)",
+                                      args.options.concurrent, p.max_overlap)
+                        : std::string()));
   }
   std::ostringstream yaml;
   write_profile_yaml(table, yaml);
@@ -102,6 +105,9 @@ void add_profile_command(CLI::App& app) {
                   "workers): latency under that load")
       ->capture_default_str()
       ->check(CLI::Range(1, 256));
+  cmd->add_option("--device", args->device,
+                  "Device of the models without their own `device`: cpu, cuda, cuda:N, or a "
+                  "GPU/MIG UUID listed in CUDA_VISIBLE_DEVICES (docs/serve.md#serving-on-gpus)");
   cmd->add_option("--out,-o", args->out_file, "Profile file to write (default: stdout)");
   cmd->callback([args] { run_profile(*args); });
 }

@@ -8,9 +8,11 @@
 #include <thread>
 
 #include "cli/commands.hpp"
+#include "core/device.hpp"
 #include "core/error.hpp"
 #include "exec/model_spec.hpp"
 #include "llm_serve/llm_server.hpp"
+#include "llm_torch/decoder.hpp"
 #include "server/server.hpp"
 #include "spec/run_spec.hpp"
 
@@ -23,6 +25,7 @@ constexpr double kShutdownSlackS = 5.0;
 struct ServeArgs {
   std::string run_file;
   std::string models_file;
+  std::string device;  // --device: the default device of the models (docs/serve.md)
   ServeOptions options;
   int64_t seed = -1;
   std::string llm_checkpoint;  // an llm: run's checkpoint folder (docs/llm-serve.md)
@@ -44,6 +47,14 @@ void run_llm_serve(const RunSpec& run, const ServeArgs& args, sigset_t signals) 
   o.max_connections = args.options.max_connections;
   o.read_timeout_s = args.options.read_timeout_s;
   o.drain_timeout_s = args.options.drain_timeout_s;
+  if (!args.device.empty()) {
+    try {
+      o.device = parse_device(args.device);
+      Decoder::check_device(o.device);
+    } catch (const std::exception& e) {
+      throw std::invalid_argument(std::string("--device: ") + e.what());
+    }
+  }
   auto server = LlmServer::from_run(run, args.llm_checkpoint, o);
   const int port = server->start();
   const std::string& m = server->model_name();
@@ -64,8 +75,8 @@ void run_serve(const ServeArgs& args) {
   // --models, else the run spec's `models:` (what `tessera plan` writes), else none.
   const std::filesystem::path models_file =
       args.models_file.empty() ? run.models_file : std::filesystem::path(args.models_file);
-  const ModelsConfig models =
-      models_file.empty() ? ModelsConfig{} : load_models_config(models_file);
+  ModelsConfig models = models_file.empty() ? ModelsConfig{} : load_models_config(models_file);
+  if (!args.device.empty()) models.set_default_device(args.device);
 
   // SIGINT / SIGTERM are taken by sigwait below, so every thread started from here on
   // blocks them.
@@ -119,6 +130,10 @@ void add_serve_command(CLI::App& app) {
                   "Models file: which zoo or TorchScript model (or profile-timed emulation) "
                   "serves each variant; default: the run spec's `models:`")
       ->check(CLI::ExistingFile);
+  cmd->add_option("--device", args->device,
+                  "Device of the models without their own `device`: cpu (default), cuda, "
+                  "cuda:N, or a GPU/MIG UUID listed in CUDA_VISIBLE_DEVICES "
+                  "(docs/serve.md#serving-on-gpus)");
   ServeOptions& o = args->options;
   cmd->add_option("--host", o.host, "Address to bind")->capture_default_str();
   cmd->add_option("--port,-p", o.port, "Port (0: any free port)")->capture_default_str();

@@ -16,6 +16,7 @@ struct ModelInfo {
   std::string kind;  // "zoo:resnet18", "torchscript:/path/m.pt", "noop"
   std::vector<int64_t> input_shape;
   std::vector<int64_t> output_shape;
+  std::string device = "cpu";  // where it runs: "cpu", "cuda:0"
 };
 
 // A model that runs batches. run() may be called from several worker threads at once

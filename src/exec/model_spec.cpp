@@ -4,8 +4,22 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "core/error.hpp"
+
 namespace tessera {
 namespace {
+
+DeviceSetting parse_device_field(const SpecNode& node) {
+  DeviceSetting d;
+  try {
+    d.device = parse_device(node.as_string());
+  } catch (const std::invalid_argument& e) {
+    node.fail(e.what());
+  }
+  d.file = node.file();
+  d.field = node.path();
+  return d;
+}
 
 std::vector<int64_t> parse_shape(const SpecNode& node) {
   std::vector<int64_t> shape;
@@ -32,7 +46,7 @@ FanoutRule parse_fanout(const SpecNode& node) {
 
 ModelSpec parse_model(const SpecNode& node, const std::vector<int64_t>& default_input) {
   node.allow_only({"variant", "zoo", "torchscript", "emulate", "input", "classes", "seed", "fanout",
-                   "latency_ms", "per_item_ms"});
+                   "latency_ms", "per_item_ms", "device"});
   ModelSpec spec;
   spec.variant = node.at("variant").as_string();
   if (spec.variant.empty()) node.at("variant").fail("must not be empty");
@@ -72,6 +86,7 @@ ModelSpec parse_model(const SpecNode& node, const std::vector<int64_t>& default_
     spec.seed = static_cast<uint64_t>(v);
   }
   if (auto f = node.get("fanout")) spec.fanout = parse_fanout(*f);
+  if (auto d = node.get("device")) spec.device = parse_device_field(*d);
   for (const char* key : {"latency_ms", "per_item_ms"}) {
     if (auto n = node.get(key)) {
       if (spec.arch != "sleep" && spec.arch != "faulty") {
@@ -96,9 +111,20 @@ int apply_fanout_rule(const FanoutRule& rule, std::span<const float> output) {
   return n;
 }
 
+void ModelsConfig::set_default_device(const std::string& text) {
+  try {
+    device = DeviceSetting{parse_device(text), "", "--device"};
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string("--device: ") + e.what());
+  }
+}
+
 ModelSpec ModelsConfig::spec_for(const std::string& variant) const {
   for (const ModelSpec& m : models) {
-    if (m.variant == variant) return m;
+    if (m.variant != variant) continue;
+    ModelSpec spec = m;
+    if (!spec.device) spec.device = device;
+    return spec;
   }
   if (!is_zoo_architecture(variant)) {
     throw std::invalid_argument("no model for variant '" + variant +
@@ -112,13 +138,15 @@ ModelSpec ModelsConfig::spec_for(const std::string& variant) const {
   spec.variant = variant;
   spec.arch = variant;
   spec.input_shape = default_input;
+  spec.device = device;
   return spec;
 }
 
 ModelsConfig parse_models_config(const SpecNode& node) {
   node.expect_map();
-  node.allow_only({"input", "torch_threads", "models"});
+  node.allow_only({"input", "torch_threads", "models", "device"});
   ModelsConfig config;
+  if (auto d = node.get("device")) config.device = parse_device_field(*d);
   if (auto in = node.get("input")) config.default_input = parse_shape(*in);
   if (auto t = node.get("torch_threads")) {
     const int64_t v = t->as_integer();

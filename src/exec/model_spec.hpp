@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/device.hpp"
 #include "core/spec_node.hpp"
 
 namespace tessera {
@@ -23,6 +24,14 @@ struct FanoutRule {
 // Counts an output under `rule`.
 int apply_fanout_rule(const FanoutRule& rule, std::span<const float> output);
 
+// A device and where it was asked for, so that an error using it names the file and the
+// field (`models.yaml`, `models[2].device`) or the flag (file "", field "--device").
+struct DeviceSetting {
+  DeviceSpec device;
+  std::string file;
+  std::string field;
+};
+
 // Which model serves one variant, and with what shapes.
 struct ModelSpec {
   // kProfileTimed: no real model; an emulation whose batches take exactly their profiled
@@ -38,6 +47,9 @@ struct ModelSpec {
   std::optional<FanoutRule> fanout;  // absent: the engine draws from the app's distribution
   double latency_ms = 0.0;           // `sleep` model: time per batch
   double per_item_ms = 0.0;          // `sleep` model: extra time per item
+  // Where it runs (docs/serve.md#serving-on-gpus). Unset in a parsed file when the entry
+  // has no `device`; ModelsConfig::spec_for fills in the default. Unset: the CPU.
+  std::optional<DeviceSetting> device;
 };
 
 // The `--models` file of `tessera serve` and `tessera profile` (docs/serve.md#models).
@@ -45,9 +57,17 @@ struct ModelsConfig {
   std::vector<int64_t> default_input{3, 64, 64};
   int torch_threads = 1;  // intra-op threads per worker
   std::vector<ModelSpec> models;
+  // The device of models without their own `device`: the file's top-level `device`, which
+  // `--device` replaces (set_default_device); the CPU when neither is given.
+  DeviceSetting device;
+
+  // Makes `device` the default, as `tessera serve|profile --device TEXT` does; throws
+  // std::invalid_argument ("--device: ...") on a malformed device.
+  void set_default_device(const std::string& text);
 
   // The spec for a variant: the listed one, or a zoo model of that architecture name
-  // with the default input. Throws std::invalid_argument if neither exists.
+  // with the default input; its `device` is always set. Throws std::invalid_argument if
+  // neither exists.
   ModelSpec spec_for(const std::string& variant) const;
 };
 

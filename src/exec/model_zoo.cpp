@@ -190,7 +190,7 @@ void initialise(nn::Module& net) {
 
 class ZooModel final : public TorchModel {
  public:
-  explicit ZooModel(const ModelSpec& spec) : TorchModel(make_info(spec)) {
+  ZooModel(const ModelSpec& spec, c10::Device device) : TorchModel(make_info(spec), device) {
     if (spec.input_shape.size() != 3) {
       throw std::runtime_error("zoo model '" + spec.arch + "' for variant '" + spec.variant +
                                "' takes an input of [channels, height, width], not " +
@@ -198,7 +198,8 @@ class ZooModel final : public TorchModel {
     }
     torch::manual_seed(spec.seed);
     net_ = build(spec.arch, spec.input_shape[0], spec.classes);
-    initialise(*net_);
+    initialise(*net_);  // on the CPU, so the weights are the same on every device
+    net_->to(device);
     net_->eval();
     probe();
   }
@@ -231,8 +232,8 @@ bool is_zoo_architecture(const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
-std::unique_ptr<Model> make_zoo_model(const ModelSpec& spec) {
-  return std::make_unique<ZooModel>(spec);
+std::unique_ptr<Model> make_zoo_model(const ModelSpec& spec, c10::Device device) {
+  return std::make_unique<ZooModel>(spec, device);
 }
 
 }  // namespace tessera

@@ -8,20 +8,31 @@
 
 #include "exec/model_factory.hpp"
 #include "exec/noop_model.hpp"
+#include "exec/torch_device.hpp"
 
 namespace tessera {
 
+TorchModel::TorchModel(ModelInfo info, c10::Device device)
+    : info_(std::move(info)), device_(device) {
+  info_.device = device_.str();
+}
+
 std::vector<FloatTensor> TorchModel::run(std::span<const FloatTensor* const> inputs) {
   c10::InferenceMode guard;
+  const bool cuda = device_.is_cuda();
+  WorkerStreamGuard stream(device_);
   const auto batch = static_cast<int64_t>(inputs.size());
   const auto per_item = static_cast<std::size_t>(shape_numel(info_.input_shape));
   // libtorch 1.13 sends a convolution to oneDNN only for batches > 1 (or large inputs);
   // a single small image goes to im2col + BLAS, which with Debian's reference BLAS is
-  // ~6x slower than a batch of two. So one item runs as two copies of itself.
-  const int64_t run_batch = batch == 1 && info_.input_shape.size() == 3 ? 2 : batch;
+  // ~6x slower than a batch of two. So one item runs as two copies of itself (CPU only).
+  const int64_t run_batch = batch == 1 && !cuda && info_.input_shape.size() == 3 ? 2 : batch;
   std::vector<int64_t> dims{run_batch};
   dims.insert(dims.end(), info_.input_shape.begin(), info_.input_shape.end());
-  at::Tensor x = torch::empty(dims, torch::kFloat32);
+  // Pinned host memory (from libtorch's caching host allocator) for a CUDA device, so the
+  // copy to the device is an asynchronous DMA on this worker's stream.
+  at::Tensor x =
+      torch::empty(dims, torch::TensorOptions().dtype(torch::kFloat32).pinned_memory(cuda));
   float* dst = x.data_ptr<float>();
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i]->numel() != per_item) {
@@ -32,7 +43,9 @@ std::vector<FloatTensor> TorchModel::run(std::span<const FloatTensor* const> inp
     std::memcpy(dst + i * per_item, inputs[i]->data.data(), per_item * sizeof(float));
   }
   if (run_batch != batch) std::memcpy(dst + per_item, dst, per_item * sizeof(float));
-  at::Tensor y = forward(x).to(torch::kFloat32).contiguous();
+  if (cuda) x = x.to(device_, /*non_blocking=*/true);
+  // Back to the host: a blocking copy, which waits for this worker's stream.
+  at::Tensor y = forward(x).to(torch::kFloat32).to(torch::kCPU).contiguous();
   if (y.dim() < 1 || y.size(0) != run_batch) {
     throw std::runtime_error(info_.name + ": output's first dimension is not the batch");
   }
@@ -61,11 +74,14 @@ void TorchModel::probe() {
 }
 
 std::unique_ptr<Model> load_model(const ModelSpec& spec) {
-  if (spec.source == ModelSpec::Source::kTorchScript) return make_torchscript_model(spec);
+  // Resolved for every model, so a device this build or machine cannot use is the same
+  // clear error whether or not the model runs libtorch.
+  const c10::Device device = torch_device_for(spec, torch_device_environment());
+  if (spec.source == ModelSpec::Source::kTorchScript) return make_torchscript_model(spec, device);
   if (spec.source == ModelSpec::Source::kProfileTimed || spec.arch == "noop" ||
       spec.arch == "sleep" || spec.arch == "faulty")
     return make_noop_model(spec);
-  return make_zoo_model(spec);
+  return make_zoo_model(spec, device);
 }
 
 void configure_torch_threads(int threads) {

@@ -12,9 +12,10 @@ namespace {
 // dimension is the batch, or a tuple/list whose first element is one.
 class TorchScriptModel final : public TorchModel {
  public:
-  explicit TorchScriptModel(const ModelSpec& spec) : TorchModel(make_info(spec)) {
+  TorchScriptModel(const ModelSpec& spec, c10::Device device)
+      : TorchModel(make_info(spec), device) {
     try {
-      module_ = torch::jit::load(spec.file.string());
+      module_ = torch::jit::load(spec.file.string(), device);
     } catch (const std::exception& e) {
       throw std::runtime_error("variant '" + spec.variant + "': cannot load TorchScript file " +
                                spec.file.string() + ": " + first_line(e.what()));
@@ -48,8 +49,8 @@ class TorchScriptModel final : public TorchModel {
 
 }  // namespace
 
-std::unique_ptr<Model> make_torchscript_model(const ModelSpec& spec) {
-  return std::make_unique<TorchScriptModel>(spec);
+std::unique_ptr<Model> make_torchscript_model(const ModelSpec& spec, c10::Device device) {
+  return std::make_unique<TorchScriptModel>(spec, device);
 }
 
 }  // namespace tessera

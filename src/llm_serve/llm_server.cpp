@@ -301,7 +301,9 @@ std::unique_ptr<LlmServer> LlmServer::from_run(const RunSpec& run,
   if (!run.llm) {
     throw SpecError(run.file.string(), "llm", "an LLM server needs the run spec's llm: section");
   }
-  std::shared_ptr<const Decoder> decoder = Decoder::load(checkpoint);
+  DecoderOptions decoder_options;
+  decoder_options.device = options.device;
+  std::shared_ptr<const Decoder> decoder = Decoder::load(checkpoint, decoder_options);
   std::shared_ptr<const Tokenizer> tokenizer =
       load_tokenizer(checkpoint, decoder->architecture().vocab);
   std::shared_ptr<const CostModel> cost = run.sim.cost_model;

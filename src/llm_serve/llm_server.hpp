@@ -21,6 +21,7 @@
 #include <memory>
 #include <string>
 
+#include "core/device.hpp"
 #include "engine/cost_model.hpp"
 #include "llm/llm_scheduler_config.hpp"
 #include "llm_serve/llm_protocol.hpp"
@@ -44,6 +45,7 @@ struct LlmServeOptions {
   double read_timeout_s = 10.0;
   double write_timeout_s = 30.0;  // a client must take each streamed chunk within this
   double drain_timeout_s = 10.0;
+  DeviceSpec device{};  // where from_run's decoder runs (`tessera serve --device`)
 };
 
 class LlmServer {

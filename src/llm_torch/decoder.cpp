@@ -1,5 +1,6 @@
 #include "llm_torch/decoder.hpp"
 
+#include <torch/cuda.h>
 #include <torch/torch.h>
 
 #include <ATen/Parallel.h>
@@ -25,7 +26,8 @@ namespace {
 // Every tensor of a checkpoint folder, found by name across its shards.
 class CheckpointReader {
  public:
-  explicit CheckpointReader(const std::filesystem::path& dir) {
+  // Tensors are returned on `device`.
+  CheckpointReader(const std::filesystem::path& dir, c10::Device device) : device_(device) {
     for (const auto& file : checkpoint_files(dir)) {
       files_.push_back({file, read_safetensors_index(file)});
     }
@@ -63,7 +65,7 @@ class CheckpointReader {
             entry->file.string(), "tensor '" + name + "'",
             "has dtype " + to_string(info.dtype) + " (weights are F16, BF16, F32 or F64)");
     }
-    return torch::from_blob(bytes.data(), shape, type).to(torch::kFloat).clone();
+    return torch::from_blob(bytes.data(), shape, type).to(torch::kFloat).clone().to(device_);
   }
 
  private:
@@ -85,6 +87,7 @@ class CheckpointReader {
     return out + "]";
   }
   std::vector<Entry> files_;
+  c10::Device device_;
 };
 
 uint64_t tensor_bytes(const torch::Tensor& t) {
@@ -182,15 +185,17 @@ struct Layer {
 class KvSequence final : public Decoder::Sequence {
  public:
   KvSequence(const std::vector<int64_t>& slot_kv_heads, int64_t capacity, int64_t head_dim,
-             bool int8)
+             bool int8, c10::Device device)
       : capacity_(capacity), int8_(int8) {
-    const auto type = int8 ? torch::kChar : torch::kFloat;
+    const auto options =
+        torch::TensorOptions().dtype(int8 ? torch::kChar : torch::kFloat).device(device);
+    const auto scales = torch::TensorOptions().dtype(torch::kFloat).device(device);
     for (int64_t kv_heads : slot_kv_heads) {
-      k_.push_back(torch::zeros({kv_heads, capacity, head_dim}, type));
-      v_.push_back(torch::zeros({kv_heads, capacity, head_dim}, type));
+      k_.push_back(torch::zeros({kv_heads, capacity, head_dim}, options));
+      v_.push_back(torch::zeros({kv_heads, capacity, head_dim}, options));
       if (int8) {
-        k_scale_.push_back(torch::zeros({kv_heads, capacity, 1}));
-        v_scale_.push_back(torch::zeros({kv_heads, capacity, 1}));
+        k_scale_.push_back(torch::zeros({kv_heads, capacity, 1}, scales));
+        v_scale_.push_back(torch::zeros({kv_heads, capacity, 1}, scales));
       }
     }
   }
@@ -287,10 +292,12 @@ class TorchDecoder final : public Decoder {
  public:
   TorchDecoder(const std::filesystem::path& dir, const DecoderOptions& options)
       : options_(options) {
+    const int ordinal = Decoder::check_device(options_.device);
+    if (ordinal >= 0) device_ = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(ordinal));
     arch_ = load_llm_architecture(dir / "config.json");
     plan_parallelism();
     if (options_.tp > 1 || options_.pp > 1) at::set_num_threads(1);
-    const CheckpointReader ckpt(dir);
+    const CheckpointReader ckpt(dir, device_);
     load_weights(ckpt);
     for (int s = 0; s < options_.pp; ++s)
       pools_.push_back(std::make_unique<ShardPool>(options_.tp));
@@ -351,7 +358,7 @@ class TorchDecoder final : public Decoder {
       for (const Shard& sh : l.shards) slots.push_back(sh.kv_heads);
     }
     return std::make_unique<KvSequence>(slots, max_tokens, arch_.head_dim(),
-                                        options_.kv_cache == KvQuant::kInt8);
+                                        options_.kv_cache == KvQuant::kInt8, device_);
   }
 
   std::vector<float> step(Sequence& sequence, const std::vector<int64_t>& tokens) const override {
@@ -369,7 +376,7 @@ class TorchDecoder final : public Decoder {
     }
     std::lock_guard<std::mutex> lock(step_mutex_);
     torch::NoGradGuard no_grad;
-    const torch::Tensor ids = torch::tensor(tokens, torch::kLong);
+    const torch::Tensor ids = torch::tensor(tokens, torch::kLong).to(device_);
     torch::Tensor x = embedding_.index_select(0, ids);  // [T, hidden]
     torch::Tensor logits;
     if (options_.pp == 1) {
@@ -379,7 +386,7 @@ class TorchDecoder final : public Decoder {
       logits = queues_.back().pop().x;
     }
     seq.advance(static_cast<int64_t>(tokens.size()));
-    logits = logits.contiguous();
+    logits = logits.to(torch::kCPU).contiguous();  // from the device: a blocking copy
     return std::vector<float>(logits.data_ptr<float>(), logits.data_ptr<float>() + logits.numel());
   }
 
@@ -648,8 +655,8 @@ class TorchDecoder final : public Decoder {
   std::pair<torch::Tensor, torch::Tensor> rotary(int64_t start, int64_t t) const {
     const int64_t rd = arch_.rotary_dim;
     const torch::Tensor inv_freq =
-        torch::pow(10000.0, -torch::arange(0, rd, 2, torch::kFloat) / static_cast<double>(rd));
-    const torch::Tensor pos = torch::arange(start, start + t, torch::kFloat);
+        torch::pow(10000.0, -torch::arange(0, rd, 2, floats()) / static_cast<double>(rd));
+    const torch::Tensor pos = torch::arange(start, start + t, floats());
     torch::Tensor freqs = torch::outer(pos, inv_freq);  // [t, rd/2]
     freqs =
         arch_.family == "gptj" ? freqs.repeat_interleave(2, -1) : torch::cat({freqs, freqs}, -1);
@@ -696,7 +703,9 @@ class TorchDecoder final : public Decoder {
     torch::Tensor scores = torch::matmul(q.transpose(0, 1), keys.transpose(1, 2)) /
                            std::sqrt(static_cast<double>(hd));  // [heads, t, total]
     if (t > 1) {
-      const torch::Tensor future = torch::ones({t, total}, torch::kBool).triu(start + 1);
+      const torch::Tensor future =
+          torch::ones({t, total}, torch::TensorOptions().dtype(torch::kBool).device(device_))
+              .triu(start + 1);
       scores = scores.masked_fill(future, -std::numeric_limits<float>::infinity());
     }
     const torch::Tensor out = torch::matmul(torch::softmax(scores, -1), values);  // [heads, t, hd]
@@ -709,7 +718,12 @@ class TorchDecoder final : public Decoder {
     return sh.down(arch_.family == "gptj" ? torch::gelu(up, "tanh") : torch::gelu(up));
   }
 
+  torch::TensorOptions floats() const {
+    return torch::TensorOptions().dtype(torch::kFloat).device(device_);
+  }
+
   DecoderOptions options_;
+  c10::Device device_{c10::kCPU};  // every tensor of the weights and caches is here
   LlmArchitecture arch_;
   std::vector<int64_t> stage_layers_, stage_first_;
   torch::Tensor embedding_, head_bias_;
@@ -727,6 +741,17 @@ class TorchDecoder final : public Decoder {
 std::unique_ptr<Decoder> Decoder::load(const std::filesystem::path& dir,
                                        const DecoderOptions& options) {
   return std::make_unique<TorchDecoder>(dir, options);
+}
+
+int Decoder::check_device(const DeviceSpec& device) {
+  DeviceEnvironment env;
+#ifdef TESSERA_WITH_CUDA
+  env.built_with_cuda = true;
+  env.visible_devices =
+      torch::cuda::is_available() ? static_cast<int>(torch::cuda::device_count()) : 0;
+#endif
+  env.cuda_visible_devices = cuda_visible_devices_from_env();
+  return resolve_device(device, env);
 }
 
 std::vector<int64_t> Decoder::generate(const std::vector<int64_t>& prompt,

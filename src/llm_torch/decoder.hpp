@@ -6,7 +6,9 @@
 // multi-query attention over a KV cache, gated or plain MLP, sequential or parallel
 // residual, LM head. Weights can be held as loaded or quantised weight-only to INT8 or
 // packed INT4 with per-output-channel scales; the KV cache in FP32 or INT8 with a scale
-// per token and head. Computation is FP32 on the CPU.
+// per token and head. Computation is FP32, on the CPU or on one CUDA device
+// (DecoderOptions::device; every shard and stage on that device; the CUDA path is
+// untested, docs/iserve.md#devices); logits come back to the host.
 //
 // Tensor parallelism really splits the work (Megatron-style): each of `tp` shards holds a
 // column slice of the query/key/value and gate/up projections (whole attention heads, and
@@ -29,6 +31,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/device.hpp"
 #include "llm_arch/deployment_config.hpp"
 #include "llm_arch/llm_architecture.hpp"
 
@@ -44,6 +47,8 @@ struct DecoderOptions {
   // last stage of a 1-layer fingerprint holding only the head). Empty: as even as
   // possible, the first stages taking the extra layers.
   std::vector<int64_t> stage_layers;
+  // Where the weights, caches and computation live (docs/serve.md#serving-on-gpus forms).
+  DeviceSpec device{};  // (initialised, so positional {w, kv, tp, pp, {}} needs no 6th field)
 };
 
 class Decoder {
@@ -59,8 +64,13 @@ class Decoder {
   // Loads DIR/config.json and DIR's safetensors (one file or shards). A missing tensor or a
   // shape that disagrees with the config is a SpecError naming the file and the tensor; a
   // TP degree the model cannot split, or a bad stage split, is std::invalid_argument.
+  // A device this build or machine cannot use is the std::runtime_error of check_device.
   static std::unique_ptr<Decoder> load(const std::filesystem::path& dir,
                                        const DecoderOptions& options = {});
+  // The CUDA ordinal `device` names (-1: the CPU), or a std::runtime_error saying why it
+  // cannot be used ("this tessera was built against a CPU-only libtorch", "no CUDA device
+  // visible", ...; core/device.hpp's resolve_device).
+  static int check_device(const DeviceSpec& device);
   virtual ~Decoder() = default;
 
   virtual const LlmArchitecture& architecture() const = 0;

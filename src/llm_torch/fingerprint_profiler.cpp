@@ -100,7 +100,8 @@ FingerprintProfile profile_fingerprints(const std::filesystem::path& checkpoint,
   FingerprintProfile profile;
   profile.model = arch.name;
   profile.layers = arch.layers;
-  profile.device = "cpu (libtorch, 1 intra-op thread per shard)";
+  profile.device = how.device.is_cpu() ? "cpu (libtorch, 1 intra-op thread per shard)"
+                                       : how.device.text() + " (libtorch, every shard on it)";
   profile.prompt_tokens = how.prompt_tokens;
   profile.repeats = how.repeats;
   const bool tp2 = parallelism_problem(arch, Parallelism{2, 1}).empty();
@@ -115,15 +116,15 @@ FingerprintProfile profile_fingerprints(const std::filesystem::path& checkpoint,
       std::vector<Point> points{{1, 1}, {1, 2}};
       if (tp2) points.push_back({2, 1});
       for (const Point& p : points) {
-        DecoderOptions o{c.weights, c.kv_cache, p.tp, p.pp, {}};
+        DecoderOptions o{c.weights, c.kv_cache, p.tp, p.pp, {}, how.device};
         if (p.pp == 2) o.stage_layers = {1, layers - 1};
         const Measurement m = measure_checkpoint(dir, o, how, true, false);
         c.memory.push_back({layers, p.tp, p.pp, m.peak_bytes});
       }
       for (int tp : tps) {
         if (!parallelism_problem(arch, Parallelism{tp, 1}).empty()) continue;
-        const Measurement m =
-            measure_checkpoint(dir, {c.weights, c.kv_cache, tp, 1, {}}, how, false, true);
+        const Measurement m = measure_checkpoint(
+            dir, {c.weights, c.kv_cache, tp, 1, {}, how.device}, how, false, true);
         for (std::size_t i = 0; i < how.output_lengths.size(); ++i) {
           c.latency.push_back({layers, tp, how.output_lengths[i], m.seconds[i], m.cpu_seconds[i]});
         }

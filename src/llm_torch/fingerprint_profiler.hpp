@@ -27,6 +27,7 @@ struct MeasureOptions {
   int64_t prompt_tokens = 16;
   std::vector<int64_t> output_lengths{4, 24};  // tokens after the first
   int repeats = 3;
+  DeviceSpec device{};  // where the decoder runs (peak memory is the host's: memory_meter)
 };
 
 struct Measurement {

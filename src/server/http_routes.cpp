@@ -7,6 +7,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "server/gpu_metrics.hpp"
 #include "server/infer_call.hpp"
 #include "server/protocol.hpp"
 #include "server/server_impl.hpp"
@@ -168,6 +169,7 @@ HttpResponse metrics_text(Server::Impl& s) {
   text += "tessera_workers_replaced_total " + std::to_string(replaced) + "\n";
   text += render_triton_metrics(rows);
   text += render_process_metrics();
+  text += render_gpu_metrics(process_gpu_sampler());
   return HttpResponse(200, std::move(text), "text/plain; version=0.0.4");
 }
 

@@ -6,12 +6,50 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
+#include <optional>
+#include <sstream>
 
 namespace tessera {
 namespace {
 
 void header(std::string& out, const std::string& name, const char* type, const char* help) {
   out += "# HELP " + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+}
+
+// The boot time (/proc/stat's btime) plus the process's start in clock ticks after boot
+// (/proc/self/stat's 22nd field, counted after the parenthesised command name, which may
+// itself hold spaces or parentheses).
+std::optional<double> process_start_time_seconds() {
+  std::ifstream stat("/proc/self/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return std::nullopt;
+  const std::size_t close = line.rfind(')');
+  if (close == std::string::npos) return std::nullopt;
+  std::istringstream fields(line.substr(close + 1));
+  std::string field;
+  for (int i = 3; i <= 22; ++i) {  // field 3 (state) up to field 22 (starttime)
+    if (!(fields >> field)) return std::nullopt;
+  }
+  double ticks = 0;
+  try {
+    ticks = std::stod(field);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  std::ifstream system("/proc/stat");
+  std::string key;
+  double btime = -1;
+  while (system >> key) {
+    if (key == "btime") {
+      system >> btime;
+      break;
+    }
+    system.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+  }
+  const long hz = sysconf(_SC_CLK_TCK);
+  if (btime < 0 || hz <= 0) return std::nullopt;
+  return btime + ticks / static_cast<double>(hz);
 }
 
 }  // namespace
@@ -98,6 +136,14 @@ std::string render_process_metrics() {
     header(out, "process_resident_memory_bytes", "gauge", "Resident memory, bytes.");
     out += "process_resident_memory_bytes " +
            std::to_string(static_cast<long long>(resident) * sysconf(_SC_PAGESIZE)) + "\n";
+    header(out, "process_virtual_memory_bytes", "gauge", "Virtual memory size, bytes.");
+    out += "process_virtual_memory_bytes " +
+           std::to_string(static_cast<long long>(pages) * sysconf(_SC_PAGESIZE)) + "\n";
+  }
+  if (const std::optional<double> start = process_start_time_seconds()) {
+    header(out, "process_start_time_seconds", "gauge",
+           "Start time of the process since the Unix epoch, seconds.");
+    out += "process_start_time_seconds " + std::to_string(*start) + "\n";
   }
   std::error_code ec;
   std::size_t fds = 0;

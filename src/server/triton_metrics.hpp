@@ -25,8 +25,9 @@ struct TritonModelRow {
 
 std::string render_triton_metrics(const std::vector<TritonModelRow>& rows);
 
-// process_cpu_seconds_total, process_resident_memory_bytes, process_open_fds (and
-// process_max_fds); lines whose /proc source cannot be read are left out.
+// process_cpu_seconds_total, process_resident_memory_bytes, process_virtual_memory_bytes,
+// process_start_time_seconds, process_open_fds (and process_max_fds); lines whose /proc
+// source cannot be read are left out.
 std::string render_process_metrics();
 
 }  // namespace tessera
