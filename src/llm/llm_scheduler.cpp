@@ -262,9 +262,18 @@ void LlmInstanceScheduler::start(Worker& worker, uint32_t preempted, bool padded
   contents.variant_slot = 0;
   contents.batch = 0;
   LlmStepStats stats;
+  parts_.clear();
   for (Seq& seq : running_) {
     const bool in_step = seq.step_prefill > 0 || seq.step_decode;
     if (!in_step && !padded) continue;
+    if (in_step) {
+      StepPart part;
+      part.prefill_from = seq.prefilled;
+      part.prefill = seq.step_prefill;
+      part.decode = seq.step_decode;
+      part.context = uint64_t{seq.cached} + seq.step_prefill + (seq.step_decode ? 1 : 0);
+      parts_.push_back(part);
+    }
     ++contents.batch;
     contents.tokens_in += seq.step_prefill;
     contents.tokens_out += seq.step_decode ? 1 : 0;
@@ -281,6 +290,7 @@ void LlmInstanceScheduler::start(Worker& worker, uint32_t preempted, bool padded
   stats.prefill_tokens = static_cast<uint32_t>(contents.tokens_in);
   stats.decode_tokens = static_cast<uint32_t>(contents.tokens_out);
   stats.preemptions = preempted;
+  contents.parts = parts_;
   worker.running_variant = 0;
   host_.start_step(worker, contents);
   stats.duration = worker.running_duration;

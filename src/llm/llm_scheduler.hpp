@@ -127,6 +127,7 @@ class LlmInstanceScheduler final : public InstanceScheduler {
   // (continuous) and the token budget it has left (chunked).
   uint32_t step_prefill_planned_ = 0;
   uint32_t step_budget_left_ = 0;
+  std::vector<StepPart> parts_;  // the running step's requests, for the cost model
 };
 
 }  // namespace tessera
