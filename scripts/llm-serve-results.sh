@@ -11,6 +11,7 @@
 # runs' summary.json files, the step profile's output and the server's /metrics.
 #   scripts/llm-serve-results.sh        (about 10 minutes on 2 cores)
 #   TESSERA=build-release/tessera scripts/llm-serve-results.sh   (use a built binary)
+#   REPORT_ONLY=1 TESSERA=build-release/tessera scripts/llm-serve-results.sh  (no new runs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 T=$(scripts/release-build.sh)
@@ -20,6 +21,8 @@ DOC=docs/results/llm.md
 FRAG=docs/results/llm-sim-vs-real.md
 PORT=${PORT:-18471}
 mkdir -p "$OUT"
+# REPORT_ONLY=1: rewrite the section from the last run's files in out/llm-serve.
+if [ "${REPORT_ONLY:-0}" != 1 ]; then
 cat /proc/loadavg > "$OUT/loadavg-start.txt"
 
 echo "==> checkpoint" >&2
@@ -74,6 +77,8 @@ wait $SERVER || true
 trap - EXIT
 
 cat /proc/loadavg > "$OUT/loadavg-end.txt"
+fi
+PER=$(sed -n 's/.*(per_input_token_ms: \([0-9.]*\)).*/\1/p' "$OUT/step-profile.txt")
 
 python3 - "$OUT" "$PER" > "$FRAG" <<'PY'
 import json, re, sys
@@ -87,7 +92,7 @@ load1 = open(f"{out}/loadavg-end.txt").read().split()[:3]
 m = re.search(r"prefill \(tokens -> ms\):(.*)\n", prof)
 points = [tuple(map(float, p.split(":"))) for p in m.group(1).split()]
 held = [(int(n), *map(float, v.split("/"))) for n, v in
-        (p.split(":") for p in re.search(r"held-out prefill[^:]*\):(.*)\n", prof).group(1).split())]
+        (p.split(":") for p in re.search(r"held-out prefill \([^)]*\):(.*)\n", prof).group(1).split())]
 fit = re.search(r"fit error on held-out prompts[^:]*: table ([0-9.]+) % \(([0-9.]+) %\), "
                 r"quadratic ([0-9.]+) % \(([0-9.]+) %\); chosen: (\w+)", prof)
 quad = re.search(r"quadratic: prefill = (\S+) \+ (\S+) n \+ (\S+) n\^2 ms", prof)

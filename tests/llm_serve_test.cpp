@@ -236,6 +236,44 @@ TEST(LlmProtocol, HostileRequestsNameTheField) {
             7u);
 }
 
+// EOS stop: `ignore_eos: false` asks for it (OpenAI bodies, KServe parameters); an
+// answer that stopped there says finish_reason "stop".
+TEST(LlmProtocol, IgnoreEosFalseAsksForEosStop) {
+  const LlmRequestLimits l;
+  EXPECT_FALSE(parse_completion_request("{\"prompt\": \"a\"}", l).stop_at_eos);
+  EXPECT_FALSE(
+      parse_completion_request("{\"prompt\": \"a\", \"ignore_eos\": true}", l).stop_at_eos);
+  EXPECT_TRUE(
+      parse_completion_request("{\"prompt\": \"a\", \"ignore_eos\": false}", l).stop_at_eos);
+  EXPECT_TRUE(parse_chat_request(
+                  "{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}], \"ignore_eos\": "
+                  "false}",
+                  l)
+                  .stop_at_eos);
+  EXPECT_TRUE(parse_generate_request(
+                  "{\"text_input\": \"a\", \"parameters\": {\"ignore_eos\": false}}", false, l)
+                  .stop_at_eos);
+  EXPECT_EQ(
+      field_of([&] { parse_completion_request("{\"prompt\": \"a\", \"ignore_eos\": \"no\"}", l); }),
+      "ignore_eos");
+  EXPECT_EQ(field_of([&] {
+              parse_generate_request("{\"text_input\": \"a\", \"parameters\": {\"ignore_eos\": 0}}",
+                                     false, l);
+            }),
+            "parameters.ignore_eos");
+  LlmUsage usage{3, 2};
+  EXPECT_NE(completion_answer(LlmApi::kCompletion, "c", 0, "m", "x", usage)
+                .find("\"finish_reason\":\"length\""),
+            std::string::npos);
+  usage.stopped = true;
+  EXPECT_NE(completion_answer(LlmApi::kCompletion, "c", 0, "m", "x", usage)
+                .find("\"finish_reason\":\"stop\""),
+            std::string::npos);
+  EXPECT_NE(
+      stream_final_event(LlmApi::kChat, "c", 0, "m", usage).find("\"finish_reason\":\"stop\""),
+      std::string::npos);
+}
+
 // ---- the runtime ----
 
 struct Collected {
@@ -322,6 +360,39 @@ TEST(LlmRuntime, ChunkedPrefillAlsoMatches) {
   run_and_compare(c, false);
 }
 
+// EOS stop: a request that names a stop token ends (ok, stopped) as soon as the model
+// emits it; the token is not handed to the client, and the scheduler frees its blocks.
+TEST(LlmRuntime, StopTokenEndsTheRequestEarly) {
+  auto decoder = tiny_decoder();
+  LlmRuntime rt(decoder, continuous(16, 8), std::make_shared<FixedCost>(), LlmServeSlos{});
+  rt.start();
+  auto free_run = std::make_shared<Collected>();
+  rt.submit(GenRequest{prompt_of(5, 4), 6}, collect(free_run));
+  ASSERT_TRUE(wait_for([&] { return rt.in_flight() == 0; }));
+  ASSERT_EQ(free_run->tokens.size(), 6u);
+  // Greedy is deterministic: stop at the first token that differs from the first one.
+  std::size_t at = 1;
+  while (at < free_run->tokens.size() && free_run->tokens[at] == free_run->tokens[0]) ++at;
+  ASSERT_LT(at, free_run->tokens.size()) << "the tiny model repeats one token";
+  GenRequest stop_req{prompt_of(5, 4), 6};
+  stop_req.stop_token = free_run->tokens[at];
+  auto stopped = std::make_shared<Collected>();
+  rt.submit(stop_req, collect(stopped));
+  ASSERT_TRUE(wait_for([&] { return rt.in_flight() == 0; }));
+  ASSERT_EQ(stopped->ends.size(), 1u);
+  EXPECT_EQ(stopped->ends[0].end, GenEnd::kOk);
+  EXPECT_TRUE(stopped->ends[0].stopped);
+  EXPECT_EQ(stopped->ends[0].output_tokens, at + 1);  // the stop token counts
+  EXPECT_EQ(stopped->tokens.size(), at);              // but is not sent
+  EXPECT_GE(stopped->ends[0].ttft, 0.0);
+  EXPECT_FALSE(free_run->ends[0].stopped);
+  ASSERT_TRUE(wait_for([&] {
+    const auto s = rt.stats();
+    return s.kv_used == 0 && s.running == 0;
+  }));
+  rt.stop();
+}
+
 TEST(LlmRuntime, CapacityDropsAndCancelAndStopEndEveryRequestOnce) {
   auto decoder = tiny_decoder();
   LlmRuntime rt(decoder, continuous(4, 8), std::make_shared<FixedCost>(), LlmServeSlos{});
@@ -343,6 +414,13 @@ TEST(LlmRuntime, CapacityDropsAndCancelAndStopEndEveryRequestOnce) {
   ASSERT_EQ(cancelled->ends.size(), 1u);
   EXPECT_EQ(cancelled->ends[0].end, GenEnd::kCancelled);
   EXPECT_EQ(cancelled->tokens.size(), 1u);
+  // The scheduler let go of it at once: its blocks are back and no step decoded it after
+  // its prefill (without the scheduler's cancel, 19 more decode steps would run).
+  ASSERT_TRUE(wait_for([&] {
+    const auto s = rt.stats();
+    return s.steps >= 1 && s.kv_used == 0 && s.running == 0;
+  }));
+  EXPECT_EQ(rt.stats().steps, 1u);
   // Stopped with requests still waiting: each ends once, as failed.
   rt.stop();
   auto late = std::make_shared<Collected>();

@@ -4,6 +4,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -53,6 +55,24 @@ struct LlmServer::Impl {
 
 namespace {
 
+// The checkpoint's config.json `eos_token_id` (an id, or a list whose first is used); -1
+// when it has none. An id outside [0, vocab) is a SpecError naming the file and field.
+int64_t eos_token_of(const std::filesystem::path& config, int64_t vocab) {
+  std::ifstream in(config);
+  if (!in) return -1;
+  const nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object()) return -1;  // Decoder::load judged the file
+  auto it = doc.find("eos_token_id");
+  if (it == doc.end() || it->is_null()) return -1;
+  const nlohmann::json& id = it->is_array() && !it->empty() ? (*it)[0] : *it;
+  if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= vocab) {
+    throw SpecError(
+        config.string(), "eos_token_id",
+        "must be a token id in [0, " + std::to_string(vocab) + "), not " + id.dump().substr(0, 40));
+  }
+  return id.get<int64_t>();
+}
+
 using nlohmann::json;
 
 bool starts_with(const std::string& s, const std::string& p) { return s.rfind(p, 0) == 0; }
@@ -96,7 +116,8 @@ struct Call {
   }
 
   void on_end(const GenResult& r) {
-    const LlmUsage usage{r.prompt_tokens, r.output_tokens};
+    LlmUsage usage{r.prompt_tokens, r.output_tokens};
+    usage.stopped = r.stopped;
     if (r.end == GenEnd::kOk || r.end == GenEnd::kLate) {
       if (stream && sse) {
         if (api != LlmApi::kGenerate) {
@@ -270,9 +291,16 @@ void LlmServer::Impl::generate(const HttpRequest& req, LlmApi api, bool stream,
   call->id = fmt::format("{}-{}", api == LlmApi::kChat ? "chatcmpl" : "cmpl", next_id++);
   call->created = unix_now();
   call->model = model;
+  if (parsed.stop_at_eos && options.eos_token < 0) {
+    return respond(error(api, 400,
+                         "ignore_eos: false asks to stop at the end-of-sequence token, but this "
+                         "model has none (no eos_token_id in its config.json)",
+                         api == LlmApi::kGenerate ? "parameters.ignore_eos" : "ignore_eos"));
+  }
   GenRequest g;
   g.prompt = std::move(ids);
   g.max_tokens = parsed.max_tokens;
+  if (parsed.stop_at_eos) g.stop_token = options.eos_token;
   GenCallbacks cb;
   cb.on_token = [call](int64_t t) { return call->on_token(t); };
   cb.on_end = [call](const GenResult& r) { call->on_end(r); };
@@ -304,6 +332,9 @@ std::unique_ptr<LlmServer> LlmServer::from_run(const RunSpec& run,
   std::shared_ptr<const Decoder> decoder = Decoder::load(checkpoint);
   std::shared_ptr<const Tokenizer> tokenizer =
       load_tokenizer(checkpoint, decoder->architecture().vocab);
+  if (options.eos_token < 0) {
+    options.eos_token = eos_token_of(checkpoint / "config.json", decoder->architecture().vocab);
+  }
   std::shared_ptr<const CostModel> cost = run.sim.cost_model;
   if (!cost) cost = std::make_shared<LlmAnalyticCostModel>(run.llm->model, run.llm->gpu);
   LlmServeSlos slos;

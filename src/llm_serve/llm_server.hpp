@@ -44,6 +44,9 @@ struct LlmServeOptions {
   double read_timeout_s = 10.0;
   double write_timeout_s = 30.0;  // a client must take each streamed chunk within this
   double drain_timeout_s = 10.0;
+  // The end-of-sequence id a request with `ignore_eos: false` stops at; -1: none (from_run
+  // reads the checkpoint's config.json `eos_token_id`).
+  int64_t eos_token = -1;
 };
 
 class LlmServer {
