@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "llm/llm_cost_model.hpp"
 #include "llm_serve/llm_metrics.hpp"
+#include "llm_serve/step_log.hpp"
 #include "llm_serve/tokenizer.hpp"
 #include "llm_torch/decoder.hpp"
 #include "server/http_frontend.hpp"
@@ -27,6 +28,7 @@ struct LlmServer::Impl {
   uint32_t max_prompt_tokens = 0;
   uint32_t max_positions = 0;
   LlmServeMetrics metrics;
+  std::unique_ptr<LlmStepLog> step_log;  // before runtime: it outlives the runtime thread
   std::unique_ptr<LlmRuntime> runtime;
   std::unique_ptr<HttpFrontEnd> http;
   std::atomic<bool> draining{false};
@@ -320,7 +322,12 @@ LlmServer::LlmServer(std::shared_ptr<const Decoder> decoder,
   s.max_prompt_tokens = s.options.max_prompt_tokens > 0
                             ? std::min(s.options.max_prompt_tokens, s.max_positions - 1)
                             : s.max_positions - 1;
-  s.runtime = std::make_unique<LlmRuntime>(s.decoder, config, std::move(cost), slos, &s.metrics);
+  LlmRuntimeObserver* observer = &s.metrics;
+  if (!s.options.step_log.empty()) {
+    s.step_log = std::make_unique<LlmStepLog>(s.options.step_log, s.metrics);
+    observer = s.step_log.get();
+  }
+  s.runtime = std::make_unique<LlmRuntime>(s.decoder, config, std::move(cost), slos, observer);
 }
 
 std::unique_ptr<LlmServer> LlmServer::from_run(const RunSpec& run,

@@ -47,6 +47,7 @@ struct LlmServeOptions {
   // The end-of-sequence id a request with `ignore_eos: false` stops at; -1: none (from_run
   // reads the checkpoint's config.json `eos_token_id`).
   int64_t eos_token = -1;
+  std::string step_log;  // a CSV line per step here (LlmStepLog); "" for none
 };
 
 class LlmServer {
