@@ -231,28 +231,39 @@ else:
           "; beyond: " + ", ".join(f"{n} ({d:+.0f} %)" for n, d in off) + ".\n")
 if any(n.startswith("TTFT") for n, _ in off) and pre_rows:
     worst = max(pre_rows, key=lambda r: abs(float(r["live_ms"]) - float(r["model_ms"])))
-    print(f"Step by step the prefill steps miss by more than their sum does: the largest miss "
-          f"is step {worst['step']} ({worst['prefill_tokens']} prompt tokens), "
+    print(f"Step by step, the largest miss among the prefill steps is step {worst['step']} ({worst['prefill_tokens']} prompt tokens), "
           f"{float(worst['model_ms']) / 1e3:.2f} s in the model and "
-          f"{float(worst['live_ms']) / 1e3:.2f} s live; every request queued behind it "
+          f"{float(worst['live_ms']) / 1e3:.2f} s live: every request queued behind it "
           f"inherits the difference in its TTFT.\n")
 if any(n.startswith("TTFT") for n, _ in off):
     print(f"TTFT is queueing behind prefill steps of seconds: the prefill steps took "
           f"{pre_live:.1f} s live and {pre_pred:.1f} s in the model (live/model "
           f"{ratio(pre_live, pre_pred)}), and the same prefill varies between runs on this "
-          f"machine: the table form missed the held-out lengths by {fit.group(1)} % "
-          f"(worst {fit.group(2)} %) although both were measured minutes apart by the same "
-          f"command.\n")
+          f"machine: the chosen {fit.group(5)} form missed the held-out lengths by "
+          f"{fit.group(1) if fit.group(5) == 'table' else fit.group(3)} % (worst "
+          f"{fit.group(2) if fit.group(5) == 'table' else fit.group(4)} %), lengths measured "
+          f"minutes apart from the grid by the same command.\n")
 if any(n.startswith("TPOT") for n, _ in off) and dsteps > 0:
-    print(f"A decode-only step took {1e3 * dsec / dsteps:.2f} ms on average live and "
-          f"{1e3 * dpred / dsteps:.2f} ms in the model, while the client measured a TPOT p50 of "
-          f"{real['llm']['tpot_ms']['p50']:.2f} ms (simulated {sim['llm']['tpot_ms']['p50']:.2f} "
-          f"ms): the rest of a live token's interval lies outside the steps (the runtime "
-          f"thread between steps, the server-sent-event write and the HTTP thread, the load "
-          f"generator on the same cores), which the simulator does not model, and a TPOT "
-          f"also holds every prefill step that ran while the request decoded, so a prefill "
-          f"of seconds landing inside or outside a request's ~14 tokens moves it by far more "
-          f"than 10 %.\n")
+    live_step, model_step = 1e3 * dsec / dsteps, 1e3 * dpred / dsteps
+    tpot_live, tpot_sim = real['llm']['tpot_ms']['p50'], sim['llm']['tpot_ms']['p50']
+    cells = [[float(v) for v in vals.split(",")] for _, vals in dec_rows]
+    falls = sum(1 for row in cells for a, b in zip(row, row[1:]) if a > b)
+    pairs = sum(len(row) - 1 for row in cells)
+    print(f"TPOT: a decode-only step took {live_step:.2f} ms on average live and "
+          f"{model_step:.2f} ms in the model; the client measured a TPOT p50 of "
+          f"{tpot_live:.2f} ms, the simulation {tpot_sim:.2f} ms.", end=" ")
+    if model_step > live_step:
+        print(f"The model over-charges decode: the decode table's cells are each timed over "
+              f"a few milliseconds on a loaded machine, and {falls} of its {pairs} steps "
+              f"along the context fall instead of rising, which no cost of a longer context "
+              f"does (the decode table above).", end=" ")
+    else:
+        print("The rest of a live token's interval lies outside the steps (the runtime "
+              "thread between steps, the server-sent-event write and the HTTP thread, the load "
+              "generator on the same cores), which the simulator does not model.", end=" ")
+    print("A TPOT also holds every prefill step that ran while the request decoded, so a "
+          "prefill of seconds landing inside or outside a request's ~14 tokens moves its "
+          "TPOT by far more than 10 %.\n")
 print(f"The load average was {load0[0]} at the start and {load1[0]} at the end on 2 cores: "
       f"on a quiet machine, rerun `scripts/llm-serve-results.sh`.")
 PY
