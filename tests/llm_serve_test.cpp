@@ -23,6 +23,7 @@
 #include "llm_serve/llm_protocol.hpp"
 #include "llm_serve/llm_runtime.hpp"
 #include "llm_serve/llm_server.hpp"
+#include "llm_serve/step_log.hpp"
 #include "llm_serve/tokenizer.hpp"
 #include "llm_torch/decoder.hpp"
 #include "loadgen/llm_loadgen.hpp"
@@ -391,6 +392,38 @@ TEST(LlmRuntime, StopTokenEndsTheRequestEarly) {
     return s.kv_used == 0 && s.running == 0;
   }));
   rt.stop();
+}
+
+// --llm-step-log: one CSV line per step, the model's and the measured ms; every call is
+// forwarded to the next observer.
+TEST(LlmStepLog, WritesAStepPerLineAndForwards) {
+  struct Counter final : LlmRuntimeObserver {
+    int steps = 0;
+    int ends = 0;
+    void on_llm_step(const LlmStepStats&, Time) override { ++steps; }
+    void on_llm_end(const GenResult&) override { ++ends; }
+  } next;
+  const auto file = temp_dir("steplog") / "steps.csv";
+  {
+    LlmStepLog log(file.string(), next);
+    LlmStepStats s;
+    s.prefill_tokens = 100;
+    s.decode_tokens = 3;
+    s.kv_used_blocks = 9;
+    s.duration = 0.0125;
+    log.on_llm_step(s, 0.015);
+    log.on_llm_end(GenResult{});
+  }
+  EXPECT_EQ(next.steps, 1);
+  EXPECT_EQ(next.ends, 1);
+  std::ifstream in(file);
+  std::string header, line;
+  std::getline(in, header);
+  std::getline(in, line);
+  EXPECT_EQ(header, "step,prefill_tokens,decode_tokens,kv_used_blocks,model_ms,live_ms");
+  EXPECT_EQ(line, "0,100,3,9,12.5000,15.0000");
+  EXPECT_THROW(LlmStepLog((temp_dir("steplog2") / "no" / "such" / "f.csv").string(), next),
+               std::runtime_error);
 }
 
 TEST(LlmRuntime, CapacityDropsAndCancelAndStopEndEveryRequestOnce) {
