@@ -584,6 +584,12 @@ TEST_F(LlmServerTest, HostileRequestsGetClear4xx) {
   expect("/v1/chat/completions", R"({"messages": "hi"})", 400, "messages");
   expect("/v2/models/tiny/generate", R"({"text_input": {"a": 1}})", 400, "text_input");
   expect("/v2/models/tiny/generate", "not json", 400, "JSON");
+  // EOS stop from a model without an eos_token_id, or a badly typed ignore_eos.
+  expect("/v1/completions", R"({"prompt": "a", "ignore_eos": false})", 400,
+         "\"param\":\"ignore_eos\"");
+  expect("/v1/completions", R"({"prompt": "a", "ignore_eos": "no"})", 400, "ignore_eos");
+  expect("/v2/models/tiny/generate", R"({"text_input": "a", "parameters": {"ignore_eos": false}})",
+         400, "parameters.ignore_eos");
   EXPECT_EQ(cli.Get("/v1/completions")->status, 405);
   EXPECT_EQ(cli.Get("/v1/nothing")->status, 404);
   EXPECT_EQ(server_->in_flight(), 0u);

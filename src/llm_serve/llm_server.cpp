@@ -294,10 +294,12 @@ void LlmServer::Impl::generate(const HttpRequest& req, LlmApi api, bool stream,
   call->created = unix_now();
   call->model = model;
   if (parsed.stop_at_eos && options.eos_token < 0) {
+    const std::string field = api == LlmApi::kGenerate ? "parameters.ignore_eos" : "ignore_eos";
     return respond(error(api, 400,
-                         "ignore_eos: false asks to stop at the end-of-sequence token, but this "
-                         "model has none (no eos_token_id in its config.json)",
-                         api == LlmApi::kGenerate ? "parameters.ignore_eos" : "ignore_eos"));
+                         field +
+                             ": false asks to stop at the end-of-sequence token, but this model "
+                             "has none (no eos_token_id in its config.json)",
+                         field));
   }
   GenRequest g;
   g.prompt = std::move(ids);
