@@ -23,6 +23,7 @@
 #include "llm_serve/llm_protocol.hpp"
 #include "llm_serve/llm_runtime.hpp"
 #include "llm_serve/llm_server.hpp"
+#include "llm_serve/step_log.hpp"
 #include "llm_serve/tokenizer.hpp"
 #include "llm_torch/decoder.hpp"
 #include "loadgen/llm_loadgen.hpp"
@@ -236,6 +237,44 @@ TEST(LlmProtocol, HostileRequestsNameTheField) {
             7u);
 }
 
+// EOS stop: `ignore_eos: false` asks for it (OpenAI bodies, KServe parameters); an
+// answer that stopped there says finish_reason "stop".
+TEST(LlmProtocol, IgnoreEosFalseAsksForEosStop) {
+  const LlmRequestLimits l;
+  EXPECT_FALSE(parse_completion_request("{\"prompt\": \"a\"}", l).stop_at_eos);
+  EXPECT_FALSE(
+      parse_completion_request("{\"prompt\": \"a\", \"ignore_eos\": true}", l).stop_at_eos);
+  EXPECT_TRUE(
+      parse_completion_request("{\"prompt\": \"a\", \"ignore_eos\": false}", l).stop_at_eos);
+  EXPECT_TRUE(parse_chat_request(
+                  "{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}], \"ignore_eos\": "
+                  "false}",
+                  l)
+                  .stop_at_eos);
+  EXPECT_TRUE(parse_generate_request(
+                  "{\"text_input\": \"a\", \"parameters\": {\"ignore_eos\": false}}", false, l)
+                  .stop_at_eos);
+  EXPECT_EQ(
+      field_of([&] { parse_completion_request("{\"prompt\": \"a\", \"ignore_eos\": \"no\"}", l); }),
+      "ignore_eos");
+  EXPECT_EQ(field_of([&] {
+              parse_generate_request("{\"text_input\": \"a\", \"parameters\": {\"ignore_eos\": 0}}",
+                                     false, l);
+            }),
+            "parameters.ignore_eos");
+  LlmUsage usage{3, 2};
+  EXPECT_NE(completion_answer(LlmApi::kCompletion, "c", 0, "m", "x", usage)
+                .find("\"finish_reason\":\"length\""),
+            std::string::npos);
+  usage.stopped = true;
+  EXPECT_NE(completion_answer(LlmApi::kCompletion, "c", 0, "m", "x", usage)
+                .find("\"finish_reason\":\"stop\""),
+            std::string::npos);
+  EXPECT_NE(
+      stream_final_event(LlmApi::kChat, "c", 0, "m", usage).find("\"finish_reason\":\"stop\""),
+      std::string::npos);
+}
+
 // ---- the runtime ----
 
 struct Collected {
@@ -322,6 +361,71 @@ TEST(LlmRuntime, ChunkedPrefillAlsoMatches) {
   run_and_compare(c, false);
 }
 
+// EOS stop: a request that names a stop token ends (ok, stopped) as soon as the model
+// emits it; the token is not handed to the client, and the scheduler frees its blocks.
+TEST(LlmRuntime, StopTokenEndsTheRequestEarly) {
+  auto decoder = tiny_decoder();
+  LlmRuntime rt(decoder, continuous(16, 8), std::make_shared<FixedCost>(), LlmServeSlos{});
+  rt.start();
+  auto free_run = std::make_shared<Collected>();
+  rt.submit(GenRequest{prompt_of(5, 4), 6}, collect(free_run));
+  ASSERT_TRUE(wait_for([&] { return rt.in_flight() == 0; }));
+  ASSERT_EQ(free_run->tokens.size(), 6u);
+  // Greedy is deterministic: stop at the first token that differs from the first one.
+  std::size_t at = 1;
+  while (at < free_run->tokens.size() && free_run->tokens[at] == free_run->tokens[0]) ++at;
+  ASSERT_LT(at, free_run->tokens.size()) << "the tiny model repeats one token";
+  GenRequest stop_req{prompt_of(5, 4), 6};
+  stop_req.stop_token = free_run->tokens[at];
+  auto stopped = std::make_shared<Collected>();
+  rt.submit(stop_req, collect(stopped));
+  ASSERT_TRUE(wait_for([&] { return rt.in_flight() == 0; }));
+  ASSERT_EQ(stopped->ends.size(), 1u);
+  EXPECT_EQ(stopped->ends[0].end, GenEnd::kOk);
+  EXPECT_TRUE(stopped->ends[0].stopped);
+  EXPECT_EQ(stopped->ends[0].output_tokens, at + 1);  // the stop token counts
+  EXPECT_EQ(stopped->tokens.size(), at);              // but is not sent
+  EXPECT_GE(stopped->ends[0].ttft, 0.0);
+  EXPECT_FALSE(free_run->ends[0].stopped);
+  ASSERT_TRUE(wait_for([&] {
+    const auto s = rt.stats();
+    return s.kv_used == 0 && s.running == 0;
+  }));
+  rt.stop();
+}
+
+// --llm-step-log: one CSV line per step, the model's and the measured ms; every call is
+// forwarded to the next observer.
+TEST(LlmStepLog, WritesAStepPerLineAndForwards) {
+  struct Counter final : LlmRuntimeObserver {
+    int steps = 0;
+    int ends = 0;
+    void on_llm_step(const LlmStepStats&, Time) override { ++steps; }
+    void on_llm_end(const GenResult&) override { ++ends; }
+  } next;
+  const auto file = temp_dir("steplog") / "steps.csv";
+  {
+    LlmStepLog log(file.string(), next);
+    LlmStepStats s;
+    s.prefill_tokens = 100;
+    s.decode_tokens = 3;
+    s.kv_used_blocks = 9;
+    s.duration = 0.0125;
+    log.on_llm_step(s, 0.015);
+    log.on_llm_end(GenResult{});
+  }
+  EXPECT_EQ(next.steps, 1);
+  EXPECT_EQ(next.ends, 1);
+  std::ifstream in(file);
+  std::string header, line;
+  std::getline(in, header);
+  std::getline(in, line);
+  EXPECT_EQ(header, "step,prefill_tokens,decode_tokens,kv_used_blocks,model_ms,live_ms");
+  EXPECT_EQ(line, "0,100,3,9,12.5000,15.0000");
+  EXPECT_THROW(LlmStepLog((temp_dir("steplog2") / "no" / "such" / "f.csv").string(), next),
+               std::runtime_error);
+}
+
 TEST(LlmRuntime, CapacityDropsAndCancelAndStopEndEveryRequestOnce) {
   auto decoder = tiny_decoder();
   LlmRuntime rt(decoder, continuous(4, 8), std::make_shared<FixedCost>(), LlmServeSlos{});
@@ -343,6 +447,13 @@ TEST(LlmRuntime, CapacityDropsAndCancelAndStopEndEveryRequestOnce) {
   ASSERT_EQ(cancelled->ends.size(), 1u);
   EXPECT_EQ(cancelled->ends[0].end, GenEnd::kCancelled);
   EXPECT_EQ(cancelled->tokens.size(), 1u);
+  // The scheduler let go of it at once: its blocks are back and no step decoded it after
+  // its prefill (without the scheduler's cancel, 19 more decode steps would run).
+  ASSERT_TRUE(wait_for([&] {
+    const auto s = rt.stats();
+    return s.steps >= 1 && s.kv_used == 0 && s.running == 0;
+  }));
+  EXPECT_EQ(rt.stats().steps, 1u);
   // Stopped with requests still waiting: each ends once, as failed.
   rt.stop();
   auto late = std::make_shared<Collected>();
@@ -473,6 +584,12 @@ TEST_F(LlmServerTest, HostileRequestsGetClear4xx) {
   expect("/v1/chat/completions", R"({"messages": "hi"})", 400, "messages");
   expect("/v2/models/tiny/generate", R"({"text_input": {"a": 1}})", 400, "text_input");
   expect("/v2/models/tiny/generate", "not json", 400, "JSON");
+  // EOS stop from a model without an eos_token_id, or a badly typed ignore_eos.
+  expect("/v1/completions", R"({"prompt": "a", "ignore_eos": false})", 400,
+         "\"param\":\"ignore_eos\"");
+  expect("/v1/completions", R"({"prompt": "a", "ignore_eos": "no"})", 400, "ignore_eos");
+  expect("/v2/models/tiny/generate", R"({"text_input": "a", "parameters": {"ignore_eos": false}})",
+         400, "parameters.ignore_eos");
   EXPECT_EQ(cli.Get("/v1/completions")->status, 405);
   EXPECT_EQ(cli.Get("/v1/nothing")->status, 404);
   EXPECT_EQ(server_->in_flight(), 0u);

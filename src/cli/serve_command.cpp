@@ -29,6 +29,7 @@ struct ServeArgs {
   ServeOptions options;
   int64_t seed = -1;
   std::string llm_checkpoint;  // an llm: run's checkpoint folder (docs/llm-serve.md)
+  std::string llm_step_log;    // a CSV line per LLM step
 };
 
 // A run spec with an `llm:` section: the live LLM server (docs/llm-serve.md).
@@ -55,6 +56,7 @@ void run_llm_serve(const RunSpec& run, const ServeArgs& args, sigset_t signals) 
       throw std::invalid_argument(std::string("--device: ") + e.what());
     }
   }
+  o.step_log = args.llm_step_log;
   auto server = LlmServer::from_run(run, args.llm_checkpoint, o);
   const int port = server->start();
   const std::string& m = server->model_name();
@@ -188,6 +190,9 @@ void add_serve_command(CLI::App& app) {
                   "For a run spec with an llm: section: the checkpoint folder the decoder runs "
                   "(config.json, safetensors, optional tokenizer.json)")
       ->check(CLI::ExistingDirectory);
+  cmd->add_option("--llm-step-log", args->llm_step_log,
+                  "For an llm: run: write a CSV line per step (prefill and decode tokens, the "
+                  "cost model's and the measured ms) to this file");
   cmd->callback([args] { run_serve(*args); });
 }
 

@@ -10,11 +10,22 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 
 #include "core/time.hpp"
 #include "engine/worker.hpp"
 
 namespace tessera {
+
+// One request's part in an LLM step, for cost models that time requests one by one
+// (LlmMeasuredCostModel): it prefills `prefill` tokens from position `prefill_from` and/or
+// decodes one token over a KV cache of `context` tokens (itself included).
+struct StepPart {
+  uint32_t prefill_from = 0;
+  uint32_t prefill = 0;
+  bool decode = false;
+  uint64_t context = 0;
+};
 
 // What one step runs.
 struct StepContents {
@@ -26,6 +37,9 @@ struct StepContents {
   // tokens_out the tokens it decodes (one per decoding request); context_tokens is the KV
   // cache the step reads (the context of every request in it). 0 for other steps.
   uint64_t context_tokens = 0;
+  // LLM steps: the requests' parts, when the scheduler plans a real step (empty for its
+  // predictions, which give the sums above only). Valid during the step_time call only.
+  std::span<const StepPart> parts;
 };
 
 class CostModel {

@@ -59,6 +59,34 @@ void LlmInstanceScheduler::on_settings_changed(Worker& worker) {
   if (worker.alive && !worker.busy) try_step(worker);
 }
 
+bool LlmInstanceScheduler::cancel(Worker& worker, RequestSlot request) {
+  for (auto it = waiting_.begin(); it != waiting_.end(); ++it) {
+    if (it->item.request != request) continue;
+    waiting_tokens_ -= it->prompt;
+    waiting_.erase(it);
+    update_held(worker);
+    return true;
+  }
+  for (std::size_t i = 0; i < running_.size(); ++i) {
+    Seq& seq = running_[i];
+    if (seq.item.request != request || seq.padding || seq.cancelled) continue;
+    if (seq.done) return false;  // its item ends with the running step
+    const bool in_step = worker.busy && (seq.step_prefill > 0 || seq.step_decode);
+    if (in_step || config_.policy == LlmPolicy::kStatic) {
+      // Static: the batch keeps its slot (as a finished request's) until the batch ends.
+      seq.cancelled = true;
+      if (!in_step) seq.padding = true;
+    } else {
+      kv_.give_back(seq.blocks);
+      running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+    update_held(worker);
+    if (!worker.busy) try_step(worker);
+    return true;
+  }
+  return false;
+}
+
 void LlmInstanceScheduler::take_queue(Worker& worker) {
   while (!worker.queue->empty()) {
     const Item item = worker.queue->pop();
@@ -262,9 +290,18 @@ void LlmInstanceScheduler::start(Worker& worker, uint32_t preempted, bool padded
   contents.variant_slot = 0;
   contents.batch = 0;
   LlmStepStats stats;
+  parts_.clear();
   for (Seq& seq : running_) {
     const bool in_step = seq.step_prefill > 0 || seq.step_decode;
     if (!in_step && !padded) continue;
+    if (in_step) {
+      StepPart part;
+      part.prefill_from = seq.prefilled;
+      part.prefill = seq.step_prefill;
+      part.decode = seq.step_decode;
+      part.context = uint64_t{seq.cached} + seq.step_prefill + (seq.step_decode ? 1 : 0);
+      parts_.push_back(part);
+    }
     ++contents.batch;
     contents.tokens_in += seq.step_prefill;
     contents.tokens_out += seq.step_decode ? 1 : 0;
@@ -281,6 +318,7 @@ void LlmInstanceScheduler::start(Worker& worker, uint32_t preempted, bool padded
   stats.prefill_tokens = static_cast<uint32_t>(contents.tokens_in);
   stats.decode_tokens = static_cast<uint32_t>(contents.tokens_out);
   stats.preemptions = preempted;
+  contents.parts = parts_;
   worker.running_variant = 0;
   host_.start_step(worker, contents);
   stats.duration = worker.running_duration;
@@ -308,6 +346,11 @@ void LlmInstanceScheduler::on_step_done(Worker& worker) {
   if (!worker.alive) return;
   const Time now = host_.now();
   for (Seq& seq : running_) {
+    if (seq.cancelled) {  // its client left during the step: nothing to emit
+      seq.step_prefill = 0;
+      seq.step_decode = false;
+      continue;
+    }
     if (seq.step_prefill > 0) {
       seq.prefilled += seq.step_prefill;
       seq.cached += seq.step_prefill;
@@ -324,7 +367,7 @@ void LlmInstanceScheduler::on_step_done(Worker& worker) {
   if (config_.policy == LlmPolicy::kStatic) {
     bool all_ended = true;
     for (Seq& seq : running_) {
-      if (seq.done) {
+      if (seq.done || seq.cancelled) {
         seq.done = false;
         seq.padding = true;
       }
@@ -337,7 +380,7 @@ void LlmInstanceScheduler::on_step_done(Worker& worker) {
   } else {
     std::size_t kept = 0;
     for (std::size_t i = 0; i < running_.size(); ++i) {
-      if (running_[i].done) {
+      if (running_[i].done || running_[i].cancelled) {
         kv_.give_back(running_[i].blocks);
         continue;
       }
@@ -356,7 +399,7 @@ void LlmInstanceScheduler::release(Worker& worker, std::vector<Item>& out) {
   waiting_tokens_ = 0;
   for (Seq& seq : running_) {
     kv_.give_back(seq.blocks);
-    if (seq.padding) continue;
+    if (seq.padding || seq.cancelled) continue;
     if (seq.done) {
       // Its item ends with the running step, which still finishes: report its tokens now,
       // at the step's expected end.
@@ -384,7 +427,7 @@ uint32_t LlmInstanceScheduler::decoding() const {
 
 void LlmInstanceScheduler::update_held(Worker& worker) const {
   std::size_t active = 0;
-  for (const Seq& seq : running_) active += seq.done || seq.padding ? 0 : 1;
+  for (const Seq& seq : running_) active += seq.done || seq.padding || seq.cancelled ? 0 : 1;
   worker.held = waiting_.size() + active;
 }
 

@@ -44,6 +44,14 @@ class LlmInstanceScheduler final : public InstanceScheduler {
   void on_settings_changed(Worker& worker) override;
   void release(Worker& worker, std::vector<Item>& out) override;
 
+  // The request's client went away (the live runtime, which ends the request itself as
+  // cancelled): a waiting request leaves the line now; an admitted one gives its KV blocks
+  // back now when it is not in the running step, else when that step is done, emitting
+  // nothing more. True when the scheduler has let go of the item (it will come back
+  // neither through worker.running nor through drop_queued); false when the request is
+  // unknown here or its item ends with the running step anyway.
+  bool cancel(Worker& worker, RequestSlot request);
+
   // Introspection for tests, metrics and benchmarks.
   const KvBlockPool& kv() const { return kv_; }
   std::size_t admitted() const { return running_.size(); }
@@ -81,6 +89,7 @@ class LlmInstanceScheduler final : public InstanceScheduler {
     bool step_decode = false;   // this step decodes one token
     bool done = false;          // its item was handed to the engine with the step
     bool padding = false;       // static: ended, but holds its slot until the batch ends
+    bool cancelled = false;     // cancelled during the running step: leaves when it is done
     Time first_token = -1.0;
     Time last_token = -1.0;
   };
@@ -127,6 +136,7 @@ class LlmInstanceScheduler final : public InstanceScheduler {
   // (continuous) and the token budget it has left (chunked).
   uint32_t step_prefill_planned_ = 0;
   uint32_t step_budget_left_ = 0;
+  std::vector<StepPart> parts_;  // the running step's requests, for the cost model
 };
 
 }  // namespace tessera

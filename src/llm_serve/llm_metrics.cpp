@@ -33,11 +33,13 @@ void LlmServeMetrics::on_llm_step(const LlmStepStats& stats, Time measured_s) {
   std::lock_guard lock(mutex_);
   ++steps_;
   step_seconds_ += measured_s;
+  step_predicted_seconds_ += stats.duration;
   prefill_tokens_ += stats.prefill_tokens;
   decode_tokens_ += stats.decode_tokens;
   if (stats.prefill_tokens == 0) {
     ++decode_steps_;
     decode_step_seconds_ += measured_s;
+    decode_step_predicted_seconds_ += stats.duration;
     decode_step_tokens_ += stats.decode_tokens;
   }
 }
@@ -83,12 +85,17 @@ std::string LlmServeMetrics::render(const LlmRuntimeStats& rt) const {
   counter("tessera_llm_prompt_tokens_total", "Prompt tokens of ended requests.", prompt_);
   counter("tessera_llm_steps_total", "Steps (prefill and/or decode iterations) run.", steps_);
   counter("tessera_llm_step_seconds_total", "Measured seconds of the steps run.", step_seconds_);
+  counter("tessera_llm_step_predicted_seconds_total",
+          "The cost model's seconds for the same steps (the run's simulation.cost_model).",
+          step_predicted_seconds_);
   counter("tessera_llm_prefill_tokens_total", "Prompt tokens prefilled by steps (recompute too).",
           prefill_tokens_);
   counter("tessera_llm_decode_tokens_total", "Tokens decoded by steps.", decode_tokens_);
   counter("tessera_llm_decode_only_steps_total", "Steps that prefill nothing.", decode_steps_);
   counter("tessera_llm_decode_only_step_seconds_total", "Measured seconds of those steps.",
           decode_step_seconds_);
+  counter("tessera_llm_decode_only_step_predicted_seconds_total",
+          "The cost model's seconds for those steps.", decode_step_predicted_seconds_);
   counter("tessera_llm_decode_only_step_tokens_total", "Tokens those steps decoded.",
           decode_step_tokens_);
   counter("tessera_llm_preemptions_total", "Requests preempted (their KV freed, to recompute).",

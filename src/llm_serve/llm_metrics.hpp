@@ -3,8 +3,9 @@
 // LlmServeMetrics: the live LLM server's Prometheus metrics (docs/llm-serve.md#metrics):
 // TTFT and TPOT histograms, generated and prompt token counters (tokens/s is the rate of
 // tessera_llm_generated_tokens_total), requests by outcome and drop reason, preemptions,
-// steps and their measured seconds, and, sampled at scrape time from the runtime, the KV
-// blocks used and total and the waiting and running request counts.
+// steps and their measured seconds (and the cost model's seconds for the same steps), and, sampled
+// at scrape time from the runtime, the KV blocks used and total and the waiting and running request
+// counts.
 //
 // Fed by the runtime thread (LlmRuntimeObserver) and the HTTP threads (HTTP errors);
 // guarded by its own mutex; render() from any thread.
@@ -39,8 +40,10 @@ class LlmServeMetrics final : public LlmRuntimeObserver {
   uint64_t prompt_ = 0;
   uint64_t steps_ = 0;
   double step_seconds_ = 0.0;
-  uint64_t decode_steps_ = 0;  // steps that prefill nothing
+  double step_predicted_seconds_ = 0.0;  // the cost model's time for the same steps
+  uint64_t decode_steps_ = 0;            // steps that prefill nothing
   double decode_step_seconds_ = 0.0;
+  double decode_step_predicted_seconds_ = 0.0;
   uint64_t decode_step_tokens_ = 0;
   uint64_t prefill_tokens_ = 0;
   uint64_t decode_tokens_ = 0;

@@ -49,6 +49,14 @@ bool bool_field(const json& doc, const char* field) {
   return it->get<bool>();
 }
 
+// `ignore_eos` (at `field`, its name in errors): false asks for EOS stop.
+bool stop_at_eos_field(const json& doc, const std::string& field) {
+  auto it = doc.find("ignore_eos");
+  if (it == doc.end() || it->is_null()) return false;
+  if (!it->is_boolean()) bad(field, field + " must be true or false, not " + type_name(*it));
+  return !it->get<bool>();
+}
+
 std::string model_field(const json& doc) {
   auto it = doc.find("model");
   if (it == doc.end() || it->is_null()) return {};
@@ -110,6 +118,7 @@ LlmApiRequest parse_completion_request(const std::string& body, const LlmRequest
   check_prompt_size("prompt", r.prompt, limits);
   r.max_tokens = max_tokens_field(doc, "max_tokens", limits);
   r.stream = bool_field(doc, "stream");
+  r.stop_at_eos = stop_at_eos_field(doc, "ignore_eos");
   check_sampling(doc);
   return r;
 }
@@ -151,6 +160,7 @@ LlmApiRequest parse_chat_request(const std::string& body, const LlmRequestLimits
   r.max_tokens = max_tokens_field(
       doc, doc.contains("max_completion_tokens") ? "max_completion_tokens" : "max_tokens", limits);
   r.stream = bool_field(doc, "stream");
+  r.stop_at_eos = stop_at_eos_field(doc, "ignore_eos");
   check_sampling(doc);
   return r;
 }
@@ -173,6 +183,7 @@ LlmApiRequest parse_generate_request(const std::string& body, bool stream,
     if (auto s = p->find("stream"); s != p->end() && !s->is_null() && !s->is_boolean()) {
       bad("parameters.stream", "parameters.stream must be true or false");
     }
+    r.stop_at_eos = stop_at_eos_field(*p, "parameters.ignore_eos");
     check_sampling(*p);
   }
   return r;
@@ -181,7 +192,7 @@ LlmApiRequest parse_generate_request(const std::string& body, bool stream,
 std::string completion_answer(LlmApi api, const std::string& id, int64_t created,
                               const std::string& model, const std::string& text,
                               const LlmUsage& usage) {
-  json choice = {{"index", 0}, {"finish_reason", "length"}};
+  json choice = {{"index", 0}, {"finish_reason", usage.stopped ? "stop" : "length"}};
   if (api == LlmApi::kChat) {
     choice["message"] = {{"role", "assistant"}, {"content", text}};
   } else {
@@ -229,7 +240,7 @@ std::string stream_event(LlmApi api, const std::string& id, int64_t created,
 
 std::string stream_final_event(LlmApi api, const std::string& id, int64_t created,
                                const std::string& model, const LlmUsage& usage) {
-  json choice = {{"index", 0}, {"finish_reason", "length"}};
+  json choice = {{"index", 0}, {"finish_reason", usage.stopped ? "stop" : "length"}};
   if (api == LlmApi::kChat) {
     choice["delta"] = json::object();
   } else {

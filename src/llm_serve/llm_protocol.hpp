@@ -29,6 +29,10 @@ struct LlmApiRequest {
   std::string prompt;  // the text to complete (chat: the messages in the chat template)
   uint32_t max_tokens = 16;
   bool stream = false;
+  // EOS stop: `ignore_eos: false` (vLLM's field; OpenAI bodies and KServe `parameters`)
+  // asks to end at the model's end-of-sequence token. tessera's default is to ignore it,
+  // so that a replayed trace generates its output lengths.
+  bool stop_at_eos = false;
 };
 
 // A 4xx answer: `field` is the request part at fault ("" for the body as a whole).
@@ -54,6 +58,7 @@ LlmApiRequest parse_generate_request(const std::string& body, bool stream,
 struct LlmUsage {
   uint32_t prompt_tokens = 0;
   uint32_t completion_tokens = 0;
+  bool stopped = false;  // ended at EOS: finish_reason "stop" (else "length")
 };
 
 // Whole answers.

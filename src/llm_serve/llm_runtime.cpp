@@ -34,6 +34,8 @@ struct LlmRuntime::Req {
   bool has_times = false;
   bool ended = false;
   Time arrival = 0.0;
+  int64_t stop_token = -1;
+  Time first_token = -1.0;  // when its first token was emitted (EOS stop's TTFT)
 };
 
 LlmRuntime::LlmRuntime(std::shared_ptr<const Decoder> decoder, const LlmSchedulerConfig& config,
@@ -154,6 +156,7 @@ void LlmRuntime::take_inbox(std::unique_lock<std::mutex>& lock) {
     req->tokens = std::move(inc.request.prompt);
     req->tokens.reserve(req->tokens.size() + inc.request.max_tokens);
     req->arrival = inc.arrival;
+    req->stop_token = inc.request.stop_token;
     Item item;
     item.request = slot;
     item.origin = inc.arrival;
@@ -172,6 +175,9 @@ void LlmRuntime::take_inbox(std::unique_lock<std::mutex>& lock) {
     GenResult r;
     r.end = GenEnd::kCancelled;
     end(slot, r);
+    // The scheduler lets go of it (its KV blocks back now, or when the running step ends),
+    // unless its item ends with that step anyway.
+    if (scheduler_->cancel(worker_, slot)) reqs_.erase(slot);
   }
   lock.lock();
 }
@@ -249,6 +255,8 @@ void LlmRuntime::execute_step() {
   step_pending_ = false;
   const Time started = clock_.now();
   scheduler_->step_entries(entries_);
+  std::vector<uint32_t> left;     // cancelled by their client during this step
+  std::vector<uint32_t> stopped;  // emitted their stop token (EOS) in this step
   for (const auto& e : entries_) {
     auto it = reqs_.find(e.request);
     if (it == reqs_.end()) continue;
@@ -272,10 +280,14 @@ void LlmRuntime::execute_step() {
       if (e.emits && !logits.empty()) {
         const auto best = std::max_element(logits.begin(), logits.end()) - logits.begin();
         r.tokens.push_back(best);
-        if (r.callbacks.on_token && !r.callbacks.on_token(best)) {
+        if (r.first_token < 0) r.first_token = clock_.now();
+        if (r.stop_token >= 0 && best == r.stop_token) {
+          stopped.push_back(e.request);  // ends after the step, as ok (or late)
+        } else if (r.callbacks.on_token && !r.callbacks.on_token(best)) {
           GenResult res;
           res.end = GenEnd::kCancelled;
           end(e.request, res);
+          left.push_back(e.request);
         }
       }
     } catch (const std::exception& ex) {
@@ -286,6 +298,30 @@ void LlmRuntime::execute_step() {
     }
   }
   const Time measured = clock_.now() - started;
+  // Requests that emitted their EOS end now, judged against the SLOs as a finished one;
+  // the scheduler lets go of them (their tokens are not the trace's any more).
+  for (uint32_t slot : stopped) {
+    auto it = reqs_.find(slot);
+    if (it == reqs_.end() || it->second->ended) continue;
+    const Req& r = *it->second;
+    const Time now = clock_.now();
+    const auto n = static_cast<double>(r.tokens.size() - r.prompt);
+    GenResult res;
+    res.stopped = true;
+    res.ttft = r.first_token - r.arrival;
+    res.tpot = n > 1 ? (now - r.first_token) / (n - 1.0) : 0.0;
+    res.end = now <= r.arrival + slos_.slo + 1e-12 ? GenEnd::kOk : GenEnd::kLate;
+    if ((slos_.ttft_slo > 0 && res.ttft > slos_.ttft_slo + 1e-12) ||
+        (slos_.tpot_slo > 0 && res.tpot > slos_.tpot_slo + 1e-12)) {
+      res.end = GenEnd::kLate;
+    }
+    end(slot, res);
+    left.push_back(slot);
+  }
+  // Clients that left during the step: the scheduler frees their blocks when it is done.
+  for (uint32_t slot : left) {
+    if (scheduler_->cancel(worker_, slot)) reqs_.erase(slot);
+  }
   if (observer_ != nullptr) observer_->on_llm_step(last_stats_, measured);
   // The step is done: as the engine does, take the finishing items, let the scheduler
   // account the step (it reports their token times), then end them.

@@ -12,7 +12,8 @@
 // app's TTFT, TPOT and end-to-end SLOs, as the engine judges them), dropped (with the
 // scheduler's reason), failed (a decoder error, or shutdown), or cancelled (the client went
 // away: on_token returned false or cancel() was called). A cancelled request's Sequence is
-// freed at once; the scheduler keeps its slot until it would have ended (it has no cancel).
+// freed at once, and the scheduler lets go of it (LlmInstanceScheduler::cancel): its KV
+// blocks come back at once, or when the running step it is in ends.
 //
 // Threads: one runtime thread owns the scheduler, the decoder calls and the requests;
 // submit() and cancel() may be called from any thread; the callbacks run on the runtime
@@ -43,7 +44,12 @@ class Decoder;
 
 struct GenRequest {
   std::vector<int64_t> prompt;  // token ids, at least one
-  uint32_t max_tokens = 16;     // tokens generated (random weights: no end-of-text stop)
+  uint32_t max_tokens = 16;     // tokens generated at most
+  // EOS stop, when the request asks for it: the request ends (ok, finish reason "stop")
+  // as soon as the model emits this id (the tokenizer's end-of-sequence token), which is
+  // counted but not handed to on_token. < 0: no stop, max_tokens are generated (random
+  // weights emit it only by chance).
+  int64_t stop_token = -1;
 };
 
 enum class GenEnd : uint8_t { kOk, kLate, kDropped, kFailed, kCancelled };
@@ -58,6 +64,7 @@ struct GenResult {
   Time ttft = -1.0;  // s; < 0 when no token was produced
   Time tpot = -1.0;  // s; mean time per output token after the first
   uint32_t preemptions = 0;
+  bool stopped = false;  // ended by GenRequest::stop_token before max_tokens
 };
 
 struct GenCallbacks {

@@ -4,12 +4,15 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
 
 #include "core/error.hpp"
 #include "llm/llm_cost_model.hpp"
 #include "llm_serve/llm_metrics.hpp"
+#include "llm_serve/step_log.hpp"
 #include "llm_serve/tokenizer.hpp"
 #include "llm_torch/decoder.hpp"
 #include "server/http_frontend.hpp"
@@ -25,6 +28,7 @@ struct LlmServer::Impl {
   uint32_t max_prompt_tokens = 0;
   uint32_t max_positions = 0;
   LlmServeMetrics metrics;
+  std::unique_ptr<LlmStepLog> step_log;  // before runtime: it outlives the runtime thread
   std::unique_ptr<LlmRuntime> runtime;
   std::unique_ptr<HttpFrontEnd> http;
   std::atomic<bool> draining{false};
@@ -52,6 +56,24 @@ struct LlmServer::Impl {
 };
 
 namespace {
+
+// The checkpoint's config.json `eos_token_id` (an id, or a list whose first is used); -1
+// when it has none. An id outside [0, vocab) is a SpecError naming the file and field.
+int64_t eos_token_of(const std::filesystem::path& config, int64_t vocab) {
+  std::ifstream in(config);
+  if (!in) return -1;
+  const nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object()) return -1;  // Decoder::load judged the file
+  auto it = doc.find("eos_token_id");
+  if (it == doc.end() || it->is_null()) return -1;
+  const nlohmann::json& id = it->is_array() && !it->empty() ? (*it)[0] : *it;
+  if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= vocab) {
+    throw SpecError(
+        config.string(), "eos_token_id",
+        "must be a token id in [0, " + std::to_string(vocab) + "), not " + id.dump().substr(0, 40));
+  }
+  return id.get<int64_t>();
+}
 
 using nlohmann::json;
 
@@ -96,7 +118,8 @@ struct Call {
   }
 
   void on_end(const GenResult& r) {
-    const LlmUsage usage{r.prompt_tokens, r.output_tokens};
+    LlmUsage usage{r.prompt_tokens, r.output_tokens};
+    usage.stopped = r.stopped;
     if (r.end == GenEnd::kOk || r.end == GenEnd::kLate) {
       if (stream && sse) {
         if (api != LlmApi::kGenerate) {
@@ -270,9 +293,18 @@ void LlmServer::Impl::generate(const HttpRequest& req, LlmApi api, bool stream,
   call->id = fmt::format("{}-{}", api == LlmApi::kChat ? "chatcmpl" : "cmpl", next_id++);
   call->created = unix_now();
   call->model = model;
+  if (parsed.stop_at_eos && options.eos_token < 0) {
+    const std::string field = api == LlmApi::kGenerate ? "parameters.ignore_eos" : "ignore_eos";
+    return respond(error(api, 400,
+                         field +
+                             ": false asks to stop at the end-of-sequence token, but this model "
+                             "has none (no eos_token_id in its config.json)",
+                         field));
+  }
   GenRequest g;
   g.prompt = std::move(ids);
   g.max_tokens = parsed.max_tokens;
+  if (parsed.stop_at_eos) g.stop_token = options.eos_token;
   GenCallbacks cb;
   cb.on_token = [call](int64_t t) { return call->on_token(t); };
   cb.on_end = [call](const GenResult& r) { call->on_end(r); };
@@ -292,7 +324,12 @@ LlmServer::LlmServer(std::shared_ptr<const Decoder> decoder,
   s.max_prompt_tokens = s.options.max_prompt_tokens > 0
                             ? std::min(s.options.max_prompt_tokens, s.max_positions - 1)
                             : s.max_positions - 1;
-  s.runtime = std::make_unique<LlmRuntime>(s.decoder, config, std::move(cost), slos, &s.metrics);
+  LlmRuntimeObserver* observer = &s.metrics;
+  if (!s.options.step_log.empty()) {
+    s.step_log = std::make_unique<LlmStepLog>(s.options.step_log, s.metrics);
+    observer = s.step_log.get();
+  }
+  s.runtime = std::make_unique<LlmRuntime>(s.decoder, config, std::move(cost), slos, observer);
 }
 
 std::unique_ptr<LlmServer> LlmServer::from_run(const RunSpec& run,
@@ -306,6 +343,9 @@ std::unique_ptr<LlmServer> LlmServer::from_run(const RunSpec& run,
   std::shared_ptr<const Decoder> decoder = Decoder::load(checkpoint, decoder_options);
   std::shared_ptr<const Tokenizer> tokenizer =
       load_tokenizer(checkpoint, decoder->architecture().vocab);
+  if (options.eos_token < 0) {
+    options.eos_token = eos_token_of(checkpoint / "config.json", decoder->architecture().vocab);
+  }
   std::shared_ptr<const CostModel> cost = run.sim.cost_model;
   if (!cost) cost = std::make_shared<LlmAnalyticCostModel>(run.llm->model, run.llm->gpu);
   LlmServeSlos slos;

@@ -46,6 +46,10 @@ struct LlmServeOptions {
   double write_timeout_s = 30.0;  // a client must take each streamed chunk within this
   double drain_timeout_s = 10.0;
   DeviceSpec device{};  // where from_run's decoder runs (`tessera serve --device`)
+  // The end-of-sequence id a request with `ignore_eos: false` stops at; -1: none (from_run
+  // reads the checkpoint's config.json `eos_token_id`).
+  int64_t eos_token = -1;
+  std::string step_log;  // a CSV line per step here (LlmStepLog); "" for none
 };
 
 class LlmServer {

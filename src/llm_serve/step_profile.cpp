@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 
 #include "llm_torch/decoder.hpp"
 
@@ -69,6 +70,63 @@ StepProfile measure_step_profile(const Decoder& decoder, const std::vector<int64
   }
   p.per_decode_s = median(times);
   return p;
+}
+
+namespace {
+
+// One prefill of `n` tokens, timed `repeats` times; the median, and the last sequence
+// (with room for `room` more tokens).
+double time_prefill(const Decoder& decoder, int64_t n, int repeats, int64_t room,
+                    std::unique_ptr<Decoder::Sequence>* keep) {
+  const auto prompt = tokens(n, decoder.architecture().vocab);
+  std::vector<double> times;
+  for (int r = 0; r < repeats; ++r) {
+    auto seq = decoder.start(n + room + 1);
+    const auto t0 = std::chrono::steady_clock::now();
+    decoder.step(*seq, prompt);
+    times.push_back(seconds_since(t0));
+    if (keep != nullptr && r + 1 == repeats) *keep = std::move(seq);
+  }
+  return median(times);
+}
+
+}  // namespace
+
+StepCostTables measure_step_costs(const Decoder& decoder, const std::vector<int64_t>& grid,
+                                  const std::vector<int64_t>& held_out,
+                                  const std::vector<int>& batches, int repeats) {
+  const int64_t vocab = decoder.architecture().vocab;
+  repeats = std::max(1, repeats);
+  StepCostTables t;
+  t.batches = batches;
+  int64_t decode_calls = 0;
+  for (int b : batches) decode_calls += static_cast<int64_t>(b) * repeats;
+  {  // warm-up
+    auto seq = decoder.start(64);
+    decoder.step(*seq, tokens(32, vocab));
+  }
+  t.decode.assign(batches.size(), {});
+  for (int64_t n : grid) {
+    std::unique_ptr<Decoder::Sequence> seq;
+    t.prefill.emplace_back(n, time_prefill(decoder, n, repeats, decode_calls, &seq));
+    t.contexts.push_back(n);
+    // Decode iterations of b requests at context n: b decoder steps, as the runtime runs
+    // them (on one sequence here, which grows by one token a step: negligible).
+    int64_t next = 0;
+    for (std::size_t i = 0; i < batches.size(); ++i) {
+      std::vector<double> times;
+      for (int r = 0; r < repeats; ++r) {
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int k = 0; k < batches[i]; ++k) decoder.step(*seq, {next++ % vocab});
+        times.push_back(seconds_since(t0));
+      }
+      t.decode[i].push_back(median(times));
+    }
+  }
+  for (int64_t n : held_out) {
+    t.held_out.emplace_back(n, time_prefill(decoder, n, repeats, 0, nullptr));
+  }
+  return t;
 }
 
 }  // namespace tessera

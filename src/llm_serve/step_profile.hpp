@@ -10,6 +10,7 @@
 // Single-threaded; runs the decoder (seconds).
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace tessera {
@@ -26,5 +27,23 @@ struct StepProfile {
 
 StepProfile measure_step_profile(const Decoder& decoder, const std::vector<int64_t>& lengths,
                                  int64_t context, int repeats);
+
+// The tables of the simulator's llm_measured cost model (docs/llm-serve.md#measured-step-
+// costs): one request's prefill at every `grid` length and at the `held_out` lengths (kept
+// apart to judge how well each fit predicts lengths it has not seen), and a decode
+// iteration of b requests (b decoder steps, as the runtime runs them) at a context of each
+// grid length, for every b of `batches`, on the sequence the grid's prefill left. Medians
+// of `repeats` runs, in seconds.
+struct StepCostTables {
+  std::vector<std::pair<int64_t, double>> prefill;   // (tokens, s), the grid
+  std::vector<std::pair<int64_t, double>> held_out;  // (tokens, s)
+  std::vector<int> batches;
+  std::vector<int64_t> contexts;            // the grid lengths
+  std::vector<std::vector<double>> decode;  // [batch][context], s
+};
+
+StepCostTables measure_step_costs(const Decoder& decoder, const std::vector<int64_t>& grid,
+                                  const std::vector<int64_t>& held_out,
+                                  const std::vector<int>& batches, int repeats);
 
 }  // namespace tessera

@@ -9,6 +9,7 @@
 #include "llm/llm_cost_model.hpp"
 #include "profile/profile_sources.hpp"
 #include "spec/app_spec.hpp"
+#include "spec/llm_measured_spec.hpp"
 #include "workload/workload_spec.hpp"
 
 namespace tessera {
@@ -42,9 +43,13 @@ SimOptions parse_sim_options(const SpecNode& node, const SpecNode& app_node, App
     }
   }
   if (auto cost = node.get("cost_model")) {
-    cost->allow_only({"kind", "per_input_token_ms", "per_output_token_ms"});
     const std::string kind =
-        cost->at("kind").as_choice({"profile", "token_linear", "llm_analytic"});
+        cost->at("kind").as_choice({"profile", "token_linear", "llm_analytic", "llm_measured"});
+    if (kind == "llm_measured") {
+      options.cost_model = parse_llm_measured_cost(*cost);
+    } else {
+      cost->allow_only({"kind", "per_input_token_ms", "per_output_token_ms"});
+    }
     if (kind == "llm_analytic") {
       if (!llm) cost->at("kind").fail("llm_analytic needs the run's llm: section (model and gpu)");
       options.cost_model = llm_cost_model(*llm);
