@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/spec_node.hpp"
+#include "exec/remote_spec.hpp"
 
 namespace tessera {
 
@@ -27,7 +28,9 @@ int apply_fanout_rule(const FanoutRule& rule, std::span<const float> output);
 struct ModelSpec {
   // kProfileTimed: no real model; an emulation whose batches take exactly their profiled
   // latency on the worker's segment (docs/serve.md#profile-timed-emulation).
-  enum class Source { kZoo, kTorchScript, kProfileTimed };
+  // kRemote: batches run on remote inference servers (exec/remote_spec.hpp); the server
+  // module builds its client (server/remote_model.hpp), load_model() does not.
+  enum class Source { kZoo, kTorchScript, kProfileTimed, kRemote };
   std::string variant;
   Source source = Source::kZoo;
   std::string arch;                  // zoo architecture (kZoo)
@@ -38,6 +41,7 @@ struct ModelSpec {
   std::optional<FanoutRule> fanout;  // absent: the engine draws from the app's distribution
   double latency_ms = 0.0;           // `sleep` model: time per batch
   double per_item_ms = 0.0;          // `sleep` model: extra time per item
+  RemoteSpec remote;                 // kRemote
 };
 
 // The `--models` file of `tessera serve` and `tessera profile` (docs/serve.md#models).

@@ -61,6 +61,11 @@ void TorchModel::probe() {
 }
 
 std::unique_ptr<Model> load_model(const ModelSpec& spec) {
+  if (spec.source == ModelSpec::Source::kRemote) {
+    throw std::runtime_error("variant '" + spec.variant +
+                             "': a remote model is served by `tessera serve` only (its client "
+                             "is the server's), not loaded here");
+  }
   if (spec.source == ModelSpec::Source::kTorchScript) return make_torchscript_model(spec);
   if (spec.source == ModelSpec::Source::kProfileTimed || spec.arch == "noop" ||
       spec.arch == "sleep" || spec.arch == "faulty")
