@@ -2,8 +2,9 @@
 # A fleet on loopback (docs/results/serve.md#a-fleet-on-loopback): two `tessera serve
 # --worker` processes and a front end whose models are `remote:` over them; `tessera
 # loadgen` replays run.yaml's workload against the front end twice: once undisturbed, once
-# with worker 2 killed (SIGKILL) 10 s in and restarted 10 s later. Prints a markdown table
-# of goodput, outcomes and the backends' counters, with the load average.
+# with worker 2 killed (SIGKILL) 10 s in and restarted 10 s later; and, as the baseline,
+# against run-local.yaml (the same models in the front end's own process). Prints a
+# markdown table of goodput, outcomes and the backends' counters, with the load average.
 #   examples/fleet/run.sh [OUT_DIR] [TESSERA]
 set -euo pipefail
 OUT=${1:-out/fleet} TESSERA=${2:-build/tessera}
@@ -28,19 +29,23 @@ start_worker() {  # PORT LOG -> WORKER_PID
   PIDS+=("$WORKER_PID")
 }
 
-one_run() {  # MODE (steady | kill)
-  local mode=$1 dir=$OUT/$1
+one_run() {  # MODE (local | steady | kill)
+  local mode=$1 dir=$OUT/$1 run=$HERE/run.yaml w1=0 w2=0
   rm -rf "$dir" && mkdir -p "$dir"
-  start_worker $P1 "$dir/worker1.log"; local w1=$WORKER_PID
-  start_worker $P2 "$dir/worker2.log"; local w2=$WORKER_PID
-  wait_ready $P1 && wait_ready $P2
-  "$TESSERA" serve "$HERE/run.yaml" --port $P0 --max-inflight 256 --no-model-endpoints \
+  if [ "$mode" = local ]; then
+    run=$HERE/run-local.yaml
+  else
+    start_worker $P1 "$dir/worker1.log"; w1=$WORKER_PID
+    start_worker $P2 "$dir/worker2.log"; w2=$WORKER_PID
+    wait_ready $P1 && wait_ready $P2
+  fi
+  "$TESSERA" serve "$run" --port $P0 --max-inflight 256 --no-model-endpoints \
     > "$dir/front.log" 2>&1 &
   local fe=$!
   PIDS+=("$fe")
   wait_ready $P0
   cat /proc/loadavg > "$dir/loadavg_start.txt"
-  "$TESSERA" loadgen "$HERE/run.yaml" --url "http://127.0.0.1:$P0" --out "$dir/real" \
+  "$TESSERA" loadgen "$run" --url "http://127.0.0.1:$P0" --out "$dir/real" \
     --connections 200 --quiet > /dev/null &
   local lg=$!
   if [ "$mode" = kill ]; then
@@ -55,10 +60,12 @@ one_run() {  # MODE (steady | kill)
   cat /proc/loadavg > "$dir/loadavg_end.txt"
   sleep 1  # one health-check period, so the restarted worker shows up again
   curl -s "http://127.0.0.1:$P0/metrics" > "$dir/metrics.txt"
-  kill -INT "$fe" "$w1" "$w2" 2>/dev/null || true
-  wait "$fe" "$w1" "$w2" 2>/dev/null || true
+  kill -INT "$fe" 2>/dev/null || true
+  [ "$w1" = 0 ] || kill -INT "$w1" "$w2" 2>/dev/null || true
+  wait 2>/dev/null || true
 }
 
+one_run local
 one_run steady
 one_run kill
 python3 - "$OUT" <<'PY'
@@ -67,7 +74,7 @@ out = sys.argv[1]
 print("| run | submitted | ok | late | dropped | failed | goodput (req/s) | p99 (ms) | "
       "backend 2 up at end | failures b1 / b2 | re-dispatches b1 / b2 | load avg (start → end) |")
 print("|---|---|---|---|---|---|---|---|---|---|---|---|")
-for mode in ("steady", "kill"):
+for mode in ("local", "steady", "kill"):
     d = f"{out}/{mode}"
     s = json.load(open(f"{d}/real/summary.json"))
     c = json.load(open(f"{d}/real/loadgen.json"))
@@ -79,7 +86,6 @@ for mode in ("steady", "kill"):
     outcomes = s.get("outcomes", {})
     la0 = open(f"{d}/loadavg_start.txt").read().split()[0]
     la1 = open(f"{d}/loadavg_end.txt").read().split()[0]
-    failed = s["submitted"] - s.get("completed", 0) - s.get("dropped", 0) if "completed" in s else "-"
     print(f"| {mode} | {s['submitted']} | {s.get('ok', '-')} | {s.get('late', '-')} | "
           f"{s.get('dropped', '-')} | {s.get('failed', '-')} | {s['goodput_rps']:.2f} | "
           f"{s['latency_ms']['p99']:.1f} | {'/'.join(up) or '-'} | "
