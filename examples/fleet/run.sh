@@ -2,7 +2,7 @@
 # A fleet on loopback (docs/results/serve.md#a-fleet-on-loopback): two `tessera serve
 # --worker` processes and a front end whose models are `remote:` over them; `tessera
 # loadgen` replays run.yaml's workload against the front end twice: once undisturbed, once
-# with worker 2 killed (SIGKILL) 10 s in and restarted 10 s later; and, as the baseline,
+# with worker 2 killed (SIGKILL) 3 s in and restarted 12 s later; and, as the baseline,
 # against run-local.yaml (the same models in the front end's own process). Prints a
 # markdown table of goodput, outcomes and the backends' counters, with the load average.
 #   examples/fleet/run.sh [OUT_DIR] [TESSERA]
@@ -49,10 +49,10 @@ one_run() {  # MODE (local | steady | kill)
     --connections 200 --quiet > /dev/null &
   local lg=$!
   if [ "$mode" = kill ]; then
-    sleep 10
+    sleep 3  # inside the trace's opening burst (it is quiet from 8 s to 24 s)
     kill -9 "$w2"
     echo "killed worker 2 at $(date +%T)" >> "$dir/events.txt"
-    sleep 10
+    sleep 12
     start_worker $P2 "$dir/worker2.log"; w2=$WORKER_PID
     echo "restarted worker 2 at $(date +%T)" >> "$dir/events.txt"
   fi

@@ -13,7 +13,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Timeouts, and TCP_NODELAY: a request is written in more than one send, which Nagle's
+// algorithm would hold back for the peer's delayed ACK (tens of ms per call).
 void set_timeouts(httplib::Client& c, double ms) {
+  c.set_tcp_nodelay(true);
   const auto us = std::chrono::microseconds(static_cast<int64_t>(ms * 1000.0));
   const auto s = std::chrono::duration_cast<std::chrono::seconds>(us);
   const auto rest = us - s;
