@@ -151,6 +151,7 @@ models:
       endpoints: [http://127.0.0.1:9001, "http://127.0.0.1:9002/"]
       protocol: http
       model: yolo
+      input_name: images
       output_name: out
       output: [2, 3]
       timeout_ms: 250
@@ -167,6 +168,7 @@ models:
   EXPECT_EQ(m.remote.endpoints.size(), 2u);
   EXPECT_EQ(m.remote.model, "yolo");
   EXPECT_EQ(m.remote.output_name, "out");
+  EXPECT_EQ(m.remote.input_name, "images");
   EXPECT_EQ(m.remote.output, (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(m.remote.timeout_ms, 250);
   EXPECT_EQ(m.remote.retries, 2);

@@ -71,9 +71,9 @@ one_run kill
 python3 - "$OUT" <<'PY'
 import json, re, sys
 out = sys.argv[1]
-print("| run | submitted | ok | late | dropped | failed | goodput (req/s) | p99 (ms) | "
+print("| run | submitted | ok | late | dropped | failed | goodput (req/s) | p50 (ms) | p99 (ms) | "
       "backend 2 up at end | failures b1 / b2 | re-dispatches b1 / b2 | load avg (start → end) |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 for mode in ("local", "steady", "kill"):
     d = f"{out}/{mode}"
     s = json.load(open(f"{d}/real/summary.json"))
@@ -88,7 +88,7 @@ for mode in ("local", "steady", "kill"):
     la1 = open(f"{d}/loadavg_end.txt").read().split()[0]
     print(f"| {mode} | {s['submitted']} | {s.get('ok', '-')} | {s.get('late', '-')} | "
           f"{s.get('dropped', '-')} | {s.get('failed', '-')} | {s['goodput_rps']:.2f} | "
-          f"{s['latency_ms']['p99']:.1f} | {'/'.join(up) or '-'} | "
+          f"{s['latency_ms']['p50']:.1f} | {s['latency_ms']['p99']:.1f} | {'/'.join(up) or '-'} | "
           f"{total('tessera_backend_failures_total', 19101)} / {total('tessera_backend_failures_total', 19102)} | "
           f"{total('tessera_backend_redispatches_total', 19101)} / {total('tessera_backend_redispatches_total', 19102)} | "
           f"{la0} → {la1} |")

@@ -34,9 +34,9 @@ RemoteAddress parse_remote_address(const std::string& endpoint, RemoteSpec::Prot
 
 RemoteSpec parse_remote_spec(const SpecNode& node) {
   node.expect_map();
-  node.allow_only({"endpoints", "protocol", "model", "output_name", "output", "timeout_ms",
-                   "retries", "health_interval_ms", "health_timeout_ms", "pool", "max_reply_bytes",
-                   "binary"});
+  node.allow_only({"endpoints", "protocol", "model", "input_name", "output_name", "output",
+                   "timeout_ms", "retries", "health_interval_ms", "health_timeout_ms", "pool",
+                   "max_reply_bytes", "binary"});
   RemoteSpec spec;
   if (auto p = node.get("protocol")) {
     spec.protocol = p->as_choice({"http", "grpc"}) == "grpc" ? RemoteSpec::Protocol::kGrpc
@@ -62,6 +62,10 @@ RemoteSpec parse_remote_spec(const SpecNode& node) {
     if (spec.model.empty() || spec.model.find_first_of("/?#% ") != std::string::npos) {
       m->fail("must be a non-empty model name without '/', '?', '#', '%' or spaces");
     }
+  }
+  if (auto i = node.get("input_name")) {
+    spec.input_name = i->as_string();
+    if (spec.input_name.empty()) i->fail("must not be empty");
   }
   if (auto o = node.get("output_name")) spec.output_name = o->as_string();
   if (auto o = node.get("output")) {

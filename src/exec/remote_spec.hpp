@@ -20,6 +20,7 @@ struct RemoteSpec {
   std::vector<std::string> endpoints;
   Protocol protocol = Protocol::kHttp;
   std::string model;                   // the backend's model name; default: the variant
+  std::string input_name = "input";    // the backend model's input tensor
   std::string output_name;             // which output to take; default: the reply's first
   std::vector<int64_t> output;         // per-item output shape; empty: asked of the backend
   double timeout_ms = 5000.0;          // one attempt: connect, send, and the whole reply

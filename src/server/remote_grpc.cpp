@@ -56,7 +56,7 @@ class GrpcTransport final : public RemoteTransport {
     req.set_model_name(spec_.model);
     req.set_id(id);
     auto* in = req.add_inputs();
-    in->set_name("input");
+    in->set_name(spec_.input_name);
     in->set_datatype("FP32");
     in->add_shape(static_cast<int64_t>(inputs.size()));
     if (!inputs.empty()) {

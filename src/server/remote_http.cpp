@@ -36,7 +36,8 @@ class HttpTransport final : public RemoteTransport {
   RemoteCall infer(std::span<const FloatTensor* const> inputs, const std::string& id,
                    const RemoteExpect& expect) override {
     RemoteCall call;
-    RemoteRequestBody body = encode_remote_request(inputs, id, spec_.output_name, spec_.binary);
+    RemoteRequestBody body =
+        encode_remote_request(inputs, id, spec_.output_name, spec_.binary, spec_.input_name);
     httplib::Request req;
     req.method = "POST";
     req.path = path_;

@@ -57,12 +57,12 @@ void flatten(const json& j, std::vector<double>& out, std::size_t limit, const s
 
 RemoteRequestBody encode_remote_request(std::span<const FloatTensor* const> inputs,
                                         const std::string& id, const std::string& output_name,
-                                        bool binary) {
+                                        bool binary, const std::string& input_name) {
   std::vector<int64_t> shape{static_cast<int64_t>(inputs.size())};
   if (!inputs.empty()) shape.insert(shape.end(), inputs[0]->shape.begin(), inputs[0]->shape.end());
   std::size_t values = 0;
   for (const FloatTensor* t : inputs) values += t->data.size();
-  json in = {{"name", "input"}, {"datatype", "FP32"}, {"shape", shape}};
+  json in = {{"name", input_name}, {"datatype", "FP32"}, {"shape", shape}};
   json doc = {{"id", id}};
   if (binary) {
     in["parameters"] = {{"binary_data_size", values * sizeof(float)}};

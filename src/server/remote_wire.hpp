@@ -37,12 +37,12 @@ struct RemoteRequestBody {
   std::optional<std::size_t> header_length;  // Inference-Header-Content-Length (binary)
 };
 
-// The batch as one request: input "input", FP32, shape [batch, item shape...], as the
+// The batch as one request: input `input_name`, FP32, shape [batch, item shape...], as the
 // binary tensor data extension (binary = true) or JSON data; asks for `output_name` (all
 // outputs if empty) in binary when `binary`.
 RemoteRequestBody encode_remote_request(std::span<const FloatTensor* const> inputs,
                                         const std::string& id, const std::string& output_name,
-                                        bool binary);
+                                        bool binary, const std::string& input_name = "input");
 
 // One output tensor as a backend sent it: its raw little-endian bytes (binary or gRPC raw
 // contents) or its values (JSON or typed gRPC contents).
