@@ -8,8 +8,16 @@
 
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -125,9 +133,11 @@ FloatTensor ramp(std::vector<int64_t> shape, float start) {
   return t;
 }
 
+// The sample line that starts with `prefix` ("" if none; HELP and TYPE lines never match).
 std::string metric_line(const std::string& text, const std::string& prefix) {
-  const auto at = text.find(prefix);
+  auto at = text.rfind(prefix, 0) == 0 ? 0 : text.find("\n" + prefix);
   if (at == std::string::npos) return "";
+  if (text[at] == '\n') ++at;
   return text.substr(at, text.find('\n', at) - at);
 }
 
@@ -390,6 +400,104 @@ TEST(Fleet, AWorkerStoppedUnderLoadLosesNoRequest) {
   text = fe.metrics();
   EXPECT_GT(metric(text, "tessera_backend_requests_total{model=\"m\"," + b1 + "}"), before);
 }
+
+#ifdef TESSERA_BINARY
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// `tessera serve --worker MODELS --port PORT` as a child process; its pid once it is
+// ready (-1 if it never is).
+pid_t spawn_worker(const std::string& models, int port, const std::string& log) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const std::string port_s = std::to_string(port);
+    std::freopen(log.c_str(), "a", stderr);
+    std::freopen(log.c_str(), "a", stdout);
+    execl(TESSERA_BINARY, TESSERA_BINARY, "serve", "--worker", models.c_str(), "--port",
+          port_s.c_str(), "--no-warmup", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  httplib::Client c("127.0.0.1", port);
+  c.set_connection_timeout(1, 0);
+  for (int i = 0; i < 1200; ++i) {  // at most a minute (a child loading libtorch)
+    auto res = c.Get("/v2/health/ready");
+    if (res && res->status == 200) return pid;
+    if (waitpid(pid, nullptr, WNOHANG) == pid) return -1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  return -1;
+}
+
+// A worker process killed (SIGKILL) while it holds a batch: the connection dies mid-call,
+// the batch is re-sent to the other backend and answered once, with the right values; the
+// dead backend is out of service, and a health check after its restart brings it back.
+TEST(Fleet, AWorkerProcessKilledMidBatchIsReDispatched) {
+  const std::string dir = ::testing::TempDir();
+  const std::string models = dir + "fleet_worker_models.yaml";
+  std::ofstream(models) << "input: [4]\nmodels:\n  - {variant: m, zoo: sleep, latency_ms: 500}\n";
+  const std::string log = dir + "fleet_worker.log";
+  const int port = free_port();
+  pid_t child = spawn_worker(models, port, log);
+  ASSERT_GT(child, 0) << "see " << log;
+  ModelsConfig wm;
+  wm.models = {zoo("m", "sleep", {4})};
+  Worker local(wm);
+  local.start();
+  const std::string child_url = "http://127.0.0.1:" + std::to_string(port);
+  ModelSpec spec = remote_spec("m", {4}, {child_url, local.url()}, 1);
+  RemoteModel remote(spec);  // the first call goes to the first backend: the child
+
+  FloatTensor in{{4}, {4, 3, 2, 1}};
+  const FloatTensor* batch[] = {&in};
+  std::vector<FloatTensor> out;
+  std::string error;
+  std::thread call([&] {
+    try {
+      out = remote.run(batch);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  });
+  // Wait until the child holds the batch (its /metrics says so), then kill it.
+  httplib::Client probe("127.0.0.1", port);
+  bool holding = false;
+  for (int i = 0; i < 2000 && !holding; ++i) {
+    auto res = probe.Get("/metrics");
+    holding = res && res->status == 200 && metric(res->body, "tessera_requests_in_flight ") >= 1;
+  }
+  EXPECT_TRUE(holding);
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  call.join();
+
+  EXPECT_EQ(error, "");
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].data, in.data);
+  auto stats = remote.backends();
+  EXPECT_FALSE(stats[0].up);
+  EXPECT_EQ(stats[0].failures, 1u);
+  EXPECT_EQ(stats[1].redispatches, 1u);
+  EXPECT_EQ(stats[1].failures, 0u);
+
+  child = spawn_worker(models, port, log);
+  ASSERT_GT(child, 0) << "see " << log;
+  remote.check_now();
+  EXPECT_TRUE(remote.backends()[0].up);
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+}
+#endif  // TESSERA_BINARY
 
 TEST(Fleet, NoBackendInServiceIsAClearError) {
   ModelsConfig wm;
