@@ -61,6 +61,34 @@ void run_llm_serve(const RunSpec& run, const ServeArgs& args, sigset_t signals) 
   server->shutdown();
 }
 
+void serve_until_signal(Server& server, const ServeArgs& args, sigset_t signals);
+void run_worker(const ServeArgs& args);
+
+void run_serve(const ServeArgs& args) {
+  if (args.worker) return run_worker(args);
+  RunSpec run = load_run_spec(args.run_file);
+  if (args.seed >= 0) run.sim.seed = static_cast<uint64_t>(args.seed);
+  // --models, else the run spec's `models:` (what `tessera plan` writes), else none.
+  const std::filesystem::path models_file =
+      args.models_file.empty() ? run.models_file : std::filesystem::path(args.models_file);
+  const ModelsConfig models =
+      models_file.empty() ? ModelsConfig{} : load_models_config(models_file);
+
+  // SIGINT / SIGTERM are taken by sigwait below, so every thread started from here on
+  // blocks them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  if (run.llm) return run_llm_serve(run, args, signals);
+  spdlog::info("app '{}' with {} tasks, SLO {} ms; policies: {}", run.app.name,
+               run.app.tasks.size(), to_ms(run.app.slo), run.policies.describe());
+  Server server(run, models, args.options);
+  serve_until_signal(server, args, signals);
+}
+
 // Starts `server`, serves until SIGINT / SIGTERM (blocked by the caller), then shuts down.
 void serve_until_signal(Server& server, const ServeArgs& args, sigset_t signals) {
   server.start();
@@ -107,31 +135,6 @@ void run_worker(const ServeArgs& args) {
   spdlog::info("worker mode: the models of {} as plain KServe v2 models (batches up to {})",
                args.run_file, args.worker_batch);
   serve_until_signal(*server, args, signals);
-}
-
-void run_serve(const ServeArgs& args) {
-  if (args.worker) return run_worker(args);
-  RunSpec run = load_run_spec(args.run_file);
-  if (args.seed >= 0) run.sim.seed = static_cast<uint64_t>(args.seed);
-  // --models, else the run spec's `models:` (what `tessera plan` writes), else none.
-  const std::filesystem::path models_file =
-      args.models_file.empty() ? run.models_file : std::filesystem::path(args.models_file);
-  const ModelsConfig models =
-      models_file.empty() ? ModelsConfig{} : load_models_config(models_file);
-
-  // SIGINT / SIGTERM are taken by sigwait below, so every thread started from here on
-  // blocks them.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-
-  if (run.llm) return run_llm_serve(run, args, signals);
-  spdlog::info("app '{}' with {} tasks, SLO {} ms; policies: {}", run.app.name,
-               run.app.tasks.size(), to_ms(run.app.slo), run.policies.describe());
-  Server server(run, models, args.options);
-  serve_until_signal(server, args, signals);
 }
 
 }  // namespace
