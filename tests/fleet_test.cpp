@@ -499,6 +499,34 @@ TEST(Fleet, AWorkerProcessKilledMidBatchIsReDispatched) {
 }
 #endif  // TESSERA_BINARY
 
+// gRPC: a stopped backend's batch goes to the other one; the stopped one is out of service.
+TEST(Fleet, GrpcBackendDownIsReDispatched) {
+  ModelsConfig wm;
+  wm.models = {zoo("m", "noop", {4})};
+  Worker w1(wm), w2(wm);
+  w1.start(0, true);
+  w2.start(0, true);
+  ModelSpec r = remote_spec(
+      "m", {4},
+      {"127.0.0.1:" + std::to_string(w1.grpc_port), "127.0.0.1:" + std::to_string(w2.grpc_port)});
+  r.remote.protocol = RemoteSpec::Protocol::kGrpc;
+  r.remote.timeout_ms = 2000;
+  RemoteModel remote(r);
+  w1.stop();  // the next call's first choice
+  FloatTensor in{{4}, {1, 2, 3, 4}};
+  const FloatTensor* batch[] = {&in};
+  const std::vector<FloatTensor> out = remote.run(batch);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].data, in.data);
+  const auto stats = remote.backends();
+  EXPECT_FALSE(stats[0].up);
+  EXPECT_EQ(stats[0].failures, 1u);
+  EXPECT_EQ(stats[1].redispatches, 1u);
+  remote.check_now();
+  EXPECT_FALSE(remote.backends()[0].up);
+  EXPECT_TRUE(remote.backends()[1].up);
+}
+
 TEST(Fleet, NoBackendInServiceIsAClearError) {
   ModelsConfig wm;
   wm.models = {zoo("m", "noop", {4})};
