@@ -11,6 +11,7 @@
 #include "exec/model_factory.hpp"
 #include "exec/profiler.hpp"
 #include "profile/profile_yaml.hpp"
+#include "server/remote_model.hpp"
 
 namespace tessera::cli {
 namespace {
@@ -43,7 +44,10 @@ void run_profile(ProfileArgs args) {
   ProfileTable table;
   for (const std::string& v : variants) {
     const ModelSpec spec = models.spec_for(v);
-    auto model = load_model(spec);
+    // A remote model is timed through its fleet (the network hop included).
+    std::unique_ptr<Model> model = spec.source == ModelSpec::Source::kRemote
+                                       ? std::make_unique<RemoteModel>(spec)
+                                       : load_model(spec);
     spdlog::info(
         "profiling '{}' ({} on {}, input {}) on segment '{}', batches {}, {} instance(s) at once",
         v, model->info().kind, model->info().device, shape_string(spec.input_shape), args.segment,

@@ -14,6 +14,7 @@
 #include "llm_serve/llm_server.hpp"
 #include "llm_torch/decoder.hpp"
 #include "server/server.hpp"
+#include "server/worker_mode.hpp"
 #include "spec/run_spec.hpp"
 
 namespace tessera::cli {
@@ -30,6 +31,8 @@ struct ServeArgs {
   int64_t seed = -1;
   std::string llm_checkpoint;  // an llm: run's checkpoint folder (docs/llm-serve.md)
   std::string llm_step_log;    // a CSV line per LLM step
+  bool worker = false;         // --worker: `run` is a models file (docs/serve.md#worker-mode)
+  int worker_batch = 32;
 };
 
 // A run spec with an `llm:` section: the live LLM server (docs/llm-serve.md).
@@ -71,7 +74,11 @@ void run_llm_serve(const RunSpec& run, const ServeArgs& args, sigset_t signals) 
   server->shutdown();
 }
 
+void serve_until_signal(Server& server, const ServeArgs& args, sigset_t signals);
+void run_worker(const ServeArgs& args);
+
 void run_serve(const ServeArgs& args) {
+  if (args.worker) return run_worker(args);
   RunSpec run = load_run_spec(args.run_file);
   if (args.seed >= 0) run.sim.seed = static_cast<uint64_t>(args.seed);
   // --models, else the run spec's `models:` (what `tessera plan` writes), else none.
@@ -92,6 +99,11 @@ void run_serve(const ServeArgs& args) {
   spdlog::info("app '{}' with {} tasks, SLO {} ms; policies: {}", run.app.name,
                run.app.tasks.size(), to_ms(run.app.slo), run.policies.describe());
   Server server(run, models, args.options);
+  serve_until_signal(server, args, signals);
+}
+
+// Starts `server`, serves until SIGINT / SIGTERM (blocked by the caller), then shuts down.
+void serve_until_signal(Server& server, const ServeArgs& args, sigset_t signals) {
   server.start();
   for (const std::string& name : server.endpoint_names()) {
     spdlog::info("  POST /v2/models/{}/infer", name);
@@ -119,13 +131,33 @@ void run_serve(const ServeArgs& args) {
   server.shutdown();
 }
 
+// --worker: the models file's models as plain KServe v2 models (docs/serve.md#worker-mode).
+void run_worker(const ServeArgs& args) {
+  const ModelsConfig models = load_models_config(args.run_file);
+  std::unique_ptr<Server> server;
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  try {
+    server = make_worker_server(models, WorkerOptions{args.worker_batch}, args.options);
+  } catch (const std::invalid_argument& e) {
+    throw SpecError(args.run_file, "models", e.what());
+  }
+  spdlog::info("worker mode: the models of {} as plain KServe v2 models (batches up to {})",
+               args.run_file, args.worker_batch);
+  serve_until_signal(*server, args, signals);
+}
+
 }  // namespace
 
 void add_serve_command(CLI::App& app) {
   auto args = std::make_shared<ServeArgs>();
   CLI::App* cmd = app.add_subcommand(
       "serve", "Serve a run spec's application over HTTP (KServe v2) on real models");
-  cmd->add_option("run", args->run_file, "Run spec (YAML): app, profiles, deployment, policies")
+  cmd->add_option("run", args->run_file,
+                  "Run spec (YAML): app, profiles, deployment, policies (--worker: a models file)")
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("--models,-m", args->models_file,
@@ -186,6 +218,13 @@ void add_serve_command(CLI::App& app) {
   cmd->add_flag("!--no-model-endpoints", o.model_endpoints,
                 "Serve only the application, not each deployed model on its own");
   cmd->add_option("--seed", args->seed, "Override the run's seed (fan-out draws)");
+  cmd->add_flag("--worker", args->worker,
+                "Worker mode: `run` is a models file whose models are served as plain KServe v2 "
+                "models (no application) for a front end's `remote:` models");
+  cmd->add_option("--worker-batch", args->worker_batch,
+                  "Worker mode: rows one model call takes at most")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 4096));
   cmd->add_option("--llm-checkpoint", args->llm_checkpoint,
                   "For a run spec with an llm: section: the checkpoint folder the decoder runs "
                   "(config.json, safetensors, optional tokenizer.json)")

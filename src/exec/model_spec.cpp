@@ -46,17 +46,25 @@ FanoutRule parse_fanout(const SpecNode& node) {
 
 ModelSpec parse_model(const SpecNode& node, const std::vector<int64_t>& default_input) {
   node.allow_only({"variant", "zoo", "torchscript", "emulate", "input", "classes", "seed", "fanout",
-                   "latency_ms", "per_item_ms", "device"});
+                   "latency_ms", "per_item_ms", "device", "remote"});
   ModelSpec spec;
   spec.variant = node.at("variant").as_string();
   if (spec.variant.empty()) node.at("variant").fail("must not be empty");
   const bool zoo = node.has("zoo");
   const bool script = node.has("torchscript");
   const bool emulate = node.has("emulate");
-  if ((zoo ? 1 : 0) + (script ? 1 : 0) + (emulate ? 1 : 0) != 1) {
-    node.fail("give exactly one of 'zoo', 'torchscript' and 'emulate'");
+  const bool remote = node.has("remote");
+  if ((zoo ? 1 : 0) + (script ? 1 : 0) + (emulate ? 1 : 0) + (remote ? 1 : 0) != 1) {
+    node.fail("give exactly one of 'zoo', 'torchscript', 'emulate' and 'remote'");
   }
-  if (emulate) {
+  if (remote) {
+    spec.source = ModelSpec::Source::kRemote;
+    spec.remote = parse_remote_spec(node.at("remote"));
+    if (spec.remote.model.empty()) spec.remote.model = spec.variant;
+    for (const char* key : {"classes", "seed"}) {
+      if (node.has(key)) node.at(key).fail("a remote model does not take it");
+    }
+  } else if (emulate) {
     node.at("emulate").as_choice({"profile"});
     spec.source = ModelSpec::Source::kProfileTimed;
     for (const char* key : {"classes", "seed", "fanout"}) {

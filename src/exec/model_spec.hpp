@@ -9,6 +9,7 @@
 
 #include "core/device.hpp"
 #include "core/spec_node.hpp"
+#include "exec/remote_spec.hpp"
 
 namespace tessera {
 
@@ -36,7 +37,9 @@ struct DeviceSetting {
 struct ModelSpec {
   // kProfileTimed: no real model; an emulation whose batches take exactly their profiled
   // latency on the worker's segment (docs/serve.md#profile-timed-emulation).
-  enum class Source { kZoo, kTorchScript, kProfileTimed };
+  // kRemote: batches run on remote inference servers (exec/remote_spec.hpp); the server
+  // module builds its client (server/remote_model.hpp), load_model() does not.
+  enum class Source { kZoo, kTorchScript, kProfileTimed, kRemote };
   std::string variant;
   Source source = Source::kZoo;
   std::string arch;                  // zoo architecture (kZoo)
@@ -50,6 +53,7 @@ struct ModelSpec {
   // Where it runs (docs/serve.md#serving-on-gpus). Unset in a parsed file when the entry
   // has no `device`; ModelsConfig::spec_for fills in the default. Unset: the CPU.
   std::optional<DeviceSetting> device;
+  RemoteSpec remote;                 // kRemote
 };
 
 // The `--models` file of `tessera serve` and `tessera profile` (docs/serve.md#models).

@@ -74,6 +74,11 @@ void TorchModel::probe() {
 }
 
 std::unique_ptr<Model> load_model(const ModelSpec& spec) {
+  if (spec.source == ModelSpec::Source::kRemote) {
+    throw std::runtime_error("variant '" + spec.variant +
+                             "': a remote model is served by `tessera serve` only (its client "
+                             "is the server's), not loaded here");
+  }
   // Resolved for every model, so a device this build or machine cannot use is the same
   // clear error whether or not the model runs libtorch.
   const c10::Device device = torch_device_for(spec, torch_device_environment());

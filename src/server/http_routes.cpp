@@ -10,6 +10,7 @@
 #include "server/gpu_metrics.hpp"
 #include "server/infer_call.hpp"
 #include "server/protocol.hpp"
+#include "server/remote_model.hpp"
 #include "server/server_impl.hpp"
 #include "server/triton_metrics.hpp"
 
@@ -168,6 +169,11 @@ HttpResponse metrics_text(Server::Impl& s) {
   text += "# TYPE tessera_workers_replaced_total counter\n";
   text += "tessera_workers_replaced_total " + std::to_string(replaced) + "\n";
   text += render_triton_metrics(rows);
+  std::vector<std::pair<std::string, const RemoteModel*>> remote;
+  for (const auto& [name, lm] : s.models.all()) {
+    if (auto* m = dynamic_cast<const RemoteModel*>(lm.model.get())) remote.emplace_back(name, m);
+  }
+  text += render_remote_metrics(remote);
   text += render_process_metrics();
   text += render_gpu_metrics(process_gpu_sampler());
   return HttpResponse(200, std::move(text), "text/plain; version=0.0.4");

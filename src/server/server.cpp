@@ -10,6 +10,7 @@
 
 #include "exec/model_factory.hpp"
 #include "server/protocol.hpp"
+#include "server/remote_model.hpp"
 #include "server/server_impl.hpp"
 #include "spec/run_spec.hpp"
 
@@ -38,7 +39,7 @@ void warm_up(const ModelRegistry& models, const Deployment& deployment, const Ap
     for (int v : g.variants) {
       Model& m = *models.at(app.tasks[g.task].variants[static_cast<std::size_t>(v)].name).model;
       if (m.info().kind == "noop" || m.info().kind == "sleep" || m.info().kind == "faulty" ||
-          m.info().kind == kProfileTimedKind)
+          m.info().kind == kProfileTimedKind || m.info().kind.rfind("remote:", 0) == 0)
         continue;
       FloatTensor zero{
           m.info().input_shape,
@@ -84,7 +85,9 @@ Server::Server(const App& app, const Deployment& deployment, const ProfileTable&
       hosted.push_back(Hosted{g.task, v, &g});
       const auto t0 = std::chrono::steady_clock::now();
       ModelSpec spec = models.spec_for(name);
-      std::shared_ptr<Model> model = load_model(spec);
+      std::shared_ptr<Model> model = spec.source == ModelSpec::Source::kRemote
+                                         ? std::make_shared<RemoteModel>(spec)
+                                         : std::shared_ptr<Model>(load_model(spec));
       spdlog::info(
           "model '{}': {} input {} output {} ({:.0f} ms to load)", name, model->info().kind,
           shape_string(model->info().input_shape), shape_string(model->info().output_shape),
@@ -108,9 +111,11 @@ Server::Server(const App& app, const Deployment& deployment, const ProfileTable&
     s.by_name[ep->name()] = ep.get();
     s.endpoints.push_back(std::move(ep));
   };
-  add(std::make_unique<Endpoint>(app.name, app, deployment, profiles, *s.policies, s.models,
-                                 s.clock, s.loop, s.metrics, seed, models.torch_threads,
-                                 s.options.inline_noop, s.options.model_timeout_s));
+  if (s.options.app_endpoint) {
+    add(std::make_unique<Endpoint>(app.name, app, deployment, profiles, *s.policies, s.models,
+                                   s.clock, s.loop, s.metrics, seed, models.torch_threads,
+                                   s.options.inline_noop, s.options.model_timeout_s));
+  }
   if (s.options.model_endpoints) {
     for (const Hosted& h : hosted) {
       const Variant& v = app.tasks[h.task].variants[static_cast<std::size_t>(h.variant)];
@@ -129,6 +134,12 @@ Server::~Server() { shutdown(); }
 
 const ServeOptions& Server::options() const { return impl_->options; }
 int Server::grpc_port() const { return impl_->grpc_port; }
+
+void Server::check_backends_now() {
+  for (const auto& [name, lm] : impl_->models.all()) {
+    if (auto* remote = dynamic_cast<RemoteModel*>(lm.model.get())) remote->check_now();
+  }
+}
 
 std::vector<std::string> Server::endpoint_names() const {
   std::vector<std::string> names;

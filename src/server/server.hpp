@@ -32,7 +32,8 @@ struct ServeOptions {
   bool warmup = true;                          // run each model at each batch size before serving
   bool model_endpoints = true;                 // also serve each deployed model on its own
   bool inline_noop = true;                     // run the no-op model on the event loop thread
-  int grpc_port = -1;  // the gRPC front end's port: -1 none, 0 any free port (grpc_port())
+  int grpc_port = -1;        // the gRPC front end's port: -1 none, 0 any free port (grpc_port())
+  bool app_endpoint = true;  // serve the application itself (worker mode: false)
 };
 
 // The application of one run spec (and each of its deployed models), served over HTTP
@@ -64,6 +65,8 @@ class Server {
   // Waits until at least `n` requests are in flight (tests); false on timeout.
   bool wait_until_in_flight(int n, double timeout_s) const;
   const ServeOptions& options() const;
+  // Runs a health check of every remote model's backends now (server/remote_model.hpp).
+  void check_backends_now();
 
   struct Impl;
 
