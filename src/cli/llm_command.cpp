@@ -207,6 +207,8 @@ struct ProfileOptions {
   int64_t prompt_tokens = 16;
   std::vector<int64_t> lengths{4, 24};
   int repeats = 3;
+  int warmups = 2;
+  std::vector<int64_t> depths{1, 2};  // fingerprint layers (iServe: 1 and 2)
 };
 
 void run_profile(const ProfileOptions& o) {
@@ -231,12 +233,15 @@ void run_profile(const ProfileOptions& o) {
   how.prompt_tokens = o.prompt_tokens;
   how.output_lengths = o.lengths;
   how.repeats = o.repeats;
-  const FingerprintProfile profile = profile_fingerprints(o.checkpoint, work, comps, tps, how);
+  how.warmups = o.warmups;
+  const FingerprintProfile profile =
+      profile_fingerprints(o.checkpoint, work, comps, tps, how, {o.depths[0], o.depths[1]});
   write_text(o.out, fingerprint_profile_to_json(profile));
   std::printf(
-      "profiled the 1- and 2-layer fingerprints of %s (%lld layers): %zu compressions, "
-      "TP",
-      arch.name.c_str(), static_cast<long long>(arch.layers), comps.size());
+      "profiled the %lld- and %lld-layer fingerprints of %s (%lld layers): %zu "
+      "compressions, TP",
+      static_cast<long long>(o.depths[0]), static_cast<long long>(o.depths[1]), arch.name.c_str(),
+      static_cast<long long>(arch.layers), comps.size());
   for (int tp : tps) std::printf(" %d", tp);
   std::printf("; wrote %s\n", o.out.c_str());
 }
@@ -271,6 +276,7 @@ struct MeasureCliOptions {
   int64_t prompt_tokens = 16;
   std::vector<int64_t> lengths{4, 24};
   int repeats = 3;
+  int warmups = 2;
 };
 
 // Measures a (full) checkpoint the way the profiler measures fingerprints: the reference
@@ -280,6 +286,7 @@ void run_measure(const MeasureCliOptions& o) {
   how.prompt_tokens = o.prompt_tokens;
   how.output_lengths = o.lengths;
   how.repeats = o.repeats;
+  how.warmups = o.warmups;
   const DecoderOptions options{
       weight_quant_from_string(o.weights), kv_quant_from_string(o.kv), o.tp, o.pp, {}};
   const Measurement m = measure_checkpoint(o.checkpoint, options, how);
@@ -400,8 +407,19 @@ void add_llm_command(CLI::App& app) {
       ->check(CLI::Range(int64_t{0}, int64_t{4096}));
   profile->add_option("--repeats", pr->repeats, "Timed requests per point (median)")
       ->check(CLI::Range(1, 100));
+  profile->add_option("--warmups", pr->warmups, "Untimed requests before the timed ones")
+      ->check(CLI::Range(0, 100));
+  profile
+      ->add_option("--fingerprint-layers", pr->depths,
+                   "The two fingerprints' layers, a < b (iServe: 1 2; e.g. 4 8 for the "
+                   "iserve-deep variant)")
+      ->expected(2)
+      ->check(CLI::Range(int64_t{1}, int64_t{1024}));
   profile->callback([pr] {
     if (pr->lengths[0] == pr->lengths[1]) throw CLI::ValidationError("--lengths", "must differ");
+    if (pr->depths[0] >= pr->depths[1]) {
+      throw CLI::ValidationError("--fingerprint-layers", "must be increasing (a < b)");
+    }
     run_profile(*pr);
   });
 
@@ -437,6 +455,8 @@ void add_llm_command(CLI::App& app) {
       ->check(CLI::Range(int64_t{0}, int64_t{4096}));
   measure->add_option("--repeats", me->repeats, "Timed requests per length (median)")
       ->check(CLI::Range(1, 100));
+  measure->add_option("--warmups", me->warmups, "Untimed requests before the timed ones")
+      ->check(CLI::Range(0, 100));
   measure->callback([me] { run_measure(*me); });
   add_llm_step_profile_command(*llm);
 }
