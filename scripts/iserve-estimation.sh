@@ -36,7 +36,8 @@ LOAD_BEFORE=$(cut -d" " -f1-3 /proc/loadavg)
 START=$(date +%s)
 # The load average is sampled after every measurement (the page gives min / mean / max;
 # kept across resumed runs like the measurements).
-sample_load() { [ -n "${TABLES_ONLY:-}" ] || cut -d" " -f1 /proc/loadavg >> "$OUT/load-samples.txt"; }
+MEASURED=
+sample_load() { MEASURED=1; cut -d" " -f1 /proc/loadavg >> "$OUT/load-samples.txt"; }
 CACHES=$(lscpu 2>/dev/null | awk -F: '/^L2 cache|^L3 cache/ {gsub(/^ +/, "", $2); printf "%s%s: %s", sep, $1, $2; sep="; "}')
 
 # name | bundled model | random-checkpoint shape flags (true depth, hidden 256, vocabulary
@@ -108,8 +109,9 @@ done
 
 LOAD_AFTER=$(cut -d" " -f1-3 /proc/loadavg)
 SECONDS_TAKEN=$(($(date +%s) - START))
-# The run conditions belong to the measuring run: TABLES_ONLY reuses the last one's.
-if [ -z "${TABLES_ONLY:-}" ]; then
+# The run conditions belong to the measuring run: a run that measured nothing (TABLES_ONLY,
+# or everything already measured) reuses the last one's.
+if [ -n "$MEASURED" ] || [ ! -f "$OUT/run-conditions.txt" ]; then
   printf '%s\n%s\n%s\n%s\n' "$LOAD_BEFORE" "$LOAD_AFTER" "$SECONDS_TAKEN" "$CACHES" > "$OUT/run-conditions.txt"
 elif [ -f "$OUT/run-conditions.txt" ]; then
   { read -r LOAD_BEFORE; read -r LOAD_AFTER; read -r SECONDS_TAKEN; read -r CACHES; } < "$OUT/run-conditions.txt"
