@@ -141,7 +141,7 @@ samples = []
 if os.path.exists(os.path.join(out, "load-samples.txt")):
     samples = [float(x) for x in open(os.path.join(out, "load-samples.txt")) if x.strip()]
 
-rows, summary, layer_rows, by_group = [], [], [], {}
+rows, summary, layer_rows, by_group, same_work = [], [], [], {}, {}
 for model in ["llama-2-7b", "llama-2-70b", "falcon-7b", "gpt-j-6b"]:
     d = os.path.join(out, model)
     if not glob.glob(os.path.join(d, "measured-*.json")):
@@ -172,6 +172,8 @@ for model in ["llama-2-7b", "llama-2-70b", "falcon-7b", "gpt-j-6b"]:
             em = maps[(meth, "wall")][key]["memory_bytes"]
             cells[(meth, "mem")] = (em, err(em, m["memory_bytes"]))
             e_.setdefault((meth, "mem"), []).append(err(em, m["memory_bytes"]))
+        same_work.setdefault((model, m["tp"], m["weights"], m["kv_cache"]), []).append(
+            (m["pp"], meas["cpu"]))
         group = (m["weights"], "TP 1" if m["tp"] == 1 else "TP > 1")
         by_group.setdefault(group, []).append(cells[("iserve", "mem")][1])
         name = maps[("iserve", "wall")][key]["config"]
@@ -360,6 +362,25 @@ with open(doc, "w") as fh:
           "full model implies (CPU time, TP 1): full / fingerprint ratio " +
           ", ".join(f"{min(v):.2f}–{max(v):.2f} for {k}" for k, v in ratios.items()) +
           ". Above 1 the linear extrapolation under-estimates the full model.")
+    noise = [(k, sorted(v)) for k, v in same_work.items() if len(v) > 1]
+    spreads = [(max(c for _, c in v) - min(c for _, c in v)) / mean([c for _, c in v]) * 100
+               for _, v in noise]
+    if spreads:
+        w(f"- Measurement noise (the same-work table): a request's work hardly depends on PP "
+          f"(one request at a time: the stages run one after another, a hand-off copies one "
+          f"[tokens, hidden] activation), yet the full model's "
+          f"measured CPU time across PP degrees of one (model, TP, compression) spreads by "
+          f"{mean(spreads):.1f} % of its mean on average and up to {max(spreads):.1f} %; iServe's "
+          "PP estimate reuses PP 1's, so that spread enters the latency error of either method "
+          "whatever the estimate.")
+    w()
+    w("## Same work, different PP: the full model's measured CPU time (noise)")
+    w()
+    w("| model | TP | compression | CPU ms by PP | spread (max − min) / mean % |")
+    w("|---|---|---|---|---|")
+    for (k, v), sp in zip(noise, spreads):
+        w(f"| {k[0]} | {k[1]} | {k[2]}-{k[3]} | " + ", ".join(f"PP {pp}: {1e3*c:.1f}" for pp, c in v) +
+          f" | {sp:.1f} |")
     w()
     w(f"## Decode cost per layer against depth ({depth_model}, TP 1, PP 1)")
     w()
