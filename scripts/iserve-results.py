@@ -199,7 +199,8 @@ if ESTIMATION:
     p()
     p("The fingerprint estimator's errors, per configuration and per method, are in")
     p("[docs/results/iserve/estimation.md](iserve/estimation.md) (written by")
-    p("scripts/iserve-estimation.sh); its run conditions, summary and findings follow.")
+    p("scripts/iserve-estimation.sh); its run conditions, summary and findings follow (the")
+    p("depth, same-work, per-layer and per-configuration tables the findings name are on that page).")
     # The estimation page's sections, one heading level down.
     est = open("docs/results/iserve/estimation.md").read().split("\n## ")
     for part in est[1:]:
