@@ -195,7 +195,16 @@ p(f"θ is not given in the paper; lowering it from 0.5 spreads more: hybrid(0.2)
  )
 p()
 if ESTIMATION:
-    p("## 5. Fingerprint estimation")
+    p("## 5. Fingerprint estimation (validation on this machine)")
     p()
-    p("The fingerprint estimator's errors: [docs/results/iserve/estimation.md](iserve/estimation.md)")
-    p("(written by scripts/iserve-estimation.sh).")
+    p("The fingerprint estimator's errors, per configuration and per method, are in")
+    p("[docs/results/iserve/estimation.md](iserve/estimation.md) (written by")
+    p("scripts/iserve-estimation.sh); its run conditions, summary and findings follow (the")
+    p("depth, same-work, per-layer and per-configuration tables the findings name are on that page).")
+    # The estimation page's sections, one heading level down.
+    est = open("docs/results/iserve/estimation.md").read().split("\n## ")
+    for part in est[1:]:
+        title = part.split("\n", 1)[0]
+        if title.startswith(("Run conditions", "Summary", "Findings")):
+            p()
+            p("### " + part.rstrip())

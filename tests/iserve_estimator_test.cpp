@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <tuple>
 
 #include "core/error.hpp"
 
@@ -168,6 +169,81 @@ TEST(IserveEstimator, MissingMeasurementsAreClearErrors) {
   const LlmArchitecture arch = load_llm_architecture(kModels + "llama-2-70b/config.json");
   const ConfigMap map = estimate_config_map(arch, p, 1);
   EXPECT_EQ(map.entries.size(), 4u);  // TP 1 × PP 1: 6 compressions less the 2 broken
+}
+
+// The iserve-deep variant: fingerprints of 4 and 8 layers. Per-layer = (x_8 − x_4) / 4,
+// other = x_4 − 4·per-layer, full = other + L·per-layer; the values are exact in binary.
+TEST(IserveEstimator, DeepFingerprintsExtrapolateFromTheirOwnDepths) {
+  FingerprintProfile p;
+  p.model = "m";
+  p.layers = 32;
+  p.prompt_tokens = 16;
+  p.repeats = 3;
+  p.depths = {4, 8};
+  CompressionProfile c;
+  // Memory (bytes): per layer 1024 at every point; other 4096 at (1, 1), 4608 at (1, 2)
+  // and 6144 at (2, 1).
+  for (auto [tp, pp, other] :
+       std::vector<std::tuple<int, int, double>>{{1, 1, 4096}, {1, 2, 4608}, {2, 1, 6144}}) {
+    for (int64_t d : {4, 8})
+      c.memory.push_back({d, tp, pp, other + 1024.0 * static_cast<double>(d)});
+  }
+  // Latency (seconds) at TP 1, output lengths 2 and 10: TTFT(4) = 0.5, TPOT(4) = 0.25;
+  // TTFT(8) = 0.75, TPOT(8) = 0.375, so TTFT per layer 0.0625, other 0.25; TPOT per layer
+  // 0.03125, other 0.125.
+  for (auto [d, ttft, tpot] :
+       std::vector<std::tuple<int64_t, double, double>>{{4, 0.5, 0.25}, {8, 0.75, 0.375}}) {
+    for (int64_t n : {2, 10}) {
+      c.latency.push_back({d, 1, n, ttft + static_cast<double>(n) * tpot, 0});
+    }
+  }
+  p.compressions.push_back(c);
+
+  const MemoryTerms m = solve_memory(p.compressions[0], 32, p.depths);
+  // m11 = 4096 + 32·1024 = 36864, m12 = 37376, m21 = 38912.
+  EXPECT_EQ(m.a_p, 256.0);
+  EXPECT_EQ(m.a, 2048.0);
+  EXPECT_EQ(m.w, 34816.0);
+  const LatencyTerms l = solve_latency(p.compressions[0], 1, LatencyClock::kWall, p.depths);
+  EXPECT_EQ(l.ttft_layer, 0.0625);
+  EXPECT_EQ(l.ttft_other, 0.25);
+  EXPECT_EQ(l.tpot_layer, 0.03125);
+  EXPECT_EQ(l.tpot_other, 0.125);
+
+  LlmArchitecture arch = load_llm_architecture(kModels + "llama-2-7b/config.json");
+  ASSERT_EQ(arch.layers, 32);
+  const ConfigMap map = estimate_config_map(arch, p, 1);
+  ASSERT_EQ(map.entries.size(), 1u);  // tp1-pp1-fp16-kv16
+  EXPECT_EQ(map.entries[0].memory_bytes, 36864.0);
+  EXPECT_EQ(map.entries[0].ttft_s, 2.25);   // 0.25 + 32 · 0.0625
+  EXPECT_EQ(map.entries[0].tpot_s, 1.125);  // 0.125 + 32 · 0.03125
+
+  // Read at the paper's depths {1, 2}, the records of depths 4 and 8 are missing.
+  EXPECT_THROW(solve_latency(p.compressions[0], 1), std::invalid_argument);
+
+  // The depths round-trip; a record at another depth, and depths not increasing, are
+  // refused naming the field.
+  const std::string json = fingerprint_profile_to_json(p);
+  const FingerprintProfile back = parse_fingerprint_profile(SpecNode::load_string(json, "p.json"));
+  EXPECT_EQ(back.depths, (std::pair<int64_t, int64_t>{4, 8}));
+  EXPECT_EQ(back.compressions[0].memory[1].fingerprint_layers, 8);
+  for (const auto& [from, to, field] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"\"fingerprint_layers\": 8", "\"fingerprint_layers\": 2", "fingerprint_layers"},
+           {"\"fingerprint_depths\": [\n    4,", "\"fingerprint_depths\": [\n    9,",
+            "fingerprint_depths"},
+           {"\"fingerprint_depths\": [", "\"fingerprint_depths\": [1, ", "fingerprint_depths"}}) {
+    std::string bad = json;
+    const auto at = bad.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    bad.replace(at, from.size(), to);
+    try {
+      parse_fingerprint_profile(SpecNode::load_string(bad, "p.json"));
+      ADD_FAILURE() << "accepted " << to;
+    } catch (const SpecError& e) {
+      EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
+    }
+  }
 }
 
 }  // namespace

@@ -226,6 +226,8 @@ struct ProfileOptions {
   std::vector<int64_t> lengths{4, 24};
   int repeats = 3;
   std::string device = "cpu";
+  int warmups = 2;
+  std::vector<int64_t> depths{1, 2};  // fingerprint layers (iServe: 1 and 2)
 };
 
 void run_profile(const ProfileOptions& o) {
@@ -251,12 +253,15 @@ void run_profile(const ProfileOptions& o) {
   how.output_lengths = o.lengths;
   how.repeats = o.repeats;
   how.device = llm_device(o.device);
-  const FingerprintProfile profile = profile_fingerprints(o.checkpoint, work, comps, tps, how);
+  how.warmups = o.warmups;
+  const FingerprintProfile profile =
+      profile_fingerprints(o.checkpoint, work, comps, tps, how, {o.depths[0], o.depths[1]});
   write_text(o.out, fingerprint_profile_to_json(profile));
   std::printf(
-      "profiled the 1- and 2-layer fingerprints of %s (%lld layers): %zu compressions, "
-      "TP",
-      arch.name.c_str(), static_cast<long long>(arch.layers), comps.size());
+      "profiled the %lld- and %lld-layer fingerprints of %s (%lld layers): %zu "
+      "compressions, TP",
+      static_cast<long long>(o.depths[0]), static_cast<long long>(o.depths[1]), arch.name.c_str(),
+      static_cast<long long>(arch.layers), comps.size());
   for (int tp : tps) std::printf(" %d", tp);
   std::printf("; wrote %s\n", o.out.c_str());
 }
@@ -292,6 +297,7 @@ struct MeasureCliOptions {
   std::vector<int64_t> lengths{4, 24};
   int repeats = 3;
   std::string device = "cpu";
+  int warmups = 2;
 };
 
 // Measures a (full) checkpoint the way the profiler measures fingerprints: the reference
@@ -301,6 +307,7 @@ void run_measure(const MeasureCliOptions& o) {
   how.prompt_tokens = o.prompt_tokens;
   how.output_lengths = o.lengths;
   how.repeats = o.repeats;
+  how.warmups = o.warmups;
   const DecoderOptions options{weight_quant_from_string(o.weights),
                                kv_quant_from_string(o.kv),
                                o.tp,
@@ -432,8 +439,19 @@ void add_llm_command(CLI::App& app) {
   profile->add_option("--device", pr->device,
                       "Device: cpu (default), cuda, cuda:N or a GPU/MIG UUID in "
                       "CUDA_VISIBLE_DEVICES (docs/iserve.md#devices)");
+  profile->add_option("--warmups", pr->warmups, "Untimed requests before the timed ones")
+      ->check(CLI::Range(0, 100));
+  profile
+      ->add_option("--fingerprint-layers", pr->depths,
+                   "The two fingerprints' layers, a < b (iServe: 1 2; e.g. 4 8 for the "
+                   "iserve-deep variant)")
+      ->expected(2)
+      ->check(CLI::Range(int64_t{1}, int64_t{1024}));
   profile->callback([pr] {
     if (pr->lengths[0] == pr->lengths[1]) throw CLI::ValidationError("--lengths", "must differ");
+    if (pr->depths[0] >= pr->depths[1]) {
+      throw CLI::ValidationError("--fingerprint-layers", "must be increasing (a < b)");
+    }
     run_profile(*pr);
   });
 
@@ -472,6 +490,8 @@ void add_llm_command(CLI::App& app) {
   measure->add_option("--device", me->device,
                       "Device: cpu (default), cuda, cuda:N or a GPU/MIG UUID in "
                       "CUDA_VISIBLE_DEVICES (docs/iserve.md#devices)");
+  measure->add_option("--warmups", me->warmups, "Untimed requests before the timed ones")
+      ->check(CLI::Range(0, 100));
   measure->callback([me] { run_measure(*me); });
   add_llm_step_profile_command(*llm);
 }

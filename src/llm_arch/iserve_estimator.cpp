@@ -15,12 +15,22 @@ std::string compression_name(const CompressionProfile& c) {
   return to_string(c.weights) + "-" + to_string(c.kv_cache);
 }
 
+// A record's fingerprint_layers: one of the profile's two depths.
+int64_t depth_of(const SpecNode& node, std::pair<int64_t, int64_t> depths) {
+  const int64_t d = node.as_integer_in(1, 1024);
+  if (d != depths.first && d != depths.second) {
+    node.fail("is " + std::to_string(d) + ", not one of the fingerprint depths " +
+              std::to_string(depths.first) + " and " + std::to_string(depths.second));
+  }
+  return d;
+}
+
 }  // namespace
 
 FingerprintProfile parse_fingerprint_profile(const SpecNode& node) {
   node.expect_map();
-  node.allow_only(
-      {"format", "model", "layers", "device", "prompt_tokens", "repeats", "compressions"});
+  node.allow_only({"format", "model", "layers", "device", "prompt_tokens", "repeats",
+                   "fingerprint_depths", "compressions"});
   const std::string format = node.at("format").as_string();
   if (format != kFingerprintProfileFormat) {
     node.at("format").fail("is '" + format.substr(0, 80) + "', expected '" +
@@ -32,6 +42,12 @@ FingerprintProfile parse_fingerprint_profile(const SpecNode& node) {
   p.device = node.string_or("device", "");
   p.prompt_tokens = node.integer_in_or("prompt_tokens", 1, 1 << 24, 1);
   p.repeats = node.integer_in_or("repeats", 1, 1 << 20, 1);
+  if (const auto depths = node.get("fingerprint_depths")) {
+    const std::vector<SpecNode> d = depths->items();
+    if (d.size() != 2) depths->fail("must list two fingerprint depths");
+    p.depths = {d[0].as_integer_in(1, 1024), d[1].as_integer_in(1, 1024)};
+    if (p.depths.first >= p.depths.second) depths->fail("must be increasing (a < b)");
+  }
   const std::vector<SpecNode> comps = node.at("compressions").items();
   if (comps.empty()) node.at("compressions").fail("is empty");
   if (comps.size() > 64) node.at("compressions").fail("lists more than 64 compressions");
@@ -61,7 +77,7 @@ FingerprintProfile parse_fingerprint_profile(const SpecNode& node) {
       m.expect_map();
       m.allow_only({"fingerprint_layers", "tp", "pp", "bytes"});
       FingerprintMemory r;
-      r.fingerprint_layers = m.at("fingerprint_layers").as_integer_in(1, 2);
+      r.fingerprint_layers = depth_of(m.at("fingerprint_layers"), p.depths);
       r.tp = static_cast<int>(m.at("tp").as_integer_in(1, 1024));
       r.pp = static_cast<int>(m.at("pp").as_integer_in(1, 1024));
       r.bytes = m.at("bytes").as_positive(kMaxBytes);
@@ -71,7 +87,7 @@ FingerprintProfile parse_fingerprint_profile(const SpecNode& node) {
       l.expect_map();
       l.allow_only({"fingerprint_layers", "tp", "output_length", "seconds", "cpu_seconds"});
       FingerprintLatency r;
-      r.fingerprint_layers = l.at("fingerprint_layers").as_integer_in(1, 2);
+      r.fingerprint_layers = depth_of(l.at("fingerprint_layers"), p.depths);
       r.tp = static_cast<int>(l.at("tp").as_integer_in(1, 1024));
       r.output_length = l.at("output_length").as_integer_in(0, 1 << 24);
       r.seconds = l.at("seconds").as_positive(kMaxSeconds);
@@ -95,6 +111,9 @@ std::string fingerprint_profile_to_json(const FingerprintProfile& p) {
   j["device"] = p.device;
   j["prompt_tokens"] = p.prompt_tokens;
   j["repeats"] = p.repeats;
+  if (p.depths != std::pair<int64_t, int64_t>{1, 2}) {
+    j["fingerprint_depths"] = {p.depths.first, p.depths.second};
+  }
   j["compressions"] = nlohmann::ordered_json::array();
   for (const CompressionProfile& c : p.compressions) {
     nlohmann::ordered_json cj;
@@ -135,15 +154,19 @@ const FingerprintMemory* find_memory(const CompressionProfile& c, int64_t fp, in
 }
 
 // The full model's footprint at (tp, pp), extrapolated from the two fingerprints.
-double extrapolated_memory(const CompressionProfile& c, int64_t layers, int tp, int pp) {
-  const FingerprintMemory* f1 = find_memory(c, 1, tp, pp);
-  const FingerprintMemory* f2 = find_memory(c, 2, tp, pp);
-  if (f1 == nullptr || f2 == nullptr) {
-    throw std::invalid_argument("the profile of " + compression_name(c) +
-                                " lacks the 1- and 2-layer memory at TP " + std::to_string(tp) +
-                                ", PP " + std::to_string(pp));
+double extrapolated_memory(const CompressionProfile& c, int64_t layers, int tp, int pp,
+                           std::pair<int64_t, int64_t> depths) {
+  const auto [a, b] = depths;
+  const FingerprintMemory* fa = find_memory(c, a, tp, pp);
+  const FingerprintMemory* fb = find_memory(c, b, tp, pp);
+  if (fa == nullptr || fb == nullptr) {
+    throw std::invalid_argument("the profile of " + compression_name(c) + " lacks the " +
+                                std::to_string(a) + "- and " + std::to_string(b) +
+                                "-layer memory at TP " + std::to_string(tp) + ", PP " +
+                                std::to_string(pp));
   }
-  return f1->bytes + static_cast<double>(layers - 1) * (f2->bytes - f1->bytes);
+  const double per_layer = (fb->bytes - fa->bytes) / static_cast<double>(b - a);
+  return fa->bytes + static_cast<double>(layers - a) * per_layer;
 }
 
 // TTFT and TPOT of one fingerprint at one TP from its two request latencies (Eq. 1).
@@ -180,13 +203,14 @@ std::pair<double, double> solve_eq1(const CompressionProfile& c, int64_t fp, int
 
 }  // namespace
 
-MemoryTerms solve_memory(const CompressionProfile& c, int64_t layers) {
-  const double m11 = extrapolated_memory(c, layers, 1, 1);
-  const double m12 = extrapolated_memory(c, layers, 1, 2);
+MemoryTerms solve_memory(const CompressionProfile& c, int64_t layers,
+                         std::pair<int64_t, int64_t> depths) {
+  const double m11 = extrapolated_memory(c, layers, 1, 1, depths);
+  const double m12 = extrapolated_memory(c, layers, 1, 2, depths);
   MemoryTerms t;
   t.a_p = (m12 - m11) / 2.0;
-  if (find_memory(c, 1, 2, 1) != nullptr) {
-    const double m21 = extrapolated_memory(c, layers, 2, 1);
+  if (find_memory(c, depths.first, 2, 1) != nullptr) {
+    const double m21 = extrapolated_memory(c, layers, 2, 1, depths);
     t.a = m21 - m11;
     t.w = 2.0 * m11 - m21;
   } else {  // the model cannot run TP 2: only W + A is needed
@@ -195,10 +219,14 @@ MemoryTerms solve_memory(const CompressionProfile& c, int64_t layers) {
   return t;
 }
 
-LatencyTerms solve_latency(const CompressionProfile& c, int tp, LatencyClock clock) {
-  const auto [ttft1, tpot1] = solve_eq1(c, 1, tp, clock);
-  const auto [ttft2, tpot2] = solve_eq1(c, 2, tp, clock);
-  return {ttft2 - ttft1, 2.0 * ttft1 - ttft2, tpot2 - tpot1, 2.0 * tpot1 - tpot2};
+LatencyTerms solve_latency(const CompressionProfile& c, int tp, LatencyClock clock,
+                           std::pair<int64_t, int64_t> depths) {
+  const auto [a, b] = depths;
+  const auto [ttft_a, tpot_a] = solve_eq1(c, a, tp, clock);
+  const auto [ttft_b, tpot_b] = solve_eq1(c, b, tp, clock);
+  const double span = static_cast<double>(b - a), da = static_cast<double>(a);
+  const double ttft_layer = (ttft_b - ttft_a) / span, tpot_layer = (tpot_b - tpot_a) / span;
+  return {ttft_layer, ttft_a - da * ttft_layer, tpot_layer, tpot_a - da * tpot_layer};
 }
 
 ConfigMap estimate_config_map(const LlmArchitecture& arch, const FingerprintProfile& profile,
@@ -211,7 +239,7 @@ ConfigMap estimate_config_map(const LlmArchitecture& arch, const FingerprintProf
   std::map<std::string, std::string> memory_problem;
   for (const CompressionProfile& c : profile.compressions) {
     try {
-      memory[compression_name(c)] = solve_memory(c, arch.layers);
+      memory[compression_name(c)] = solve_memory(c, arch.layers, profile.depths);
     } catch (const std::invalid_argument& e) {
       memory_problem[compression_name(c)] = e.what();
     }
@@ -238,7 +266,7 @@ ConfigMap estimate_config_map(const LlmArchitecture& arch, const FingerprintProf
     }
     LatencyTerms lat;
     try {
-      lat = solve_latency(*c, config.parallelism.tp, clock);
+      lat = solve_latency(*c, config.parallelism.tp, clock, profile.depths);
     } catch (const std::invalid_argument& e) {
       map.not_estimated.emplace_back(name, e.what());
       continue;

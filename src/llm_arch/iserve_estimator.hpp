@@ -16,11 +16,20 @@
 // − TTFT(fp2), the same for TPOT), and TTFT = L·TTFT_layer + TTFT_other. PP ≥ 2 reuses the
 // PP = 1 latency of its TP and compression.
 //
+// Fingerprint depths: the paper profiles the 1- and 2-layer fingerprints (`depths` = {1,
+// 2}, the default, named `iserve`). A profile may instead hold the fingerprints of a < b
+// layers (the variant `iserve-deep`, e.g. 4 and 8 layers, whose weights exceed the CPU's
+// caches as the full model's do): the same linear extrapolation then reads per-layer =
+// (x_b − x_a)/(b − a), other = x_a − a·per-layer, full = other + L·per-layer, for memory
+// at each (TP, PP) and for TTFT and TPOT; with {1, 2} these are exactly Eqs. 2–3 and
+// m = f1 + (L − 1)(f2 − f1).
+//
 // Plain values and pure functions; the parser takes hostile input and throws SpecError
 // naming the file and field.
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/spec_node.hpp"
@@ -33,7 +42,7 @@ namespace tessera {
 inline constexpr const char* kFingerprintProfileFormat = "tessera-iserve-fingerprint-profile/1";
 
 struct FingerprintMemory {
-  int64_t fingerprint_layers = 1;  // 1 or 2
+  int64_t fingerprint_layers = 1;  // one of the profile's two depths
   int tp = 1, pp = 1;
   double bytes = 0;  // peak bytes held while serving one request
 };
@@ -63,6 +72,9 @@ struct FingerprintProfile {
   std::string device;  // where it was measured ("cpu, 1 intra-op thread per shard")
   int64_t prompt_tokens = 0;
   int64_t repeats = 0;
+  // The two fingerprints' layers (a < b); {1, 2} is the paper's. JSON field
+  // "fingerprint_depths", optional, default [1, 2].
+  std::pair<int64_t, int64_t> depths{1, 2};
   std::vector<CompressionProfile> compressions;
 };
 
@@ -79,9 +91,12 @@ struct MemoryTerms {
 struct LatencyTerms {
   double ttft_layer = 0, ttft_other = 0, tpot_layer = 0, tpot_other = 0;
 };
-MemoryTerms solve_memory(const CompressionProfile& c, int64_t layers);  // throws if missing
+// `depths` are the fingerprints' layers (FingerprintProfile::depths).
+MemoryTerms solve_memory(const CompressionProfile& c, int64_t layers,
+                         std::pair<int64_t, int64_t> depths = {1, 2});  // throws if missing
 LatencyTerms solve_latency(const CompressionProfile& c, int tp,
-                           LatencyClock clock = LatencyClock::kWall);  // throws if missing
+                           LatencyClock clock = LatencyClock::kWall,
+                           std::pair<int64_t, int64_t> depths = {1, 2});  // throws if missing
 
 // The configuration map (llm_arch/config_map.hpp) of every configuration of `arch` on up to
 // `gpus` GPUs: entries with source "estimated", `gpu` = where the profile was measured,

@@ -18,6 +18,7 @@
 #include "core/error.hpp"
 #include "llm_arch/checkpoint_layout.hpp"
 #include "llm_arch/safetensors.hpp"
+#include "llm_torch/memory_meter.hpp"
 #include "llm_torch/shard_pool.hpp"
 
 namespace tessera {
@@ -622,6 +623,7 @@ class TorchDecoder final : public Decoder {
     torch::Tensor result;
     pool.run([&](int r) {
       torch::NoGradGuard no_grad;
+      memory_meter::charge_to(r);  // each rank metered like its own device
       const auto all_reduce = [&](torch::Tensor p) {
         if (tp == 1) return p;
         partial[static_cast<std::size_t>(r)] = std::move(p);

@@ -21,6 +21,8 @@
 // between devices would). The embedding is held by stage 0's first shard, the final norm
 // and LM head by the last stage's first shard. With tp > 1 or pp > 1 libtorch's intra-op
 // threads are set to 1 (process-wide) so each shard's matmuls run on its own thread.
+// Under the memory meter (llm_torch/memory_meter.hpp) rank r's allocations are charged to
+// account r, so each shard's memory is counted like its own GPU's.
 //
 // The header holds no libtorch type, so callers need not include it. A Decoder is
 // immutable after load and may be shared across threads (step() calls are serialised);

@@ -66,18 +66,22 @@ Measurement measure_checkpoint(const std::filesystem::path& checkpoint,
   }
   if (latency) {
     using Clock = std::chrono::steady_clock;
-    serve(*decoder, prompt, longest);  // warm-up
-    for (int64_t n : how.output_lengths) {
-      std::vector<double> runs, cpu;
-      for (int r = 0; r < how.repeats; ++r) {
+    for (int w = 0; w < how.warmups; ++w) serve(*decoder, prompt, longest);
+    // The lengths take turns within each repeat, so a change in what else the machine runs
+    // falls on every length alike (the TPOT is their difference).
+    std::vector<std::vector<double>> runs(how.output_lengths.size()), cpu(runs.size());
+    for (int r = 0; r < how.repeats; ++r) {
+      for (std::size_t i = 0; i < how.output_lengths.size(); ++i) {
         const double c0 = process_cpu_seconds();
         const auto t0 = Clock::now();
-        serve(*decoder, prompt, n);
-        runs.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
-        cpu.push_back(process_cpu_seconds() - c0);
+        serve(*decoder, prompt, how.output_lengths[i]);
+        runs[i].push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+        cpu[i].push_back(process_cpu_seconds() - c0);
       }
-      m.seconds.push_back(median(runs));
-      m.cpu_seconds.push_back(median(cpu));
+    }
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      m.seconds.push_back(median(runs[i]));
+      m.cpu_seconds.push_back(median(cpu[i]));
     }
   }
   return m;
@@ -86,16 +90,23 @@ Measurement measure_checkpoint(const std::filesystem::path& checkpoint,
 FingerprintProfile profile_fingerprints(const std::filesystem::path& checkpoint,
                                         const std::filesystem::path& work_dir,
                                         const std::vector<CompressionProfile>& compressions,
-                                        const std::vector<int>& tps, const MeasureOptions& how) {
+                                        const std::vector<int>& tps, const MeasureOptions& how,
+                                        std::pair<int64_t, int64_t> depths) {
   const LlmArchitecture arch = load_llm_architecture(checkpoint / "config.json");
+  if (depths.first < 1 || depths.first >= depths.second || depths.second > arch.layers) {
+    throw std::invalid_argument(
+        "fingerprint depths must be 1 <= a < b <= " + std::to_string(arch.layers) + " layers");
+  }
   if (how.output_lengths.size() < 2) {
     throw std::invalid_argument("latency profiling needs two output lengths");
   }
   std::filesystem::create_directories(work_dir);
-  const std::filesystem::path fp[2] = {work_dir / "fp1", work_dir / "fp2"};
+  const int64_t depth[2] = {depths.first, depths.second};
+  const std::filesystem::path fp[2] = {work_dir / ("fp" + std::to_string(depth[0])),
+                                       work_dir / ("fp" + std::to_string(depth[1]))};
   for (int i = 0; i < 2; ++i) {
     std::filesystem::remove_all(fp[i]);
-    write_fingerprint(checkpoint, i + 1, fp[i]);
+    write_fingerprint(checkpoint, depth[i], fp[i]);
   }
   FingerprintProfile profile;
   profile.model = arch.name;
@@ -104,12 +115,14 @@ FingerprintProfile profile_fingerprints(const std::filesystem::path& checkpoint,
                                        : how.device.text() + " (libtorch, every shard on it)";
   profile.prompt_tokens = how.prompt_tokens;
   profile.repeats = how.repeats;
+  profile.depths = depths;
   const bool tp2 = parallelism_problem(arch, Parallelism{2, 1}).empty();
   for (CompressionProfile c : compressions) {
     c.memory.clear();
     c.latency.clear();
-    for (int64_t layers = 1; layers <= 2; ++layers) {
-      const auto& dir = fp[layers - 1];
+    for (int f = 0; f < 2; ++f) {
+      const int64_t layers = depth[f];
+      const auto& dir = fp[f];
       struct Point {
         int tp, pp;
       };
@@ -117,7 +130,7 @@ FingerprintProfile profile_fingerprints(const std::filesystem::path& checkpoint,
       if (tp2) points.push_back({2, 1});
       for (const Point& p : points) {
         DecoderOptions o{c.weights, c.kv_cache, p.tp, p.pp, {}, how.device};
-        if (p.pp == 2) o.stage_layers = {1, layers - 1};
+        if (p.pp == 2 && layers == 1) o.stage_layers = {1, 0};  // else split evenly
         const Measurement m = measure_checkpoint(dir, o, how, true, false);
         c.memory.push_back({layers, p.tp, p.pp, m.peak_bytes});
       }

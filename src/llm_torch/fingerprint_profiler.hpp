@@ -6,16 +6,18 @@
 // at PP = 1 for each TP, of one batch-1 request at two output lengths. Memory is the peak
 // bytes libtorch holds while serving one request (memory_meter, the CPU analogue of
 // torch.cuda.max_memory_allocated), counted from before the load; latency is the median
-// wall time of `repeats` requests after one warm-up, and the median CPU time the process
-// spent on them (all shards' threads). A 1-layer fingerprint at PP = 2 runs
-// its layer on stage 0 and only the final norm and head on stage 1 (the paper does not
-// say how it runs one; digest §2.2 "open question").
+// wall time of `repeats` requests after `warmups` untimed ones (the output lengths taking
+// turns within each repeat), and the median CPU time the process spent on them (all
+// shards' threads); libtorch runs one intra-op thread per shard at every TP. A 1-layer fingerprint
+// at PP = 2 runs its layer on stage 0 and only the final norm and head on stage 1 (the paper does
+// not say how it runs one; digest §2.2 "open question").
 //
 // Single caller; it installs the memory meter and runs models, so nothing else should
 // use libtorch in the process while it measures.
 
 #include <cstdint>
 #include <filesystem>
+#include <utility>
 #include <vector>
 
 #include "llm_arch/iserve_estimator.hpp"
@@ -28,6 +30,7 @@ struct MeasureOptions {
   std::vector<int64_t> output_lengths{4, 24};  // tokens after the first
   int repeats = 3;
   DeviceSpec device{};  // where the decoder runs (peak memory is the host's: memory_meter)
+  int warmups = 2;      // untimed requests of the longest length before the timed ones
 };
 
 struct Measurement {
@@ -43,11 +46,14 @@ Measurement measure_checkpoint(const std::filesystem::path& checkpoint,
                                const DecoderOptions& options, const MeasureOptions& how,
                                bool memory = true, bool latency = true);
 
-// Writes the fingerprints under `work_dir` (fp1/, fp2/) and profiles them for each
-// compression, at TP degrees `tps` (those the model cannot run are skipped).
+// Writes the fingerprints of `depths` layers under `work_dir` (fp1/, fp2/ for the paper's
+// {1, 2}; {4, 8} gives fp4/, fp8/, the iserve-deep variant) and profiles them for each
+// compression, at TP degrees `tps` (those the model cannot run are skipped). A fingerprint
+// of more than one layer runs at PP = 2 with its layers split evenly.
 FingerprintProfile profile_fingerprints(const std::filesystem::path& checkpoint,
                                         const std::filesystem::path& work_dir,
                                         const std::vector<CompressionProfile>& compressions,
-                                        const std::vector<int>& tps, const MeasureOptions& how);
+                                        const std::vector<int>& tps, const MeasureOptions& how,
+                                        std::pair<int64_t, int64_t> depths = {1, 2});
 
 }  // namespace tessera

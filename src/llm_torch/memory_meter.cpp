@@ -3,39 +3,55 @@
 #include <c10/core/Allocator.h>
 #include <c10/core/CPUAllocator.h>
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <unordered_map>
+#include <vector>
 
 #include <c10/core/impl/alloc_cpu.h>
 
 namespace tessera::memory_meter {
 namespace {
 
-std::atomic<uint64_t> g_current{0};
-std::atomic<uint64_t> g_peak{0};
-std::atomic<bool> g_installed{false};
+constexpr int kMaxAccounts = 1024;
 
-// Sizes of the live allocations, so the deleter (which gets only the pointer: libtorch's
-// raw_allocate needs context == data) can subtract them.
-std::mutex g_sizes_mutex;
-std::unordered_map<void*, uint64_t>& sizes() {
-  static auto* map = new std::unordered_map<void*, uint64_t>();  // outlives every tensor
+struct Account {
+  uint64_t current = 0;
+  uint64_t peak = 0;
+};
+
+struct Allocation {
+  uint64_t bytes = 0;
+  int account = 0;
+};
+
+std::atomic<bool> g_installed{false};
+std::mutex g_mutex;  // guards the accounts and the live allocations
+thread_local int t_account = 0;
+
+// Both outlive every tensor (never destroyed).
+std::vector<Account>& accounts() {
+  static auto* list = new std::vector<Account>(1);
+  return *list;
+}
+// Sizes and accounts of the live allocations, so the deleter (which gets only the pointer:
+// libtorch's raw_allocate needs context == data) can find them.
+std::unordered_map<void*, Allocation>& live() {
+  static auto* map = new std::unordered_map<void*, Allocation>();
   return *map;
 }
 
 void release(void* ptr) {
   if (ptr == nullptr) return;
-  uint64_t bytes = 0;
   {
-    std::lock_guard<std::mutex> lock(g_sizes_mutex);
-    const auto it = sizes().find(ptr);
-    if (it != sizes().end()) {
-      bytes = it->second;
-      sizes().erase(it);
+    std::lock_guard<std::mutex> lock(g_mutex);
+    const auto it = live().find(ptr);
+    if (it != live().end()) {
+      accounts()[static_cast<std::size_t>(it->second.account)].current -= it->second.bytes;
+      live().erase(it);
     }
   }
-  g_current.fetch_sub(bytes);
   c10::free_cpu(ptr);
 }
 
@@ -44,12 +60,15 @@ class CountingAllocator final : public c10::Allocator {
   c10::DataPtr allocate(size_t n) const override {
     void* ptr = c10::alloc_cpu(n);
     if (ptr != nullptr) {
-      std::lock_guard<std::mutex> lock(g_sizes_mutex);
-      sizes()[ptr] = n;
-    }
-    const uint64_t now = g_current.fetch_add(n) + n;
-    uint64_t seen = g_peak.load();
-    while (now > seen && !g_peak.compare_exchange_weak(seen, now)) {
+      std::lock_guard<std::mutex> lock(g_mutex);
+      const int id = t_account;
+      if (static_cast<std::size_t>(id) >= accounts().size()) {
+        accounts().resize(static_cast<std::size_t>(id) + 1);
+      }
+      Account& a = accounts()[static_cast<std::size_t>(id)];
+      live()[ptr] = Allocation{n, id};
+      a.current += n;
+      a.peak = std::max(a.peak, a.current);
     }
     return {ptr, ptr, &release, c10::Device(c10::DeviceType::CPU)};
   }
@@ -69,8 +88,26 @@ void install() {
 }
 
 bool installed() { return g_installed.load(); }
-uint64_t current() { return g_current.load(); }
-uint64_t peak() { return g_peak.load(); }
-void reset_peak() { g_peak.store(g_current.load()); }
+
+void charge_to(int account) { t_account = std::clamp(account, 0, kMaxAccounts - 1); }
+
+uint64_t current() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  uint64_t sum = 0;
+  for (const Account& a : accounts()) sum += a.current;
+  return sum;
+}
+
+uint64_t peak() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  uint64_t sum = 0;
+  for (const Account& a : accounts()) sum += a.peak;
+  return sum;
+}
+
+void reset_peak() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  for (Account& a : accounts()) a.peak = a.current;
+}
 
 }  // namespace tessera::memory_meter
