@@ -168,6 +168,7 @@ HttpResponse metrics_text(Server::Impl& s) {
   text += "tessera_workers_replaced_total " + std::to_string(replaced) + "\n";
   text += render_triton_metrics(rows);
   text += render_process_metrics();
+  text += render_reconfiguration_metrics(s.live);
   return HttpResponse(200, std::move(text), "text/plain; version=0.0.4");
 }
 
@@ -227,6 +228,9 @@ void Server::Impl::handle(HttpRequest&& req, Responder respond) {
     return respond(reply(200, dump_json(json{{"model_stats", all}})));
   }
   if (get && seg == std::vector<std::string>{"metrics"}) return respond(metrics_text(s));
+  if (seg == std::vector<std::string>{"v2", "tessera", "deployment"}) {
+    return respond(s.deployment_route(req));  // live reconfiguration (server_reconfigure.cpp)
+  }
   // The model repository extension.
   if (post && seg == std::vector<std::string>{"v2", "repository", "index"}) {
     return respond(repository_index(s, req.body));

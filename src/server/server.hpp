@@ -10,6 +10,7 @@
 #include "exec/model_spec.hpp"
 #include "policy/policy_set.hpp"
 #include "profile/profile_table.hpp"
+#include "server/live_deployment.hpp"
 
 namespace tessera {
 
@@ -64,6 +65,16 @@ class Server {
   // Waits until at least `n` requests are in flight (tests); false on timeout.
   bool wait_until_in_flight(int n, double timeout_s) const;
   const ServeOptions& options() const;
+
+  // Live reconfiguration (server/live_deployment.hpp; docs/serve.md#live-re-planning):
+  // moves the application endpoint to `target` (its instances per task: variant, segment,
+  // max batch, count, batch timeout) as one step, loading new models first. `profiles`
+  // (default: the run's) time the new instances; `note` goes into the history. Any thread
+  // but the event loop; one at a time. A refused target changes nothing (result.error).
+  ReconfigureResult reconfigure(const Deployment& target, const ProfileTable* profiles = nullptr,
+                                const std::string& note = "");
+  // The application endpoint's live deployment, arrivals and reconfigurations.
+  DeploymentStatus deployment_status() const;
 
   struct Impl;
 
