@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "cli/commands.hpp"
+#include "cli/serve_replan.hpp"
 #include "core/error.hpp"
 #include "exec/model_spec.hpp"
 #include "llm_serve/llm_server.hpp"
@@ -26,6 +27,8 @@ struct ServeArgs {
   ServeOptions options;
   int64_t seed = -1;
   std::string llm_checkpoint;  // an llm: run's checkpoint folder (docs/llm-serve.md)
+  std::string replan_file;     // --replan: live re-planning (cli/serve_replan.hpp)
+  std::string replan_space;    // --replan-space
 };
 
 // A run spec with an `llm:` section: the live LLM server (docs/llm-serve.md).
@@ -78,13 +81,26 @@ void run_serve(const ServeArgs& args) {
   if (run.llm) return run_llm_serve(run, args, signals);
   spdlog::info("app '{}' with {} tasks, SLO {} ms; policies: {}", run.app.name,
                run.app.tasks.size(), to_ms(run.app.slo), run.policies.describe());
+  // --replan: the controller's spec is read (and its plan checked against the app) first.
+  std::unique_ptr<control::LiveReplanner> replanner;
+  if (!args.replan_file.empty()) {
+    replanner = make_live_replanner(control::load_replan_spec(args.replan_file), run.app,
+                                    args.replan_space);
+  }
   Server server(run, models, args.options);
   server.start();
   for (const std::string& name : server.endpoint_names()) {
     spdlog::info("  POST /v2/models/{}/infer", name);
   }
+  spdlog::info("  GET /v2/tessera/deployment (the live deployment; POST one to reconfigure)");
+  std::unique_ptr<LiveController> controller;
+  if (replanner) {
+    controller = std::make_unique<LiveController>(server, std::move(replanner));
+    controller->start();
+  }
   int sig = 0;
   sigwait(&signals, &sig);
+  if (controller) controller->stop();
   // Shutdown is bounded by design (drain, then at most ~3 s to close connections and
   // leave stuck model calls); the watchdog makes it a guarantee, and a second signal
   // exits at once (docs/reliability.md#shutdown).
@@ -173,6 +189,13 @@ void add_serve_command(CLI::App& app) {
                   "For a run spec with an llm: section: the checkpoint folder the decoder runs "
                   "(config.json, safetensors, optional tokenizer.json)")
       ->check(CLI::ExistingDirectory);
+  cmd->add_option("--replan", args->replan_file,
+                  "Re-planning spec (as `tessera replan` takes): re-plan the live server from "
+                  "measured demand every controller.bin_s and apply each new plan as one "
+                  "reconfiguration (docs/serve.md#live-re-planning)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--replan-space", args->replan_space,
+                  "With --replan: the search space to plan in (default: the spec's first)");
   cmd->callback([args] { run_serve(*args); });
 }
 
