@@ -32,13 +32,13 @@ ModelSpec sleep_spec(const std::string& variant, double latency_ms) {
 
 // App "work": one task with variants "fast" (deployed), "alt" (a model, not deployed) and
 // "ghost" (profiled, but no model anywhere).
-struct Setup {
+struct WorkApp {
   App app;
   Deployment deployment;
   ProfileTable profiles;
   ModelsConfig models;
   ServeOptions options;
-  Setup() {
+  WorkApp() {
     app.name = "work";
     app.slo = 20.0;
     Task t = testing::make_task("stage");
@@ -70,7 +70,7 @@ uint64_t answered_total(const std::string& metrics) {
 }
 
 TEST(Reconfigure, InFlightRequestsEndExactlyOnceAndTheNewDeploymentServes) {
-  Setup s;
+  WorkApp s;
   Server server(s.app, s.deployment, s.profiles, PolicyConfig{}, 1, s.models, s.options);
   const int port = server.start();
   constexpr int kRequests = 6;  // three batches of two at 100 ms on the one "fast" worker
@@ -125,7 +125,7 @@ TEST(Reconfigure, InFlightRequestsEndExactlyOnceAndTheNewDeploymentServes) {
 }
 
 TEST(Reconfigure, ABadPlanIsRefusedAndTheOldDeploymentKeepsServing) {
-  Setup s;
+  WorkApp s;
   Server server(s.app, s.deployment, s.profiles, PolicyConfig{}, 1, s.models, s.options);
   const int port = server.start();
   const auto refused = [&](const Deployment& d, const std::string& words) {

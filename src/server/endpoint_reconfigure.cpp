@@ -112,15 +112,31 @@ std::pair<int, int> Endpoint::reconfigure(const Deployment& target, const Profil
   }
   if (edit.empty()) return {0, 0};
 
-  // One atomic step: the engine checks it whole (profiles, links) before changing anything.
-  const std::vector<WorkerId> started = engine_->apply(edit, profiles);
+  // The new instances' threads come first: the engine numbers new workers on from its
+  // last, and may start a batch on one inside apply() (items re-dispatched from a leaving
+  // instance).
+  const std::size_t first = engine_->workers().size();
+  int adding = 0;
+  for (const WorkerGroup& g : edit.start) adding += g.count;
   {
     std::lock_guard lock(executors_mutex_);
-    for (WorkerId id : started) {
-      if (id != executors_.size()) throw std::logic_error("worker ids out of step");
+    if (executors_.size() != first) throw std::logic_error("worker threads out of step");
+    for (int i = 0; i < adding; ++i) {
       executors_.push_back(std::make_unique<Executor>(
           [threads = torch_threads_] { configure_torch_threads(threads); }, model_timeout_s_));
     }
+  }
+  // One atomic step: the engine checks it whole (profiles, links) before changing anything.
+  std::vector<WorkerId> started;
+  try {
+    started = engine_->apply(edit, profiles);
+  } catch (...) {
+    std::lock_guard lock(executors_mutex_);
+    while (executors_.size() > first) {
+      executors_.back()->stop();
+      executors_.pop_back();
+    }
+    throw;
   }
   for (WorkerId id : edit.stop) retire_if_idle(id);
   {
