@@ -1,24 +1,25 @@
 #!/usr/bin/env bash
 # Live re-planning, measured (docs/results/serve.md#live-re-planning): the traffic app
-# planned for 20 req/s, served with profile-timed emulations, under a load step to
-# 60 req/s at 60 s (examples/serve-replan/step.yaml), once as planned ("static") and
+# planned for 10 req/s, served with profile-timed emulations, under a load step to
+# 30 req/s at 60 s (examples/serve-replan/step.yaml), once as planned ("static") and
 # once with `--replan examples/serve-replan/replan.yaml` (JigsawServe's controller on the
 # live server). Same arrivals (seed 1) both times. Writes OUT/results.md (the tables the
 # doc quotes), the serve logs with every controller decision, and each run's loadgen
 # output. Takes about 12 minutes.
 #
-#   scripts/serve-replan-results.sh [BUILD_DIR]     (default: build; OUT=out/serve-replan)
+#   scripts/serve-replan-results.sh [BUILD_DIR]   (default: build-release, a Release build:
+#   scripts/release-build.sh makes it; a Debug server cannot keep up; OUT=out/serve-replan)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BUILD=${1:-build}
+BUILD=${1:-build-release}
 T=$BUILD/tessera
 OUT=${OUT:-out/serve-replan}
 PORT=${PORT:-8741}
 rm -rf "$OUT"
 mkdir -p "$OUT"
 
-echo "planning for 20 req/s ..."
-"$T" plan examples/plan/traffic.yaml --out "$OUT/plan" --workload examples/serve-replan/step.yaml \
+echo "planning for 10 req/s ..."
+"$T" plan examples/plan/traffic.yaml --demand 10 --out "$OUT/plan" --workload examples/serve-replan/step.yaml \
   > "$OUT/plan.log" 2>&1
 # A new plan may pick any variant: every variant of the app as a profile-timed emulation.
 {
@@ -63,8 +64,8 @@ def phases(m):
     starts = [float(r["window_start_s"]) for r in rows]
     w = starts[1] - starts[0] if len(starts) > 1 else 1.0
     res = {}
-    for name, a, b in [("0-60 s (20 req/s)", 0, 60), ("60-120 s (60 req/s)", 60, 120),
-                       ("120-300 s (60 req/s)", 120, 300)]:
+    for name, a, b in [("0-60 s (10 req/s)", 0, 60), ("60-120 s (30 req/s)", 60, 120),
+                       ("120-300 s (30 req/s)", 120, 300)]:
         ok = sum(float(r["goodput_rps"]) * w for r in rows if a <= float(r["window_start_s"]) < b)
         res[name] = ok / (b - a)
     return res

@@ -100,7 +100,6 @@ void run_serve(const ServeArgs& args) {
   }
   int sig = 0;
   sigwait(&signals, &sig);
-  if (controller) controller->stop();
   // Shutdown is bounded by design (drain, then at most ~3 s to close connections and
   // leave stuck model calls); the watchdog makes it a guarantee, and a second signal
   // exits at once (docs/reliability.md#shutdown).
@@ -120,6 +119,9 @@ void run_serve(const ServeArgs& args) {
     _exit(1);
   }).detach();
   server.shutdown();
+  // The controller last: a MILP solve it is in cannot be cut short (the watchdog bounds
+  // it); a reconfiguration it tries after shutdown is refused.
+  if (controller) controller->stop();
 }
 
 }  // namespace
