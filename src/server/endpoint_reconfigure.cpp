@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "core/input_limits.hpp"
 #include "exec/model_factory.hpp"
 #include "server/endpoint.hpp"
 
@@ -116,12 +117,20 @@ std::pair<int, int> Endpoint::reconfigure(const Deployment& target, const Profil
   // last, and may start a batch on one inside apply() (items re-dispatched from a leaving
   // instance).
   const std::size_t first = engine_->workers().size();
-  int adding = 0;
+  int64_t adding = 0;
   for (const WorkerGroup& g : edit.start) adding += g.count;
+  // Instances that left service stay in the engine's ledger: bound them over the life of
+  // the endpoint, so that reconfigurations cannot grow it without end.
+  if (static_cast<int64_t>(first) + adding > limits::kMaxWorkers) {
+    throw std::invalid_argument("endpoint '" + name_ + "' has started " + std::to_string(first) +
+                                " instances; starting " + std::to_string(adding) +
+                                " more would pass the limit of " +
+                                std::to_string(limits::kMaxWorkers) + " over its life");
+  }
   {
     std::lock_guard lock(executors_mutex_);
     if (executors_.size() != first) throw std::logic_error("worker threads out of step");
-    for (int i = 0; i < adding; ++i) {
+    for (int64_t i = 0; i < adding; ++i) {
       executors_.push_back(std::make_unique<Executor>(
           [threads = torch_threads_] { configure_torch_threads(threads); }, model_timeout_s_));
     }
