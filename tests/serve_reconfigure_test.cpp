@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
+#include "control/live_replanner.hpp"
 #include "server/protocol.hpp"
 #include "server/server.hpp"
 #include "test_support.hpp"
@@ -183,6 +184,70 @@ TEST(Reconfigure, ABadPlanIsRefusedAndTheOldDeploymentKeepsServing) {
   EXPECT_EQ(now["summary"], "stage: alt@cpu x1 b4");
   EXPECT_EQ(now["reconfigurations"], 1);
   EXPECT_EQ(now["history"][0]["deployment"], "stage: alt@cpu x1 b4");
+}
+
+// The live controller (serve --replan) driving a running server: windows are closed
+// explicitly with a measured count; each new plan is applied with Server::reconfigure
+// (the plan's profiles time the new instances) and the server serves on it.
+TEST(LiveReplan, AStepInMeasuredDemandReconfiguresTheRunningServer) {
+  plan::PlanInput in;
+  in.app.name = "tiny";
+  in.app.slo = 1.0;
+  in.app.tasks = {testing::make_task("det", 2.0), testing::make_task("cls")};
+  in.app.tasks[0].variants[0].name = "d";
+  in.app.tasks[1].variants[0].name = "c";
+  in.app.edges = {testing::make_edge(0, 1)};
+  in.app.finalize();
+  in.catalogue.mig = {{"1g", 1, 1, {0, 1, 2, 3, 4, 5, 6}, 1}, {"2g", 2, 2, {0, 2, 4}, 2}};
+  in.catalogue.mps_max = 1;
+  in.catalogue.build_segments();
+  in.batch_sizes = {1, 4};
+  for (const auto& seg : in.catalogue.segments) {
+    const double speed = seg.name.rfind("2g", 0) == 0 ? 0.6 : 1.0;
+    in.profiles.add("d", seg.name, 1, 20 * speed);
+    in.profiles.add("d", seg.name, 4, 40 * speed);
+    in.profiles.add("c", seg.name, 1, 10 * speed);
+    in.profiles.add("c", seg.name, 4, 20 * speed);
+  }
+  in.slices = 14;
+  in.latency_slo_ms = 1000;
+  in.accuracy_slo = 0.9;
+  plan::PlanOptions options;
+  options.space = plan::parse_search_space("A+S+T");
+  control::ControllerOptions c;
+  c.bin = 10.0;
+  c.history_bins = 1;
+  c.demand_step = 0.0;
+
+  ModelsConfig models;
+  models.models = {sleep_spec("d", 1.0), sleep_spec("c", 1.0)};
+  Deployment first;
+  first.groups = {WorkerGroup{0, {0}, "1g", 1, 1}, WorkerGroup{1, {0}, "1g", 1, 1}};
+  ServeOptions options_s;
+  options_s.port = 0;
+  options_s.model_endpoints = false;
+  Server server(in.app, first, in.profiles, PolicyConfig{}, 1, models, options_s);
+  const int port = server.start();
+  httplib::Client cli("127.0.0.1", port);
+
+  control::LiveReplanner live(in, options, c);
+  int workers_before = 0;
+  for (const double rps : {20.0, 400.0}) {
+    const control::LiveDecision d = live.close_window(static_cast<uint64_t>(rps * c.bin), c.bin);
+    ASSERT_TRUE(d.apply.has_value()) << d.plan;
+    const ReconfigureResult r = server.reconfigure(*d.apply, &live.input().profiles, d.plan);
+    ASSERT_TRUE(r.applied) << r.error;
+    const DeploymentStatus st = server.deployment_status();
+    EXPECT_EQ(st.deployment.total_workers(), d.record.workers);
+    EXPECT_GT(st.deployment.total_workers(), workers_before);  // the step needs more
+    workers_before = st.deployment.total_workers();
+    auto res = cli.Post("/v2/models/tiny/infer", body(), kJson);
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->status, 200) << res->body;
+  }
+  EXPECT_EQ(server.deployment_status().reconfigurations, 2u);
+  // The same demand again keeps the plan: nothing to apply.
+  EXPECT_FALSE(live.close_window(4000, c.bin).apply.has_value());
 }
 
 }  // namespace
