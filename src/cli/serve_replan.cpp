@@ -72,6 +72,8 @@ void LiveController::run() {
       if (wake_.wait_until(lock, window_start + bin, [this] { return stopping_; })) return;
     }
     const DeploymentStatus status = server_.deployment_status();
+    // The server is stopping (its loop no longer answers): no window to close.
+    if (status.arrivals < seen) return;
     const Clock::time_point now = Clock::now();
     const uint64_t arrivals = status.arrivals - seen;
     seen = status.arrivals;
