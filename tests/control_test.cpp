@@ -2,6 +2,7 @@
 // max-demand fallback, deployment diffs, and a re-planned run in simulation.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -9,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "control/demand_predictor.hpp"
+#include "control/live_replanner.hpp"
 #include "control/plan_cache.hpp"
 #include "control/reconfiguration.hpp"
 #include "control/replan_report.hpp"
@@ -215,6 +217,57 @@ TEST(Replanning, RejectsADelayLongerThanTheBin) {
   EXPECT_THROW(run_replanning(tiny_input(), tiny_options(), preset_config("jigsawserve"), {}, c,
                               source, {1}),
                std::invalid_argument);
+}
+
+// The live server's controller (serve --replan) fed, window by window, the demand series
+// the simulated controller observes makes the same plan at every bin after the first (bin
+// 0's plan is the simulation's sized-in-advance deployment; a live server starts from its
+// run spec's). Windows are ticked explicitly.
+TEST(LiveReplanner, MakesTheSimulatedPlanSequenceForTheSameDemand) {
+  const plan::PlanInput in = tiny_input();
+  ControllerOptions c;
+  c.bin = 10.0;
+  c.history_bins = 2;
+  c.reconfiguration_delay = 1.0;
+  c.demand_step = 0.05;
+  const std::vector<double> rates = {100, 100, 100, 400, 400, 400, 400};  // a step up
+  const auto times = stepped(rates, c.bin);
+  VectorSource counting(times);
+  const auto counts = count_per_bin(counting, c.bin);
+  VectorSource source(times);
+  const ReplanResult sim =
+      run_replanning(in, tiny_options(), preset_config("jigsawserve"), {}, c, source, counts);
+  ASSERT_GE(sim.bins.size(), rates.size());
+
+  LiveReplanner live(in, tiny_options(), c);
+  std::vector<int> applied_at;
+  for (std::size_t b = 1; b < rates.size(); ++b) {
+    const LiveDecision d = live.close_window(counts[b - 1], c.bin);
+    const BinRecord& want = sim.bins[b];
+    EXPECT_EQ(d.window, static_cast<int>(b));
+    EXPECT_DOUBLE_EQ(d.measured_rps, static_cast<double>(counts[b - 1]) / c.bin);
+    EXPECT_DOUBLE_EQ(d.record.predicted_rps, want.predicted_rps) << "bin " << b;
+    EXPECT_DOUBLE_EQ(d.record.planned_rps, want.planned_rps) << "bin " << b;
+    EXPECT_EQ(d.record.slices, want.slices) << "bin " << b;
+    EXPECT_EQ(d.record.workers, want.workers) << "bin " << b;
+    EXPECT_EQ(d.record.fallback, want.fallback) << "bin " << b;
+    if (d.apply) {
+      applied_at.push_back(static_cast<int>(b));
+      EXPECT_EQ(d.apply->total_workers(), want.workers);
+    }
+    // The simulation reconfigured at this bin only if the live controller changed plan
+    // (the live one also applies its first plan at window 1).
+    if (b > 1 && want.started + want.stopped > 0) {
+      EXPECT_TRUE(d.apply.has_value()) << "bin " << b;
+    }
+  }
+  // The step (seen at window 4) raises the prediction to 250, then 400: new plans there.
+  ASSERT_FALSE(applied_at.empty());
+  EXPECT_EQ(applied_at.front(), 1);
+  EXPECT_NE(std::find(applied_at.begin(), applied_at.end(), 4), applied_at.end());
+  EXPECT_NE(std::find(applied_at.begin(), applied_at.end(), 5), applied_at.end());
+  EXPECT_GT(sim.bins[5].slices, sim.bins[2].slices);
+  EXPECT_NE(plan_summary(sim.bins[5]).find("slices"), std::string::npos);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "cli/commands.hpp"
+#include "cli/serve_replan.hpp"
 #include "core/device.hpp"
 #include "core/error.hpp"
 #include "exec/model_spec.hpp"
@@ -33,6 +34,8 @@ struct ServeArgs {
   std::string llm_step_log;    // a CSV line per LLM step
   bool worker = false;         // --worker: `run` is a models file (docs/serve.md#worker-mode)
   int worker_batch = 32;
+  std::string replan_file;   // --replan: live re-planning (cli/serve_replan.hpp)
+  std::string replan_space;  // --replan-space
 };
 
 // A run spec with an `llm:` section: the live LLM server (docs/llm-serve.md).
@@ -74,7 +77,8 @@ void run_llm_serve(const RunSpec& run, const ServeArgs& args, sigset_t signals) 
   server->shutdown();
 }
 
-void serve_until_signal(Server& server, const ServeArgs& args, sigset_t signals);
+void serve_until_signal(Server& server, const ServeArgs& args, sigset_t signals,
+                        std::unique_ptr<control::LiveReplanner> replanner = nullptr);
 void run_worker(const ServeArgs& args);
 
 void run_serve(const ServeArgs& args) {
@@ -98,15 +102,29 @@ void run_serve(const ServeArgs& args) {
   if (run.llm) return run_llm_serve(run, args, signals);
   spdlog::info("app '{}' with {} tasks, SLO {} ms; policies: {}", run.app.name,
                run.app.tasks.size(), to_ms(run.app.slo), run.policies.describe());
+  // --replan: the controller's spec is read (and its plan checked against the app) first.
+  std::unique_ptr<control::LiveReplanner> replanner;
+  if (!args.replan_file.empty()) {
+    replanner = make_live_replanner(control::load_replan_spec(args.replan_file), run.app,
+                                    args.replan_space);
+  }
   Server server(run, models, args.options);
-  serve_until_signal(server, args, signals);
+  serve_until_signal(server, args, signals, std::move(replanner));
 }
 
-// Starts `server`, serves until SIGINT / SIGTERM (blocked by the caller), then shuts down.
-void serve_until_signal(Server& server, const ServeArgs& args, sigset_t signals) {
+// Starts `server` (and its live re-planner, if any), serves until SIGINT / SIGTERM (blocked
+// by the caller), then shuts down.
+void serve_until_signal(Server& server, const ServeArgs& args, sigset_t signals,
+                        std::unique_ptr<control::LiveReplanner> replanner) {
   server.start();
   for (const std::string& name : server.endpoint_names()) {
     spdlog::info("  POST /v2/models/{}/infer", name);
+  }
+  spdlog::info("  GET /v2/tessera/deployment (the live deployment; POST one to reconfigure)");
+  std::unique_ptr<LiveController> controller;
+  if (replanner) {
+    controller = std::make_unique<LiveController>(server, std::move(replanner));
+    controller->start();
   }
   int sig = 0;
   sigwait(&signals, &sig);
@@ -129,6 +147,9 @@ void serve_until_signal(Server& server, const ServeArgs& args, sigset_t signals)
     _exit(1);
   }).detach();
   server.shutdown();
+  // The controller last: a MILP solve it is in cannot be cut short (the watchdog bounds
+  // it); a reconfiguration it tries after shutdown is refused.
+  if (controller) controller->stop();
 }
 
 // --worker: the models file's models as plain KServe v2 models (docs/serve.md#worker-mode).
@@ -232,6 +253,13 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--llm-step-log", args->llm_step_log,
                   "For an llm: run: write a CSV line per step (prefill and decode tokens, the "
                   "cost model's and the measured ms) to this file");
+  cmd->add_option("--replan", args->replan_file,
+                  "Re-planning spec (as `tessera replan` takes): re-plan the live server from "
+                  "measured demand every controller.bin_s and apply each new plan as one "
+                  "reconfiguration (docs/serve.md#live-re-planning)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--replan-space", args->replan_space,
+                  "With --replan: the search space to plan in (default: the spec's first)");
   cmd->callback([args] { run_serve(*args); });
 }
 

@@ -7,9 +7,8 @@
 #include <optional>
 #include <stdexcept>
 
-#include "control/demand_predictor.hpp"
-#include "control/plan_cache.hpp"
 #include "control/reconfiguration.hpp"
+#include "control/replan_decider.hpp"
 
 namespace tessera::control {
 namespace {
@@ -35,28 +34,19 @@ class CountingSource final : public ArrivalSource {
   std::vector<uint64_t> counts_;
 };
 
-// The controller: owns the plans and moves the simulator's engine between them.
+// The controller: the decisions (ReplanDecider, shared with the live server's
+// controller) and the moves of the simulator's engine between plans.
 class Controller {
  public:
   Controller(const plan::PlanInput& input, const plan::PlanOptions& options,
              const ControllerOptions& c)
-      : input_(input),
-        options_(c),
-        cache_(input, options, c.demand_step),
-        predictor_(c.history_bins) {}
+      : input_(input), options_(c), decider_(input, options, c) {}
 
   // The first deployment, sized for `rps`; nullopt when no plan of the space serves any
   // demand (`why` says so).
   std::optional<Deployment> initial(double rps, BinRecord& rec, std::string& why) {
-    rec.predicted_rps = rps;
-    const plan::Plan* p = choose(rps, rec);
-    if (p == nullptr) {
-      const plan::MaxDemand& max = cache_.max_demand();
-      why = "no plan of this search space serves any demand";
-      if (!max.message.empty()) why += ": " + max.message;
-      return std::nullopt;
-    }
-    current_ = p;
+    const plan::Plan* p = decider_.initial(rps, rec, why);
+    if (p == nullptr) return std::nullopt;
     Deployment first = plan::to_deployment(*p, input_);
     // The engine numbers the first deployment's workers from 0 in group order.
     WorkerId next = 0;
@@ -68,20 +58,14 @@ class Controller {
     return std::optional<Deployment>(std::move(first));
   }
 
-  double accuracy_max() const { return current_ ? current_->evaluation.accuracy_max : 0.0; }
+  double accuracy_max() const {
+    return decider_.current() ? decider_.current()->evaluation.accuracy_max : 0.0;
+  }
 
   // At the start of bin `bin`: observe the last bin, plan, reconfigure.
   void tick(Simulator& sim, double last_bin_rps, BinRecord& rec) {
-    predictor_.observe(last_bin_rps);
-    rec.predicted_rps = predictor_.predict();
-    const plan::Plan* p = choose(rec.predicted_rps, rec);
-    rec.has_plan = p != nullptr;
-    if (p == nullptr) {  // keep serving with what runs
-      p = current_;
-      fill_plan_facts(*p, rec);
-    }
-    if (p == current_) return;
-    current_ = p;
+    const plan::Plan* p = decider_.tick(last_bin_rps, rec);
+    if (p == nullptr) return;
     const Deployment target = plan::to_deployment(*p, input_);
     ReconfigurationStep step = live_.change_to(target);
     rec.started = step.started_workers();
@@ -117,32 +101,14 @@ class Controller {
     });
   }
 
-  void fill_plan_facts(const plan::Plan& p, BinRecord& rec) const {
-    rec.slices = p.evaluation.slices;
-    rec.planned_accuracy = p.evaluation.accuracy;
-    rec.workers = plan::to_deployment(p, input_).total_workers();
-  }
-
-  int solves() const { return cache_.solves(); }
-  int limited_solves() const { return cache_.limited_solves(); }
+  int solves() const { return decider_.solves(); }
+  int limited_solves() const { return decider_.limited_solves(); }
 
  private:
-  const plan::Plan* choose(double rps, BinRecord& rec) {
-    const PlanCache::Lookup look = cache_.plan_for(rps);
-    rec.planned_rps = look.grid_demand_rps;
-    rec.fallback = look.fallback;
-    rec.solve_seconds = look.solve_seconds;
-    rec.solve_limited = look.limited;
-    if (look.plan != nullptr) fill_plan_facts(*look.plan, rec);
-    return look.plan;
-  }
-
   const plan::PlanInput& input_;
   ControllerOptions options_;
-  PlanCache cache_;
-  DemandPredictor predictor_;
+  ReplanDecider decider_;
   LiveWorkers live_;
-  const plan::Plan* current_ = nullptr;
 };
 
 }  // namespace

@@ -25,7 +25,8 @@ Endpoint::Endpoint(std::string name, App app, const Deployment& deployment,
       server_metrics_(metrics),
       metrics_(metrics.add_endpoint(name_, app_)),
       inline_noop_(inline_noop),
-      model_timeout_s_(model_timeout_s) {
+      model_timeout_s_(model_timeout_s),
+      torch_threads_(torch_threads) {
   // Every stage runs on the request's input (docs/serve.md#payloads), so every deployed
   // model must take the same input shape.
   std::vector<std::vector<int64_t>> task_output(app_.tasks.size());
@@ -66,11 +67,13 @@ Endpoint::Endpoint(std::string name, App app, const Deployment& deployment,
 Endpoint::~Endpoint() { stop_executors(); }
 
 void Endpoint::stop_executors(std::chrono::steady_clock::time_point deadline) {
+  std::lock_guard lock(executors_mutex_);
   for (auto& e : executors_) e->request_stop();
   for (auto& e : executors_) e->stop(deadline);
 }
 
 int Endpoint::workers_replaced() const {
+  std::lock_guard lock(executors_mutex_);
   int n = 0;
   for (const auto& e : executors_) n += e->replaced();
   return n;
@@ -229,6 +232,7 @@ void Endpoint::executed(WorkerId id, BatchResult result) {
     if (!e.empty()) spdlog::error("endpoint '{}': one item failed: {}", name_, e);
   }
   engine_->on_batch_done(id, result.fanout);
+  retire_if_idle(id);
 }
 
 void Endpoint::set_timer(WorkerId worker, uint64_t generation, Time at) {

@@ -4,8 +4,10 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "engine/engine.hpp"
@@ -46,8 +48,9 @@ class Endpoint final : public EngineDriver, public EngineObserver {
     return outputs_;
   }
   EndpointMetrics& metrics() { return metrics_; }
-  // The deployed variants served by a profile-timed emulation, not a real model.
-  const std::vector<std::string>& emulated() const { return emulated_; }
+  // The deployed variants served by a profile-timed emulation, not a real model (any
+  // thread; a reconfiguration may add to them).
+  std::vector<std::string> emulated() const;
 
   // Any thread: `done` is called exactly once, on the loop thread. slo_s <= 0 uses the
   // app's SLO.
@@ -64,6 +67,18 @@ class Endpoint final : public EngineDriver, public EngineObserver {
                           std::chrono::steady_clock::time_point::max());
   // Any thread: worker threads abandoned after a model call overran model_timeout_s.
   int workers_replaced() const;
+
+  // Live reconfiguration (endpoint_reconfigure.cpp; server/live_deployment.hpp), loop
+  // thread. Throws std::invalid_argument, changing nothing, if `variant`'s loaded model
+  // does not fit this endpoint (input shape, the task's output shape).
+  void check_fits(TaskId task, const std::string& variant) const;
+  // Moves the engine to `target` in one Engine::apply (instances both have keep running;
+  // see LiveDeployment); every variant's model must be in the registry. Returns the
+  // instances started and stopped. Throws std::invalid_argument, changing nothing.
+  std::pair<int, int> reconfigure(const Deployment& target, const ProfileTable& profiles);
+  // The live instances grouped by kind; `batches`, if given, gets each group's batches.
+  Deployment live_deployment(std::vector<uint64_t>* batches = nullptr) const;
+  uint64_t arrivals() const { return engine_->submitted(); }
 
   // EngineDriver.
   void start_batch(const Worker& worker) override;
@@ -96,6 +111,8 @@ class Endpoint final : public EngineDriver, public EngineObserver {
   void answer(Pending& p, Answer&& a);
   std::vector<NamedOutput> stack_results(Pending& p) const;
   const LoadedModel& model_of(const Worker& worker) const;
+  // A worker out of service whose last batch is done: its thread is let go.
+  void retire_if_idle(WorkerId worker);
 
   std::string name_;
   App app_;
@@ -106,12 +123,17 @@ class Endpoint final : public EngineDriver, public EngineObserver {
   EndpointMetrics& metrics_;
   bool inline_noop_;  // run the no-op model on the loop thread (ServeOptions::inline_noop)
   double model_timeout_s_;
+  int torch_threads_;  // intra-op threads of each worker's thread
   std::vector<int64_t> input_shape_;
   std::vector<std::pair<std::string, std::vector<int64_t>>> outputs_;
+  mutable std::mutex emulated_mutex_;  // emulated_ grows on reconfiguration
   std::vector<std::string> emulated_;
   std::unordered_map<uint64_t, Pending> pending_;
-  std::size_t waiting_ = 0;                           // pending requests not yet answered
-  std::vector<std::unique_ptr<Executor>> executors_;  // one per worker
+  std::size_t waiting_ = 0;  // pending requests not yet answered
+  // One per worker, by WorkerId; grows on the loop thread (reconfiguration), which reads
+  // it unlocked; other threads take executors_mutex_.
+  mutable std::mutex executors_mutex_;
+  std::vector<std::unique_ptr<Executor>> executors_;
   std::unique_ptr<Engine> engine_;
 };
 

@@ -176,6 +176,7 @@ HttpResponse metrics_text(Server::Impl& s) {
   text += render_remote_metrics(remote);
   text += render_process_metrics();
   text += render_gpu_metrics(process_gpu_sampler());
+  text += render_reconfiguration_metrics(s.live);
   return HttpResponse(200, std::move(text), "text/plain; version=0.0.4");
 }
 
@@ -235,6 +236,9 @@ void Server::Impl::handle(HttpRequest&& req, Responder respond) {
     return respond(reply(200, dump_json(json{{"model_stats", all}})));
   }
   if (get && seg == std::vector<std::string>{"metrics"}) return respond(metrics_text(s));
+  if (seg == std::vector<std::string>{"v2", "tessera", "deployment"}) {
+    return respond(s.deployment_route(req));  // live reconfiguration (server_reconfigure.cpp)
+  }
   // The model repository extension.
   if (post && seg == std::vector<std::string>{"v2", "repository", "index"}) {
     return respond(repository_index(s, req.body));

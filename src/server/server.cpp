@@ -68,6 +68,9 @@ Server::Server(const App& app, const Deployment& deployment, const ProfileTable&
   Impl& s = *impl_;
   s.options = std::move(options);
   s.policies = std::make_unique<PolicySet>(policies);
+  s.live.app = app;
+  s.live.profiles = profiles;
+  s.live.models = models;
   configure_torch_threads(models.torch_threads);
 
   // Load each deployed variant's model once.

@@ -10,6 +10,7 @@
 #include "exec/model_spec.hpp"
 #include "policy/policy_set.hpp"
 #include "profile/profile_table.hpp"
+#include "server/live_deployment.hpp"
 
 namespace tessera {
 
@@ -67,6 +68,16 @@ class Server {
   const ServeOptions& options() const;
   // Runs a health check of every remote model's backends now (server/remote_model.hpp).
   void check_backends_now();
+
+  // Live reconfiguration (server/live_deployment.hpp; docs/serve.md#live-re-planning):
+  // moves the application endpoint to `target` (its instances per task: variant, segment,
+  // max batch, count, batch timeout) as one step, loading new models first. `profiles`
+  // (default: the run's) time the new instances; `note` goes into the history. Any thread
+  // but the event loop; one at a time. A refused target changes nothing (result.error).
+  ReconfigureResult reconfigure(const Deployment& target, const ProfileTable* profiles = nullptr,
+                                const std::string& note = "");
+  // The application endpoint's live deployment, arrivals and reconfigurations.
+  DeploymentStatus deployment_status() const;
 
   struct Impl;
 

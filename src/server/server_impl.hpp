@@ -15,6 +15,7 @@
 #include "server/event_loop.hpp"
 #include "server/grpc_frontend.hpp"
 #include "server/http_frontend.hpp"
+#include "server/live_deployment.hpp"
 #include "server/model_registry.hpp"
 #include "server/model_stats.hpp"
 #include "server/server.hpp"
@@ -63,6 +64,14 @@ struct Server::Impl {
   }
   // http_routes.cpp: answers one request (on an HTTP I/O thread).
   void handle(HttpRequest&& request, Responder respond);
+
+  // Live reconfiguration (server_reconfigure.cpp): Server::reconfigure and
+  // Server::deployment_status, and GET / POST /v2/tessera/deployment.
+  LiveDeployment live;
+  ReconfigureResult reconfigure(const Deployment& target, const ProfileTable* profiles,
+                                const std::string& note);
+  DeploymentStatus deployment_status();
+  HttpResponse deployment_route(const HttpRequest& request);
 };
 
 }  // namespace tessera
