@@ -1,5 +1,6 @@
 #include "server/event_loop.hpp"
 
+#include <pthread.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -17,7 +18,10 @@ void EventLoop::start() {
   std::lock_guard lock(mutex_);
   if (running_ || stopped_) return;
   running_ = true;
-  thread_ = std::thread([this] { run(); });
+  thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "tessera-loop");  // for top, perf and gdb
+    run();
+  });
 }
 
 void EventLoop::stop() {

@@ -1,6 +1,7 @@
 #include "server/http_frontend.hpp"
 
 #include <malloc.h>
+#include <pthread.h>
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
 
@@ -651,6 +652,7 @@ int HttpFrontEnd::start(const std::string& host, int port) {
   do_accept(impl_);
   for (int i = 0; i < std::max(1, fe.limits.threads); ++i) {
     fe.threads.emplace_back([&fe] {
+      pthread_setname_np(pthread_self(), "tessera-http");  // for top, perf and gdb
       while (true) {
         try {
           fe.ioc->run();
