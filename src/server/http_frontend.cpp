@@ -37,6 +37,12 @@ std::chrono::steady_clock::duration after(double seconds) {
 
 class Session;
 
+// A connection's strand, socket and stream, by their concrete executor type: Asio's
+// type-erased any_io_executor costs an indirect call on every operation.
+using Strand = asio::strand<asio::io_context::executor_type>;
+using Socket = asio::basic_stream_socket<tcp, Strand>;
+using Stream = beast::basic_stream<tcp, Strand, beast::unlimited_rate_policy>;
+
 }  // namespace
 
 struct HttpFrontEnd::Impl {
@@ -79,7 +85,7 @@ namespace {
 // then reads the next one (pipelined requests wait in the buffer). Runs on its strand.
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket&& socket, std::shared_ptr<HttpFrontEnd::Impl> fe, uint64_t id)
+  Session(Socket&& socket, std::shared_ptr<HttpFrontEnd::Impl> fe, uint64_t id)
       : stream_(std::move(socket)), fe_(std::move(fe)), id_(id) {}
   ~Session() {
     release_body();
@@ -472,7 +478,7 @@ class Session : public std::enable_shared_from_this<Session> {
     reserved_ = 0;
   }
 
-  beast::tcp_stream stream_;
+  Stream stream_;
   std::shared_ptr<HttpFrontEnd::Impl> fe_;
   uint64_t id_;
   beast::flat_buffer buffer_;
@@ -497,7 +503,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
 void do_accept(const std::shared_ptr<HttpFrontEnd::Impl>& fe);
 
-void admit(const std::shared_ptr<HttpFrontEnd::Impl>& fe, tcp::socket socket) {
+void admit(const std::shared_ptr<HttpFrontEnd::Impl>& fe, Socket socket) {
   error_code ec;
   socket.set_option(tcp::no_delay(true), ec);
   std::shared_ptr<Session> victim;
@@ -548,7 +554,7 @@ void admit(const std::shared_ptr<HttpFrontEnd::Impl>& fe, tcp::socket socket) {
 }
 
 void do_accept(const std::shared_ptr<HttpFrontEnd::Impl>& fe) {
-  fe->acceptor->async_accept(asio::make_strand(*fe->ioc), [fe](error_code ec, tcp::socket socket) {
+  fe->acceptor->async_accept(asio::make_strand(*fe->ioc), [fe](error_code ec, Socket socket) {
     if (fe->stopping.load() || ec == asio::error::operation_aborted) return;
     if (ec) {
       // Out of file descriptors or similar: try again shortly rather than spin.
