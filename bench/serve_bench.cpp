@@ -4,7 +4,7 @@
 // per connection) answers the request body unchanged, so its cost is HTTP alone; tessera
 // serves on its default asynchronous front end (Boost.Beast, one I/O thread per core).
 //
-//   serve_bench [--seconds S] [--connections a,b,...]
+//   serve_bench [--seconds S] [--connections a,b,...] [--http-threads N]
 //
 // For each connection count, every client thread sends the same small KServe v2 request
 // back-to-back on its own keep-alive connection (closed loop) for S seconds; requests per
@@ -50,9 +50,11 @@ LoadResult load(int port, const std::string& path, const std::string& body, int 
 
 int main(int argc, char** argv) {
   double seconds = 5.0;
+  int http_threads = 0;  // tessera's HTTP I/O threads (0: its default, the cores)
   std::vector<int> connections{1, 8, 32};
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--seconds") == 0) seconds = std::stod(argv[i + 1]);
+    if (std::strcmp(argv[i], "--http-threads") == 0) http_threads = std::stoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--connections") == 0) {
       connections.clear();
       std::string list = argv[i + 1];
@@ -86,6 +88,7 @@ int main(int argc, char** argv) {
   options.port = 0;
   options.max_inflight = 64;
   options.model_endpoints = false;
+  options.http_threads = http_threads;
   Server server(noop.app, noop.deployment, noop.profiles, PolicyConfig{}, 1, noop.models, options);
   const int serve_port = server.start();
   options.inline_noop = false;  // the same, with the no-op batch on its executor thread
