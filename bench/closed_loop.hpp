@@ -3,7 +3,10 @@
 // The closed-loop client the serving benchmarks share (serve_bench over HTTP, grpc_bench
 // over gRPC): N client threads, each on its own connection, send one request after
 // another for a fixed time; the result is the throughput and latency percentiles over all
-// of them, plus the requests that failed. Bench-only, header-only.
+// of them, plus the requests that failed, and the CPU time a request cost: the client
+// threads' own, and the rest of the process's (the server under test: the other servers
+// of the process are idle meanwhile). CPU time per request does not depend on what other
+// tenants of a shared machine do, unlike requests per second. Bench-only, header-only.
 //
 // Thread safety: run_closed_loop owns its threads and joins them before it returns;
 // `connect` is called once on each client thread and the sender it returns is used only
@@ -14,6 +17,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <ctime>
 #include <string>
 #include <thread>
 #include <vector>
@@ -25,7 +29,21 @@ struct LoadResult {
   double p50_us = 0.0;
   double p99_us = 0.0;
   uint64_t errors = 0;
+  double client_cpu_us = 0.0;  // CPU time per request of the client threads
+  double server_cpu_us = 0.0;  // CPU time per request of the rest of the process
 };
+
+// CPU seconds used so far by the calling thread, or by the whole process.
+inline double thread_cpu_s() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+inline double process_cpu_s() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
 
 // `connect()` runs on each client thread before the clock starts (open the connection,
 // make a first call) and returns a sender: a callable `bool()` that sends one request and
@@ -37,12 +55,14 @@ LoadResult run_closed_loop(int connections, double seconds, const Connect& conne
   std::atomic<bool> stop{false};
   std::vector<std::vector<double>> lat(static_cast<std::size_t>(connections));
   std::vector<uint64_t> errors(static_cast<std::size_t>(connections), 0);
+  std::vector<double> client_cpu(static_cast<std::size_t>(connections), 0.0);
   std::vector<std::thread> threads;
   for (int c = 0; c < connections; ++c) {
     threads.emplace_back([&, c] {
       auto send = connect();
       while (!go.load()) std::this_thread::yield();
       auto& mine = lat[static_cast<std::size_t>(c)];
+      const double cpu0 = thread_cpu_s();
       while (!stop.load()) {
         const auto t0 = Clock::now();
         const bool ok = send();
@@ -53,14 +73,17 @@ LoadResult run_closed_loop(int connections, double seconds, const Connect& conne
         }
         mine.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
       }
+      client_cpu[static_cast<std::size_t>(c)] = thread_cpu_s() - cpu0;
     });
   }
   const auto start = Clock::now();
+  const double process0 = process_cpu_s();
   go = true;
   std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
   stop = true;
   for (auto& t : threads) t.join();
   const double wall = std::chrono::duration<double>(Clock::now() - start).count();
+  const double process = process_cpu_s() - process0;
   std::vector<double> all;
   LoadResult r;
   for (std::size_t c = 0; c < lat.size(); ++c) {
@@ -69,6 +92,12 @@ LoadResult run_closed_loop(int connections, double seconds, const Connect& conne
   }
   std::sort(all.begin(), all.end());
   r.rps = static_cast<double>(all.size()) / wall;
+  double client = 0.0;
+  for (double x : client_cpu) client += x;
+  if (!all.empty()) {
+    r.client_cpu_us = client * 1e6 / static_cast<double>(all.size());
+    r.server_cpu_us = std::max(0.0, process - client) * 1e6 / static_cast<double>(all.size());
+  }
   if (!all.empty()) {
     r.p50_us = all[all.size() / 2];
     r.p99_us = all[std::min(all.size() - 1, all.size() * 99 / 100)];

@@ -4,7 +4,7 @@
 // per connection) answers the request body unchanged, so its cost is HTTP alone; tessera
 // serves on its default asynchronous front end (Boost.Beast, one I/O thread per core).
 //
-//   serve_bench [--seconds S] [--connections a,b,...]
+//   serve_bench [--seconds S] [--connections a,b,...] [--http-threads N]
 //
 // For each connection count, every client thread sends the same small KServe v2 request
 // back-to-back on its own keep-alive connection (closed loop) for S seconds; requests per
@@ -50,9 +50,11 @@ LoadResult load(int port, const std::string& path, const std::string& body, int 
 
 int main(int argc, char** argv) {
   double seconds = 5.0;
+  int http_threads = 0;  // tessera's HTTP I/O threads (0: its default, the cores)
   std::vector<int> connections{1, 8, 32};
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--seconds") == 0) seconds = std::stod(argv[i + 1]);
+    if (std::strcmp(argv[i], "--http-threads") == 0) http_threads = std::stoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--connections") == 0) {
       connections.clear();
       std::string list = argv[i + 1];
@@ -86,6 +88,7 @@ int main(int argc, char** argv) {
   options.port = 0;
   options.max_inflight = 64;
   options.model_endpoints = false;
+  options.http_threads = http_threads;
   Server server(noop.app, noop.deployment, noop.profiles, PolicyConfig{}, 1, noop.models, options);
   const int serve_port = server.start();
   options.inline_noop = false;  // the same, with the no-op batch on its executor thread
@@ -95,17 +98,24 @@ int main(int argc, char** argv) {
 
   const std::string body = make_infer_body(FloatTensor{{1, 4}, {0.1f, 0.2f, 0.3f, 0.4f}});
   std::printf("request body: %zu bytes; %.1f s per point\n", body.size(), seconds);
-  std::printf("%-9s %-17s %9s %8s %8s %7s %8s %8s\n", "conns", "server", "rps", "p50 us", "p99 us",
-              "ratio", "+p50 us", "+p99 us");
+  // cpu: the server's CPU µs per request (client threads excluded); cpu-bound: the share of
+  // the echo's rate this server reaches where client + server CPU is the limit (the echo's
+  // client + server CPU per request over this one's).
+  std::printf("%-9s %-17s %9s %8s %8s %7s %8s %8s %7s %7s %9s\n", "conns", "server", "rps",
+              "p50 us", "p99 us", "ratio", "+p50 us", "+p99 us", "cpu us", "cli us", "cpu-bound");
   for (int c : connections) {
     const LoadResult e = load(echo_port, "/echo", body, c, seconds);
-    std::printf("%-9d %-17s %9.0f %8.0f %8.0f\n", c, "httplib echo", e.rps, e.p50_us, e.p99_us);
+    std::printf("%-9d %-17s %9.0f %8.0f %8.0f %7s %8s %8s %7.1f %7.1f\n", c, "httplib echo", e.rps,
+                e.p50_us, e.p99_us, "", "", "", e.server_cpu_us, e.client_cpu_us);
     for (const auto& [name, port] :
          {std::pair<const char*, int>{"tessera (inline)", serve_port},
           std::pair<const char*, int>{"tessera (executor)", exec_port}}) {
       const LoadResult t = load(port, "/v2/models/noop/infer", body, c, seconds);
-      std::printf("%-9d %-17s %9.0f %8.0f %8.0f %6.0f%% %8.0f %8.0f\n", c, name, t.rps, t.p50_us,
-                  t.p99_us, 100.0 * t.rps / e.rps, t.p50_us - e.p50_us, t.p99_us - e.p99_us);
+      std::printf(
+          "%-9d %-17s %9.0f %8.0f %8.0f %6.0f%% %8.0f %8.0f %7.1f %7.1f %8.0f%%\n", c, name, t.rps,
+          t.p50_us, t.p99_us, 100.0 * t.rps / e.rps, t.p50_us - e.p50_us, t.p99_us - e.p99_us,
+          t.server_cpu_us, t.client_cpu_us,
+          100.0 * (e.client_cpu_us + e.server_cpu_us) / (t.client_cpu_us + t.server_cpu_us));
       if (t.errors > 0) std::printf("  errors: %llu\n", static_cast<unsigned long long>(t.errors));
     }
   }

@@ -80,7 +80,8 @@ int Endpoint::workers_replaced() const {
 }
 
 void Endpoint::submit(std::shared_ptr<const FloatTensor> input, double slo_s, Done done) {
-  loop_.post([this, in = std::move(input), slo_s, d = std::move(done)]() mutable {
+  // An idle loop is run here rather than woken (EventLoop::post_or_run).
+  loop_.post_or_run([this, in = std::move(input), slo_s, d = std::move(done)]() mutable {
     admit(std::move(in), slo_s, std::move(d));
   });
 }
@@ -103,15 +104,43 @@ void Endpoint::admit(std::shared_ptr<const FloatTensor> input, double slo_s, Don
   // as expired, so that no client waits on a request starved in a queue (HBF order keeps
   // serving fresher ones under sustained overload). The engine may still drop or finish
   // it later; only its answer is given now.
+  // The deadlines wait in arrival order with one loop timer for the earliest (a timer per
+  // request would keep a heap of every request of the last two SLOs); one that comes
+  // before the last queued (a shorter per-request SLO) gets a timer of its own.
   const Time slo = slo_s > 0 ? slo_s : app_.slo;
-  loop_.post_at(arrival.time + slo + std::max(slo, 1.0), [this, id] {
-    auto it = pending_.find(id);
-    if (it == pending_.end() || it->second.answered) return;
-    Answer a;
-    a.kind = AnswerKind::kDropped;
-    a.reason = DropReason::kExpired;
-    answer(it->second, std::move(a));
-  });
+  const Time expires = arrival.time + slo + std::max(slo, 1.0);
+  if (!expiries_.empty() && expires < expiries_.back().first) {
+    loop_.post_at(expires, [this, id] { expire(id); });
+    return;
+  }
+  expiries_.emplace_back(expires, id);
+  if (!expiry_timer_) {
+    expiry_timer_ = true;
+    loop_.post_at(expires, [this] { expire_due(); });
+  }
+}
+
+void Endpoint::expire(uint64_t id) {
+  auto it = pending_.find(id);
+  if (it == pending_.end() || it->second.answered) return;
+  Answer a;
+  a.kind = AnswerKind::kDropped;
+  a.reason = DropReason::kExpired;
+  answer(it->second, std::move(a));
+}
+
+void Endpoint::expire_due() {
+  expiry_timer_ = false;
+  const Time now = clock_.now();
+  while (!expiries_.empty() && expiries_.front().first <= now) {
+    const uint64_t id = expiries_.front().second;
+    expiries_.pop_front();
+    expire(id);
+  }
+  if (!expiries_.empty()) {
+    expiry_timer_ = true;
+    loop_.post_at(expiries_.front().first, [this] { expire_due(); });
+  }
 }
 
 const LoadedModel& Endpoint::model_of(const Worker& worker) const {

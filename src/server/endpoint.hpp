@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -26,9 +27,10 @@ namespace tessera {
 // (batches go to one Executor thread per worker, timers and hops to the EventLoop) and
 // its EngineObserver (answers go back to the waiting HTTP thread).
 //
-// Threads: submit() from any thread; everything else runs on the event loop, which is
-// the only thread that touches the engine. The inputs and results of live requests are
-// kept in a side table keyed by request id, since engine items carry no payload.
+// Threads: submit() from any thread; everything else runs on the event loop, the only
+// one that touches the engine (its thread, or a submit() caller running an idle loop
+// itself: EventLoop::post_or_run; either way one thread at a time). The inputs and results of live
+// requests are kept in a side table keyed by request id, since engine items carry no payload.
 class Endpoint final : public EngineDriver, public EngineObserver {
  public:
   using Done = std::function<void(Answer&&)>;
@@ -52,7 +54,8 @@ class Endpoint final : public EngineDriver, public EngineObserver {
   // thread; a reconfiguration may add to them).
   std::vector<std::string> emulated() const;
 
-  // Any thread: `done` is called exactly once, on the loop thread. slo_s <= 0 uses the
+  // Any thread: `done` is called exactly once, by the loop (perhaps on this thread,
+  // before submit() returns: the caller must hold no lock that `done` takes). slo_s <= 0 uses the
   // app's SLO.
   void submit(std::shared_ptr<const FloatTensor> input, double slo_s, Done done);
 
@@ -107,6 +110,10 @@ class Endpoint final : public EngineDriver, public EngineObserver {
   };
 
   void admit(std::shared_ptr<const FloatTensor> input, double slo_s, Done done);
+  // Answers request `id` as expired if it is still waiting; expire_due() does so for every
+  // deadline in expiries_ that has passed.
+  void expire(uint64_t id);
+  void expire_due();
   void executed(WorkerId worker, BatchResult result);
   void answer(Pending& p, Answer&& a);
   std::vector<NamedOutput> stack_results(Pending& p) const;
@@ -129,7 +136,9 @@ class Endpoint final : public EngineDriver, public EngineObserver {
   mutable std::mutex emulated_mutex_;  // emulated_ grows on reconfiguration
   std::vector<std::string> emulated_;
   std::unordered_map<uint64_t, Pending> pending_;
-  std::size_t waiting_ = 0;  // pending requests not yet answered
+  std::size_t waiting_ = 0;                         // pending requests not yet answered
+  std::deque<std::pair<Time, uint64_t>> expiries_;  // (deadline, request id), in order
+  bool expiry_timer_ = false;                       // a loop timer runs expire_due()
   // One per worker, by WorkerId; grows on the loop thread (reconfiguration), which reads
   // it unlocked; other threads take executors_mutex_.
   mutable std::mutex executors_mutex_;

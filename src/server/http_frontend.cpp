@@ -1,9 +1,11 @@
 #include "server/http_frontend.hpp"
 
 #include <malloc.h>
+#include <pthread.h>
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
 
+#include <array>
 #include <atomic>
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
@@ -34,6 +36,12 @@ std::chrono::steady_clock::duration after(double seconds) {
 }
 
 class Session;
+
+// A connection's strand, socket and stream, by their concrete executor type: Asio's
+// type-erased any_io_executor costs an indirect call on every operation.
+using Strand = asio::strand<asio::io_context::executor_type>;
+using Socket = asio::basic_stream_socket<tcp, Strand>;
+using Stream = beast::basic_stream<tcp, Strand, beast::unlimited_rate_policy>;
 
 }  // namespace
 
@@ -77,7 +85,7 @@ namespace {
 // then reads the next one (pipelined requests wait in the buffer). Runs on its strand.
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket&& socket, std::shared_ptr<HttpFrontEnd::Impl> fe, uint64_t id)
+  Session(Socket&& socket, std::shared_ptr<HttpFrontEnd::Impl> fe, uint64_t id)
       : stream_(std::move(socket)), fe_(std::move(fe)), id_(id) {}
   ~Session() {
     release_body();
@@ -282,31 +290,86 @@ class Session : public std::enable_shared_from_this<Session> {
     write(HttpResponse{status, fe_->error_body(message)}, true);
   }
 
+  // Whether `r` can be written by write()'s direct path: a status with a body, and headers
+  // of its own that are neither framing nor hold a line break.
+  static bool direct(const HttpResponse& r) {
+    const auto plain = [](const std::string& s) { return s.find_first_of("\r\n") == s.npos; };
+    if (r.status < 200 || r.status > 999 || r.status == 204 || r.status == 304) return false;
+    if (!plain(r.content_type)) return false;
+    for (const auto& [k, v] : r.headers) {
+      if (!plain(k) || !plain(v) || beast::iequals(k, "Content-Length") ||
+          beast::iequals(k, "Transfer-Encoding") || beast::iequals(k, "Connection") ||
+          beast::iequals(k, "Server") || beast::iequals(k, "Content-Type")) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   void write(HttpResponse&& r, bool force_close) {
     if (writing_ || closed_) return;
     writing_ = true;
+    const bool close = force_close || !keep_alive_ || fe_->stopping.load();
+    if (direct(r)) {
+      // The bytes Beast's serializer writes for these fields (keep-alive as keep_alive()
+      // sets it for the request's version), built in one string: no per-field
+      // allocations, no serializer state.
+      auto out = std::make_shared<std::pair<std::string, std::string>>();
+      std::string& head = out->first;
+      out->second = std::move(r.body);
+      head.reserve(128 + r.content_type.size());
+      head += version_ == 10 ? "HTTP/1.0 " : "HTTP/1.1 ";
+      head += std::to_string(r.status);
+      head += ' ';
+      const beast::string_view reason = http::obsolete_reason(static_cast<http::status>(r.status));
+      head.append(reason.data(), reason.size());
+      head += "\r\nServer: tessera\r\nContent-Type: ";
+      head += r.content_type;
+      for (const auto& [k, v] : r.headers) {
+        head += "\r\n";
+        head += k;
+        head += ": ";
+        head += v;
+      }
+      if (version_ == 10 && !close) head += "\r\nConnection: keep-alive";
+      if (version_ != 10 && close) head += "\r\nConnection: close";
+      head += "\r\nContent-Length: ";
+      head += std::to_string(out->second.size());
+      head += "\r\n\r\n";
+      stream_.expires_after(after(limits().write_timeout_s));
+      const std::array<asio::const_buffer, 2> bytes{asio::buffer(out->first),
+                                                    asio::buffer(out->second)};
+      asio::async_write(stream_, bytes,
+                        [self = shared_from_this(), out, close](error_code ec, std::size_t) {
+                          self->written(ec, close);
+                        });
+      return;
+    }
     auto res = std::make_shared<http::response<http::string_body>>();
     res->version(version_);
     res->result(static_cast<unsigned>(r.status));
     res->set(http::field::server, "tessera");
     res->set(http::field::content_type, r.content_type);
     for (const auto& [k, v] : r.headers) res->set(k, v);
-    const bool close = force_close || !keep_alive_ || fe_->stopping.load();
     res->keep_alive(!close);
     res->body() = std::move(r.body);
     res->prepare_payload();
     stream_.expires_after(after(limits().write_timeout_s));
     http::async_write(stream_, *res,
                       [self = shared_from_this(), res, close](error_code ec, std::size_t) {
-                        self->writing_ = false;
-                        self->release_body();
-                        if (ec) {
-                          if (ec == beast::error::timeout) self->fe_->timed_out++;
-                          return self->close_now();
-                        }
-                        if (close) return self->linger_close();
-                        self->next_request();
+                        self->written(ec, close);
                       });
+  }
+
+  void written(error_code ec, bool close) {
+    writing_ = false;
+    release_body();
+    if (ec) {
+      if (ec == beast::error::timeout) fe_->timed_out++;
+      return close_now();
+    }
+    if (close) return linger_close();
+    next_request();
   }
 
   void begin_stream(HttpResponse&& head, std::shared_ptr<std::atomic<bool>> broken) {
@@ -415,7 +478,7 @@ class Session : public std::enable_shared_from_this<Session> {
     reserved_ = 0;
   }
 
-  beast::tcp_stream stream_;
+  Stream stream_;
   std::shared_ptr<HttpFrontEnd::Impl> fe_;
   uint64_t id_;
   beast::flat_buffer buffer_;
@@ -440,7 +503,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
 void do_accept(const std::shared_ptr<HttpFrontEnd::Impl>& fe);
 
-void admit(const std::shared_ptr<HttpFrontEnd::Impl>& fe, tcp::socket socket) {
+void admit(const std::shared_ptr<HttpFrontEnd::Impl>& fe, Socket socket) {
   error_code ec;
   socket.set_option(tcp::no_delay(true), ec);
   std::shared_ptr<Session> victim;
@@ -491,7 +554,7 @@ void admit(const std::shared_ptr<HttpFrontEnd::Impl>& fe, tcp::socket socket) {
 }
 
 void do_accept(const std::shared_ptr<HttpFrontEnd::Impl>& fe) {
-  fe->acceptor->async_accept(asio::make_strand(*fe->ioc), [fe](error_code ec, tcp::socket socket) {
+  fe->acceptor->async_accept(asio::make_strand(*fe->ioc), [fe](error_code ec, Socket socket) {
     if (fe->stopping.load() || ec == asio::error::operation_aborted) return;
     if (ec) {
       // Out of file descriptors or similar: try again shortly rather than spin.
@@ -595,6 +658,7 @@ int HttpFrontEnd::start(const std::string& host, int port) {
   do_accept(impl_);
   for (int i = 0; i < std::max(1, fe.limits.threads); ++i) {
     fe.threads.emplace_back([&fe] {
+      pthread_setname_np(pthread_self(), "tessera-http");  // for top, perf and gdb
       while (true) {
         try {
           fe.ioc->run();

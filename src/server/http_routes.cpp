@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <initializer_list>
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "server/gpu_metrics.hpp"
 #include "server/infer_call.hpp"
@@ -193,6 +195,11 @@ std::vector<std::string> segments(const std::string& path) {
   return out;
 }
 
+// Whether the path's segments are exactly `want` (no temporary vector per comparison).
+bool is(const std::vector<std::string>& seg, std::initializer_list<std::string_view> want) {
+  return std::equal(seg.begin(), seg.end(), want.begin(), want.end());
+}
+
 }  // namespace
 
 void Server::Impl::handle(HttpRequest&& req, Responder respond) {
@@ -211,13 +218,13 @@ void Server::Impl::handle(HttpRequest&& req, Responder respond) {
     s.metrics.http_error(404);
     return reply(404, error_body(what));
   };
-  if (get && seg == std::vector<std::string>{"v2", "health", "live"}) {
+  if (get && is(seg, {"v2", "health", "live"})) {
     return respond(reply(200, R"({"live":true})"));
   }
-  if (get && seg == std::vector<std::string>{"v2", "health", "ready"}) {
+  if (get && is(seg, {"v2", "health", "ready"})) {
     return respond(ready_body(nullptr));
   }
-  if (get && seg == std::vector<std::string>{"v2"}) {
+  if (get && is(seg, {"v2"})) {
     return respond(reply(
         200,
         json{{"name", "tessera"},
@@ -225,22 +232,22 @@ void Server::Impl::handle(HttpRequest&& req, Responder respond) {
              {"extensions", {"binary_tensor_data", "parameters", "model_repository", "statistics"}}}
             .dump()));
   }
-  if (get && seg == std::vector<std::string>{"v2", "models"}) {
+  if (get && is(seg, {"v2", "models"})) {
     json names = json::array();
     for (const auto& ep : s.endpoints) names.push_back(ep->name());
     return respond(reply(200, dump_json(json{{"models", names}})));
   }
-  if (get && seg == std::vector<std::string>{"v2", "models", "stats"}) {
+  if (get && is(seg, {"v2", "models", "stats"})) {
     json all = json::array();
     for (const auto& ep : s.endpoints) all.push_back(model_stats_json(s, *ep));
     return respond(reply(200, dump_json(json{{"model_stats", all}})));
   }
-  if (get && seg == std::vector<std::string>{"metrics"}) return respond(metrics_text(s));
-  if (seg == std::vector<std::string>{"v2", "tessera", "deployment"}) {
+  if (get && is(seg, {"metrics"})) return respond(metrics_text(s));
+  if (is(seg, {"v2", "tessera", "deployment"})) {
     return respond(s.deployment_route(req));  // live reconfiguration (server_reconfigure.cpp)
   }
   // The model repository extension.
-  if (post && seg == std::vector<std::string>{"v2", "repository", "index"}) {
+  if (post && is(seg, {"v2", "repository", "index"})) {
     return respond(repository_index(s, req.body));
   }
   if (post && seg.size() == 5 && seg[0] == "v2" && seg[1] == "repository" && seg[2] == "models" &&

@@ -5,7 +5,8 @@
 // the same path: admission (--max-inflight), the model's checks (one FP32 input, a batch
 // dimension, outputs), one engine request per batch row, and the answers gathered into
 // one result. Threads: start_infer() from any thread; `done` runs exactly once, on the
-// calling thread (a refusal) or on the event loop thread (an answer), and must not block.
+// calling thread (a refusal, or an answer when the caller ran an idle event loop itself:
+// Endpoint::submit) or on the event loop thread (an answer), and must not block.
 
 #include <chrono>
 #include <functional>
