@@ -15,6 +15,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -216,6 +217,20 @@ void run_ppipe_simulate(const PpipeSimulateArgs& args) {
       }
     }
   } else {
+    // How many servers hold vGPUs of more than one DNN (their NICs are what sharing changes).
+    const reservation::Placement placement = reservation::place_plan(plan);
+    std::vector<std::set<std::size_t>> dnns_on(placement.servers.size());
+    for (std::size_t m = 0; m < placement.server_of.size(); ++m) {
+      for (const auto& pipe : placement.server_of[m]) {
+        for (const auto& part : pipe) {
+          for (int srv : part) dnns_on[static_cast<std::size_t>(srv)].insert(m);
+        }
+      }
+    }
+    std::size_t shared_servers = 0;
+    for (const auto& d : dnns_on) shared_servers += d.size() > 1 ? 1 : 0;
+    std::printf("shared NICs: %zu of %zu servers hold vGPUs of several DNNs\n", shared_servers,
+                placement.servers.size());
     // Every DNN at once, one virtual time, one set of NIC tables: the planes of DNNs whose
     // vGPUs share a server contend for its NIC. --sweep goes on until every DNN is done
     // (the ones already done keep loading the NICs at that load).
