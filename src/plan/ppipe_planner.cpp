@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <ctime>
 #include <limits>
 #include <map>
 #include <set>
@@ -308,10 +309,15 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
     MilpOptions ho = mo;
     ho.time_limit_s = opt.milp.time_limit_s * opt.warm_start_share;
     ho.node_limit = opt.milp.node_limit > 0 ? opt.milp.node_limit / 4 : 0;
+    const std::clock_t cpu0 = std::clock();
     const MilpResult h = solve_cbc(restricted, ho);
+    // What the warm start used, in the limit's own clock (CPU or wall seconds).
+    const double used = opt.milp.cpu_time_limit
+                            ? static_cast<double>(std::clock() - cpu0) / CLOCKS_PER_SEC
+                            : h.seconds;
     if (h.has_solution()) {
       mo.start = h.values;
-      mo.time_limit_s = std::max(0.0, opt.milp.time_limit_s - h.seconds);
+      mo.time_limit_s = std::max(0.0, opt.milp.time_limit_s - used);
       out.plan.solve.warm_start = h.objective;
       out.plan.solve.warm_start_seconds = h.seconds;
     }
