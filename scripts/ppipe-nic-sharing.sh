@@ -103,7 +103,7 @@ for c in ("HC1", "HC2", "HC3", "HC4"):
 print("* So on the paper's clusters the per-DNN simulation of ppipe.md is a close stand-in")
 print("  for G1: the shared servers are few and the max load factors do not move (tables")
 print("  above). `tests/nic_sharing_test.cpp` shows the mechanism where it binds (two DNNs on")
-print("  one server: one DNN's transfer delays the other's reservation; 8.9 ms mean transfer")
-print("  time alone against 21.5 ms shared in its run).")
+print("  one server: one DNN's transfer delays the other's reservation, and the mean transfer")
+print("  time is asserted to grow when the two DNNs share the server's NIC tables).")
 PY
 echo "wrote $DOC" >&2
