@@ -136,7 +136,9 @@ P(f"{float(rows0[0]['duration_s']):.0f} s of simulated time (seed 1); the sweep 
   "1.0 in steps of 0.05 and")
 P("stops at the first load with ≥ 99 % SLO attainment, as the paper's (the max load factor is")
 P("that load; 0 if none). Each DNN is simulated on its own")
-P("GPUs (the paper's multi-DNN plans share no GPU between DNNs).")
+P("GPUs (the paper's multi-DNN plans share no GPU between DNNs) and its own NIC tables;")
+P("[ppipe-nic-sharing.md](ppipe-nic-sharing.md) runs a plan's DNNs together with each")
+P("server's NIC tables shared (`ppipe-simulate --shared-nics`, `scripts/ppipe-nic-sharing.sh`).")
 P()
 
 # ---- Bursty workload

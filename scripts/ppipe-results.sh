@@ -13,6 +13,8 @@
 #   scripts/ppipe-results.sh            (PPIPE_JOBS=2 simulations in parallel by default)
 # Cost on the shared 2-core VM (2026-11-22, release build, -j2): ~4 min of plans the first
 # time (CBC, 30 s limit), then 3 min 14 s wall / 65 s CPU for the ~300 simulations.
+# 2026-11-22 again (s5-milp, warm-started planner): plans and simulations 240 s wall at a
+# load average of 5-14 (other builds running).
 # Knobs: PPIPE_DURATION (simulated s per load point, 30), PPIPE_PLAN_TIME (CBC limit, 30 s),
 # PPIPE_REUSE=1 (keep simulation CSVs from an earlier run instead of re-running them).
 set -euo pipefail
