@@ -136,7 +136,9 @@ P(f"{float(rows0[0]['duration_s']):.0f} s of simulated time (seed 1); the sweep 
   "1.0 in steps of 0.05 and")
 P("stops at the first load with ≥ 99 % SLO attainment, as the paper's (the max load factor is")
 P("that load; 0 if none). Each DNN is simulated on its own")
-P("GPUs (the paper's multi-DNN plans share no GPU between DNNs).")
+P("GPUs (the paper's multi-DNN plans share no GPU between DNNs) and its own NIC tables;")
+P("[ppipe-nic-sharing.md](ppipe-nic-sharing.md) runs a plan's DNNs together with each")
+P("server's NIC tables shared (`ppipe-simulate --shared-nics`, `scripts/ppipe-nic-sharing.sh`).")
 P()
 
 # ---- Bursty workload
@@ -508,6 +510,9 @@ P("## MILP solve time and proven gap")
 P()
 P("From each plan.json's solve record (`tessera plan`, CBC, wall clock on the machine that ran")
 P("the script, a limit of 30 s of CPU time and a 1 % gap target; these are the plans above).")
+_load = os.path.join(sys.argv[1], "plans-loadavg.txt")
+if os.path.exists(_load):
+    P("Load average (1/5/15 min) when the plans were solved: `%s`." % " ".join(open(_load).read().split()[:3]))
 P()
 P("| instances | solves | mean s | max s | at the limit | worst proven gap |")
 P("|---|---:|---:|---:|---:|---:|")

@@ -13,6 +13,8 @@
 #   scripts/ppipe-results.sh            (PPIPE_JOBS=2 simulations in parallel by default)
 # Cost on the shared 2-core VM (2026-11-22, release build, -j2): ~4 min of plans the first
 # time (CBC, 30 s limit), then 3 min 14 s wall / 65 s CPU for the ~300 simulations.
+# 2026-11-22 again (s5-milp, warm-started planner): plans and simulations 240 s wall at a
+# load average of 5-14 (other builds running).
 # Knobs: PPIPE_DURATION (simulated s per load point, 30), PPIPE_PLAN_TIME (CBC limit, 30 s),
 # PPIPE_REUSE=1 (keep simulation CSVs from an earlier run instead of re-running them).
 set -euo pipefail
@@ -92,7 +94,9 @@ plan "3types-G1" "{classes: [$L4, $P4, $T4]}" "group: G1" "" "[ppipe]"
 L4B="{name: L4, count: 13, gpus_per_server: 1, nic_gbps: 32, max_mps: 4}"
 V100="{name: V100, count: 12, gpus_per_server: 2, nic_gbps: 32, max_mps: 4}"
 plan "4types-G1" "{classes: [$L4B, $V100, $P4, $T4]}" "group: G1" "" "[ppipe]"
-xargs -P "$JOBS" -L 1 bash -c 'run_plan "$@"' _ <"$plans_file"
+# The load the plans were solved under (their solve times are wall clock): docs table.
+[ -s "$plans_file" ] && cat /proc/loadavg >"$OUT/plans-loadavg.txt"
+xargs -r -P "$JOBS" -L 1 bash -c 'run_plan "$@"' _ <"$plans_file"
 
 # 2. Simulations: one job per (plan, method, arrivals, data plane), -j$JOBS.
 jobs_file=$OUT/jobs.txt

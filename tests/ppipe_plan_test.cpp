@@ -184,6 +184,50 @@ TEST(PpipeMilp, TightenedFormulationKeepsTheOptimum) {
   }
 }
 
+// The warm start (the MILP restricted to the LP relaxation's configurations, CBC's first
+// incumbent) and the branching priorities change how CBC searches, not the model: with
+// both on and both off the objective is the exhaustive optimum (one DNN) or the same (two
+// DNNs), and the warm start's plan never beats the final one.
+TEST(PpipeMilp, WarmStartAndBranchPrioritiesKeepTheOptimum) {
+  int warm = 0;
+  for (unsigned seed = 1; seed <= 4; ++seed) {
+    PpipeInput in = tiny_input(seed, 2 + seed % 2, 3);
+    const double exact = brute_force(in);
+    in.options.warm_start_share = 0.2;
+    in.options.branch_priorities = true;
+    const PpipeResult with = plan_ppipe(in);
+    in.options.warm_start_share = 0.0;
+    in.options.branch_priorities = false;
+    const PpipeResult without = plan_ppipe(in);
+    ASSERT_TRUE(with.ok()) << with.problems.front();
+    ASSERT_TRUE(without.ok()) << without.problems.front();
+    EXPECT_NEAR(with.plan.solve.objective, exact, 1e-6 * exact) << "seed " << seed;
+    EXPECT_NEAR(without.plan.solve.objective, exact, 1e-6 * exact) << "seed " << seed;
+    EXPECT_EQ(without.plan.solve.warm_start, 0.0);
+    EXPECT_LE(with.plan.solve.warm_start, with.plan.solve.objective * (1 + 1e-9));
+    warm += with.plan.solve.warm_start > 0.0 ? 1 : 0;
+  }
+  for (unsigned seed = 1; seed <= 3; ++seed) {
+    PpipeInput in = tiny_input(seed, 3, 4);
+    in.dnns.push_back(tiny_dnn(seed + 100, "other"));
+    in.dnns[0].weight = 0.4;
+    in.dnns[1].weight = 0.6;
+    in.options.warm_start_share = 0.2;
+    in.options.branch_priorities = true;
+    const PpipeResult with = plan_ppipe(in);
+    in.options.warm_start_share = 0.0;
+    in.options.branch_priorities = false;
+    const PpipeResult without = plan_ppipe(in);
+    ASSERT_TRUE(with.ok()) << with.problems.front();
+    ASSERT_TRUE(without.ok()) << without.problems.front();
+    EXPECT_NEAR(with.plan.solve.objective, without.plan.solve.objective,
+                1e-6 * without.plan.solve.objective)
+        << "seed " << seed;
+    warm += with.plan.solve.warm_start > 0.0 ? 1 : 0;
+  }
+  EXPECT_GT(warm, 0);  // the warm start found a plan on some instances
+}
+
 TEST(PpipeMilp, TemplatesAreThePapersDistinctPipelines) {
   EXPECT_EQ(enumerate_templates(2, 3).size(), 14u);  // §4: 2 + 4 + 8
   EXPECT_EQ(enumerate_templates(2, 2).size(), 6u);

@@ -193,6 +193,21 @@ TEST_F(PpipeSimulateCommand, TableAndCsvRowsPerPointAndTheSweepStops) {
   EXPECT_NE(p[19].find("T4:"), std::string::npos);
 }
 
+TEST_F(PpipeSimulateCommand, SharedNicsRunsTheDnnsTogetherAndNeedsTheReservationPlane) {
+  const CmdResult r = run(plan_file() + " --loads 1.0 --duration 2 --shared-nics --csv " +
+                          (dir_ / "points.csv").string());
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("shared NICs: 0 of"), std::string::npos) << r.out;  // one DNN
+  const auto rows = csv("points.csv");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[1][1], "reservation-shared-nics");
+  EXPECT_GE(std::stod(rows[1][9]), 0.99);
+  const CmdResult bad = run(plan_file() + " --duration 1 --shared-nics --data-plane reactive");
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.out.find("--shared-nics needs --data-plane reservation"), std::string::npos)
+      << bad.out;
+}
+
 TEST_F(PpipeSimulateCommand, OverloadFailsTheSweepAndTheReactivePlaneRuns) {
   const CmdResult r = run(plan_file() + " --loads 8,6 --duration 1 --sweep --data-plane reactive " +
                           "--csv " + (dir_ / "points.csv").string());

@@ -5,6 +5,8 @@
 // `--trace FILE` replaces Poisson arrivals by a recorded trace fitted to the same rate
 // (workload/trace_fit.hpp); `--sweep` stops a DNN's loads at the first one with >= 99 %
 // attainment (the paper's downward sweep); `--csv FILE` writes one row per point.
+// `--shared-nics` runs every DNN of the plan at once (sim/co_simulation.hpp), their
+// reservation planes sharing the NIC tables of the servers they share.
 
 #include <spdlog/spdlog.h>
 
@@ -13,6 +15,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -21,6 +24,7 @@
 #include "ppipe/plan_json.hpp"
 #include "profile/ppipe_import.hpp"
 #include "reservation/data_plane.hpp"
+#include "sim/co_simulation.hpp"
 #include "sim/simulator.hpp"
 #include "workload/azure_llm.hpp"
 #include "workload/renewal_sources.hpp"
@@ -45,6 +49,7 @@ struct PpipeSimulateArgs {
   std::string trace_fit = "fold";
   bool sweep = false;
   std::string csv_file;
+  bool shared_nics = false;
 };
 
 // Physical GPU-seconds each GPU class was busy in a run: every partition's vGPU busy time
@@ -73,11 +78,31 @@ double planned_rate(const ppipe::Plan& plan, const std::string& dnn) {
   throw std::invalid_argument("the reference plan has no DNN '" + dnn + "'");
 }
 
+// One DNN of the plan: its setup (built once; the app, deployment and profiles do not
+// depend on the load) and its rate at load 1.
+struct DnnRun {
+  std::size_t index = 0;
+  reservation::PpipeSetup setup;
+  double base_rate = 0.0;
+  double best_load = 0.0;
+  bool done = false;  // --sweep: reached >= 99 % attainment
+};
+
+// One simulated point of one DNN: the engine with its data plane and arrivals.
+struct Point {
+  reservation::DataPlane dp;
+  std::unique_ptr<Simulator> sim;
+  std::unique_ptr<ArrivalSource> arrivals;
+};
+
 void run_ppipe_simulate(const PpipeSimulateArgs& args) {
   const ppipe::Plan plan = ppipe::read_plan_file(args.plan_file);
   const ppipe::Plan reference =
       args.reference_plan.empty() ? plan : ppipe::read_plan_file(args.reference_plan);
   const auto kind = reservation::parse_data_plane(args.data_plane);
+  if (args.shared_nics && kind != reservation::DataPlaneKind::kReservation) {
+    throw std::invalid_argument("--shared-nics needs --data-plane reservation");
+  }
   std::vector<Arrival> trace;
   if (!args.trace_file.empty()) trace = read_azure_llm_csv(args.trace_file);
   std::ofstream csv;
@@ -93,6 +118,7 @@ void run_ppipe_simulate(const PpipeSimulateArgs& args) {
   std::printf(
       "| dnn | load | rate (req/s) | goodput (req/s) | SLO attainment | dropped | late |\n");
   std::printf("|---|---:|---:|---:|---:|---:|---:|\n");
+  std::vector<DnnRun> runs;
   for (std::size_t i = 0; i < plan.dnns.size(); ++i) {
     const ppipe::DnnPlan& dnn = plan.dnns[i];
     if (dnn.pipelines.empty()) {
@@ -100,76 +126,138 @@ void run_ppipe_simulate(const PpipeSimulateArgs& args) {
       continue;
     }
     const auto blocks = load_ppipe_model(timings, dnn.dnn);
-    const double base_rate = planned_rate(reference, dnn.dnn);
-    double best_load = 0.0;
-    // The app, deployment and profiles do not depend on the load; each point gets a fresh
-    // data plane (it holds the run's reservations).
-    const reservation::PpipeSetup setup =
-        reservation::build_setup(plan, i, blocks, reservation::setup_options_for(kind));
-    for (double load : args.loads) {
-      reservation::BatcherOptions options;
-      options.first_look_fraction = args.first_look;
-      reservation::DataPlane dp = reservation::make_data_plane(setup, kind, options);
-      SimOptions so;
-      so.seed = static_cast<uint64_t>(args.seed);
-      const double rate = load * base_rate;
-      Simulator sim(setup.app, setup.deployment, setup.profiles, std::move(dp.policies), so,
-                    EngineOptions{});
-      if (trace.empty()) {
-        Bounded arrivals(std::make_unique<PoissonSource>(rate, so.seed), args.duration_s,
-                         std::nullopt);
-        sim.run(arrivals);
-      } else {
-        TraceSource arrivals(args.trace_fit == "fold"
-                                 ? fold_trace_to_rate(trace, rate, args.duration_s, args.trace_file)
-                                 : fit_trace_to_rate(trace, rate, args.duration_s, args.trace_file),
-                             "trace '" + args.trace_file + "'");
-        sim.run(arrivals);
-      }
-      const nlohmann::json summary = summarize(sim.metrics(), setup.app);
-      const double attainment = summary["slo_attainment"].get<double>();
-      if (attainment >= 0.99) best_load = std::max(best_load, load);
-      std::printf("| %s | %.2f | %.1f | %.1f | %.4f | %.4f | %.4f |\n", dnn.dnn.c_str(), load, rate,
-                  summary["goodput_rps"].get<double>(), attainment,
-                  summary["drop_rate"].get<double>(),
-                  static_cast<double>(summary["late"].get<uint64_t>()) /
-                      std::max(1.0, static_cast<double>(summary["submitted"].get<uint64_t>())));
-      spdlog::info("{} at load {:.2f}: {}", dnn.dnn, load, dp.summary());
-      if (csv.is_open()) {
-        const reservation::DataPlaneCounts c = dp.counts();
-        const double submitted = static_cast<double>(summary["submitted"].get<uint64_t>());
-        std::string busy;
-        for (const auto& [cls, sec] : busy_by_class(dnn, setup, sim.metrics())) {
-          busy += (busy.empty() ? "" : ";") + cls + ":" + std::to_string(sec);
-        }
-        char row[640];
-        std::snprintf(
-            row, sizeof row,
-            "%s,%s,%s,%s,%.4f,%.3f,%.3f,%.0f,%.3f,%.6f,%.6f,%.6f,%llu,%.3f,%.3f,%llu,%.4f,%.4f,"
-            "%.4f,",
-            plan.method.c_str(), reservation::data_plane_name(kind),
-            trace.empty() ? "poisson" : ("trace-" + args.trace_fit).c_str(), dnn.dnn.c_str(), load,
-            rate, args.duration_s, submitted, summary["goodput_rps"].get<double>(), attainment,
-            summary["drop_rate"].get<double>(),
-            static_cast<double>(summary["late"].get<uint64_t>()) / std::max(1.0, submitted),
-            static_cast<unsigned long long>(c.batches),
-            c.batches ? static_cast<double>(c.batch_items) / static_cast<double>(c.batches) : 0.0,
-            c.batches ? static_cast<double>(c.probes) / static_cast<double>(c.batches) : 0.0,
-            static_cast<unsigned long long>(c.transfers), c.transfer_mean_ms, c.transfer_p50_ms,
-            c.transfer_p99_ms);
-        csv << row << busy << "\n";
-      }
-      if (!args.out_dir.empty()) {
-        std::ostringstream name;
-        name << dnn.dnn << "-load" << load;
-        write_report(std::filesystem::path(args.out_dir) / name.str(), summary, sim.metrics(),
-                     setup.app);
-      }
-      if (args.sweep && attainment >= 0.99) break;
+    DnnRun r;
+    r.index = i;
+    r.setup = reservation::build_setup(plan, i, blocks, reservation::setup_options_for(kind));
+    r.base_rate = planned_rate(reference, dnn.dnn);
+    runs.push_back(std::move(r));
+  }
+
+  // Builds one point's engine; `nics` shares the NIC tables with the other DNNs' planes.
+  auto make_point = [&](const DnnRun& r, double load,
+                        const std::shared_ptr<reservation::NicTables>& nics) {
+    reservation::BatcherOptions options;
+    options.first_look_fraction = args.first_look;
+    Point pt;
+    pt.dp = reservation::make_data_plane(r.setup, kind, options, nics);
+    SimOptions so;
+    so.seed = static_cast<uint64_t>(args.seed);
+    const double rate = load * r.base_rate;
+    pt.sim = std::make_unique<Simulator>(r.setup.app, r.setup.deployment, r.setup.profiles,
+                                         std::move(pt.dp.policies), so, EngineOptions{});
+    if (trace.empty()) {
+      pt.arrivals = std::make_unique<Bounded>(std::make_unique<PoissonSource>(rate, so.seed),
+                                              args.duration_s, std::nullopt);
+    } else {
+      pt.arrivals = std::make_unique<TraceSource>(
+          args.trace_fit == "fold"
+              ? fold_trace_to_rate(trace, rate, args.duration_s, args.trace_file)
+              : fit_trace_to_rate(trace, rate, args.duration_s, args.trace_file),
+          "trace '" + args.trace_file + "'");
     }
-    if (args.loads.size() > 1) {
-      std::printf("| %s | max load at >= 99 %% attainment: %.2f | | | | | |\n", dnn.dnn.c_str(),
-                  best_load);
+    return pt;
+  };
+
+  // Prints and records one finished point; returns its SLO attainment.
+  auto report_point = [&](DnnRun& r, double load, Point& pt) {
+    const ppipe::DnnPlan& dnn = plan.dnns[r.index];
+    const Simulator& sim = *pt.sim;
+    const double rate = load * r.base_rate;
+    const nlohmann::json summary = summarize(sim.metrics(), r.setup.app);
+    const double attainment = summary["slo_attainment"].get<double>();
+    if (attainment >= 0.99) r.best_load = std::max(r.best_load, load);
+    std::printf("| %s | %.2f | %.1f | %.1f | %.4f | %.4f | %.4f |\n", dnn.dnn.c_str(), load, rate,
+                summary["goodput_rps"].get<double>(), attainment,
+                summary["drop_rate"].get<double>(),
+                static_cast<double>(summary["late"].get<uint64_t>()) /
+                    std::max(1.0, static_cast<double>(summary["submitted"].get<uint64_t>())));
+    spdlog::info("{} at load {:.2f}: {}", dnn.dnn, load, pt.dp.summary());
+    if (csv.is_open()) {
+      const reservation::DataPlaneCounts c = pt.dp.counts();
+      const double submitted = static_cast<double>(summary["submitted"].get<uint64_t>());
+      std::string busy;
+      for (const auto& [cls, sec] : busy_by_class(dnn, r.setup, sim.metrics())) {
+        busy += (busy.empty() ? "" : ";") + cls + ":" + std::to_string(sec);
+      }
+      char row[640];
+      std::snprintf(
+          row, sizeof row,
+          "%s,%s,%s,%s,%.4f,%.3f,%.3f,%.0f,%.3f,%.6f,%.6f,%.6f,%llu,%.3f,%.3f,%llu,%.4f,%.4f,"
+          "%.4f,",
+          plan.method.c_str(),
+          args.shared_nics ? "reservation-shared-nics" : reservation::data_plane_name(kind),
+          trace.empty() ? "poisson" : ("trace-" + args.trace_fit).c_str(), dnn.dnn.c_str(), load,
+          rate, args.duration_s, submitted, summary["goodput_rps"].get<double>(), attainment,
+          summary["drop_rate"].get<double>(),
+          static_cast<double>(summary["late"].get<uint64_t>()) / std::max(1.0, submitted),
+          static_cast<unsigned long long>(c.batches),
+          c.batches ? static_cast<double>(c.batch_items) / static_cast<double>(c.batches) : 0.0,
+          c.batches ? static_cast<double>(c.probes) / static_cast<double>(c.batches) : 0.0,
+          static_cast<unsigned long long>(c.transfers), c.transfer_mean_ms, c.transfer_p50_ms,
+          c.transfer_p99_ms);
+      csv << row << busy << "\n";
+    }
+    if (!args.out_dir.empty()) {
+      std::ostringstream name;
+      name << dnn.dnn << "-load" << load;
+      write_report(std::filesystem::path(args.out_dir) / name.str(), summary, sim.metrics(),
+                   r.setup.app);
+    }
+    return attainment;
+  };
+
+  if (!args.shared_nics) {
+    // Each DNN alone on its engine and its own NIC tables.
+    for (DnnRun& r : runs) {
+      for (double load : args.loads) {
+        Point pt = make_point(r, load, nullptr);
+        pt.sim->run(*pt.arrivals);
+        const double attainment = report_point(r, load, pt);
+        if (args.sweep && attainment >= 0.99) break;
+      }
+    }
+  } else {
+    // How many servers hold vGPUs of more than one DNN (their NICs are what sharing changes).
+    const reservation::Placement placement = reservation::place_plan(plan);
+    std::vector<std::set<std::size_t>> dnns_on(placement.servers.size());
+    for (std::size_t m = 0; m < placement.server_of.size(); ++m) {
+      for (const auto& pipe : placement.server_of[m]) {
+        for (const auto& part : pipe) {
+          for (int srv : part) dnns_on[static_cast<std::size_t>(srv)].insert(m);
+        }
+      }
+    }
+    std::size_t shared_servers = 0;
+    for (const auto& d : dnns_on) shared_servers += d.size() > 1 ? 1 : 0;
+    std::printf("shared NICs: %zu of %zu servers hold vGPUs of several DNNs\n", shared_servers,
+                placement.servers.size());
+    // Every DNN at once, one virtual time, one set of NIC tables: the planes of DNNs whose
+    // vGPUs share a server contend for its NIC. --sweep goes on until every DNN is done
+    // (the ones already done keep loading the NICs at that load).
+    for (double load : args.loads) {
+      auto nics = std::make_shared<reservation::NicTables>();
+      std::vector<Point> points;
+      for (const DnnRun& r : runs) points.push_back(make_point(r, load, nics));
+      std::vector<Simulator*> sims;
+      std::vector<ArrivalSource*> sources;
+      for (Point& pt : points) {
+        sims.push_back(pt.sim.get());
+        sources.push_back(pt.arrivals.get());
+      }
+      run_together(sims, sources);
+      bool all_done = true;
+      for (std::size_t k = 0; k < runs.size(); ++k) {
+        if (runs[k].done) continue;
+        runs[k].done = report_point(runs[k], load, points[k]) >= 0.99;
+        all_done = all_done && runs[k].done;
+      }
+      if (args.sweep && all_done) break;
+    }
+  }
+  if (args.loads.size() > 1) {
+    for (const DnnRun& r : runs) {
+      std::printf("| %s | max load at >= 99 %% attainment: %.2f | | | | | |\n",
+                  plan.dnns[r.index].dnn.c_str(), r.best_load);
     }
   }
 }
@@ -219,6 +307,9 @@ void add_ppipe_simulate_command(CLI::App& app) {
                 "Stop a DNN's loads at the first with >= 99 % attainment (give them in "
                 "descending order: the paper's sweep)");
   cmd->add_option("--csv", args->csv_file, "Write one CSV row per point to this file");
+  cmd->add_flag("--shared-nics", args->shared_nics,
+                "Simulate every DNN of the plan at once on one virtual time, their reservation "
+                "planes sharing each server's NIC tables (without it each DNN runs alone)");
   cmd->callback([args] { run_ppipe_simulate(*args); });
 }
 

@@ -1,6 +1,7 @@
 #include "plan/milp.hpp"
 
 #include <coin/CbcModel.hpp>
+#include <coin/CbcSimpleInteger.hpp>
 #include <coin/CbcSolver.hpp>
 #include <coin/CoinPackedMatrix.hpp>
 #include <coin/OsiClpSolverInterface.hpp>
@@ -144,6 +145,22 @@ MilpResult solve_cbc(const MilpModel& model, const MilpOptions& options) {
   data.noPrinting_ = !options.log;
   CbcMain0(cbc, data);
   cbc.setLogLevel(options.log ? 1 : 0);
+  if (!options.relax && !options.priority.empty()) {
+    cbc.findIntegers(false);
+    for (int i = 0; i < cbc.numberObjects(); ++i) {
+      auto* integer = dynamic_cast<CbcSimpleInteger*>(cbc.modifiableObject(i));
+      if (integer == nullptr) continue;
+      const auto col = static_cast<size_t>(integer->columnNumber());
+      if (col < options.priority.size()) integer->setPriority(options.priority[col]);
+    }
+  }
+  if (!options.relax && static_cast<int>(options.start.size()) == n) {
+    double value = 0.0;
+    for (int j = 0; j < n; ++j)
+      value += obj[static_cast<size_t>(j)] * options.start[static_cast<size_t>(j)];
+    // CBC minimizes internally: the objective in its sense.
+    cbc.setBestSolution(options.start.data(), n, model.maximize() ? -value : value, true);
+  }
   const std::string seconds = std::to_string(options.time_limit_s);
   const std::string gap = std::to_string(options.relative_gap);
   const std::string allow = std::to_string(options.absolute_gap);

@@ -83,6 +83,13 @@ struct MilpOptions {
   bool relax = false;          // solve the LP relaxation: every variable continuous
   // More CBC command-line options, passed before -solve (e.g. {"-cutsOnOff", "off"}).
   std::vector<std::string> cbc_args;
+  // Branching priority per variable (CBC's: lower branches first; empty: CBC's default
+  // 1000 for all). Only the integer variables' entries matter.
+  std::vector<int> priority;
+  // A feasible solution to start from (one value per variable; empty: none): CBC's
+  // incumbent before the search, so the gap is measured against it from the first node.
+  // A start that violates a row or bound is ignored by CBC.
+  std::vector<double> start;
 };
 
 struct MilpResult {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <ctime>
 #include <limits>
 #include <map>
 #include <set>
@@ -37,6 +38,24 @@ double config_bound(const ppipe::Cluster& cluster, const PipeConfig& c) {
     if (per_unit[k] > 0.0) bound = std::min(bound, cluster.classes[k].count / per_unit[k]);
   }
   return bound;
+}
+
+// CBC branching priorities (lower first) by the variables' names: each DNN's GPUs per class
+// ("gpus_m<m>_<class>"), per position ("..._pos<d>"), configuration binaries ("u_"), vGPU
+// counts ("g_").
+std::vector<int> branch_priorities(const MilpModel& model) {
+  std::vector<int> p(static_cast<std::size_t>(model.num_vars()), 1000);
+  for (int j = 0; j < model.num_vars(); ++j) {
+    const std::string& n = model.var_name(j);
+    if (n.rfind("gpus_", 0) == 0) {
+      p[static_cast<std::size_t>(j)] = n.find("_pos") == std::string::npos ? 1 : 2;
+    } else if (n.rfind("u_", 0) == 0) {
+      p[static_cast<std::size_t>(j)] = 3;
+    } else if (n.rfind("g_", 0) == 0) {
+      p[static_cast<std::size_t>(j)] = 4;
+    }
+  }
+  return p;
 }
 
 // The MILP of Appendix A.2 over enumerated configurations (see docs/plan.md#ppipe-planner):
@@ -240,16 +259,25 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
                     cluster.classes[k].count);
     }
   };
+  // The configurations the last LP relaxation used (x_c > 0): the warm start's restricted
+  // MILP keeps only these.
+  std::vector<std::vector<char>> lp_used;
   if (tight) {
     // A few rounds: each LP's optimum caps the next one's configurations.
     MilpOptions lp = opt.milp;
     lp.relax = true;
     lp.log = false;
+    lp.priority.clear();
+    lp.start.clear();
     for (int round = 0; round < opt.tighten_rounds; ++round) {
       MilpModel relaxed;
       build(relaxed);
       const MilpResult lr = solve_cbc(relaxed, lp);
       if (!lr.has_solution()) break;
+      lp_used.assign(dnns.size(), {});
+      for (size_t m = 0; m < dnns.size(); ++m) {
+        for (const auto& v : vars[m]) lp_used[m].push_back(lr.value(v.x) > kEps ? 1 : 0);
+      }
       const double next = lr.objective * (1.0 + 1e-7) + 1e-6;
       if (next >= zcap * (1.0 - 1e-4)) {
         zcap = std::min(zcap, next);
@@ -261,7 +289,40 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
   MilpModel model;
   build(model);
 
-  const MilpResult r = solve_cbc(model, opt.milp);
+  MilpOptions mo = opt.milp;
+  if (opt.branch_priorities) mo.priority = branch_priorities(model);
+  if (opt.warm_start_share > 0.0 && !lp_used.empty()) {
+    // Warm start (a heuristic; the full model's optimum is untouched): the same model with
+    // every configuration the LP relaxation left unused fixed at zero, solved within a share
+    // of the time limit. Its solution is feasible for the full model (same variables, only
+    // bounds differ), so CBC starts from it as the incumbent.
+    MilpModel restricted = model;
+    for (size_t m = 0; m < dnns.size(); ++m) {
+      for (size_t c = 0; c < configs[m].size(); ++c) {
+        if (lp_used[m][c]) continue;
+        const Vars& v = vars[m][c];
+        restricted.set_bounds(v.x, 0.0, 0.0);
+        if (v.u >= 0) restricted.set_bounds(v.u, 0.0, 0.0);
+        for (int g : v.g) restricted.set_bounds(g, 0.0, 0.0);
+      }
+    }
+    MilpOptions ho = mo;
+    ho.time_limit_s = opt.milp.time_limit_s * opt.warm_start_share;
+    ho.node_limit = opt.milp.node_limit > 0 ? opt.milp.node_limit / 4 : 0;
+    const std::clock_t cpu0 = std::clock();
+    const MilpResult h = solve_cbc(restricted, ho);
+    // What the warm start used, in the limit's own clock (CPU or wall seconds).
+    const double used = opt.milp.cpu_time_limit
+                            ? static_cast<double>(std::clock() - cpu0) / CLOCKS_PER_SEC
+                            : h.seconds;
+    if (h.has_solution()) {
+      mo.start = h.values;
+      mo.time_limit_s = std::max(0.0, opt.milp.time_limit_s - used);
+      out.plan.solve.warm_start = h.objective;
+      out.plan.solve.warm_start_seconds = h.seconds;
+    }
+  }
+  const MilpResult r = solve_cbc(model, mo);
   auto& st = out.plan.solve;
   st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   st.objective = r.has_solution() ? r.objective : 0.0;

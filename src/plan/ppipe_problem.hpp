@@ -62,6 +62,14 @@ struct PpipeOptions {
   bool tighten_formulation = true;
   int tighten_rounds = 3;
   bool binary_per_configuration = true;  // with tighten: a u even for lone configurations
+  // Branch first on each DNN's whole GPUs per class, then per position, then on the
+  // configuration binaries, then on vGPU counts (CBC priorities; the model is unchanged).
+  // Off by default: on types3/G1 it left CBC's bound higher after 30 s (docs/benchmarks.md).
+  bool branch_priorities = false;
+  // Warm start: before the full solve, the MILP restricted to the configurations the LP
+  // relaxation uses, for this share of the time limit; its plan is CBC's first incumbent.
+  // 0: off.
+  double warm_start_share = 0.2;
   MilpOptions milp = default_milp();
 
   static MilpOptions default_milp() {

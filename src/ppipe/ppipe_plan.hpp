@@ -77,6 +77,9 @@ struct SolveStats {
   int configurations = 0;
   std::string detail;
   long nodes = 0;  // branch-and-bound nodes (not in plan.json)
+  // The warm start's objective (0: none) and the seconds it took (not in plan.json).
+  double warm_start = 0.0;
+  double warm_start_seconds = 0.0;
 };
 
 struct Plan {

@@ -5,15 +5,24 @@
 
 namespace tessera::reservation {
 
+void ReservationBook::share_nics(std::shared_ptr<NicTables> nics) {
+  if (any_link_) throw std::logic_error("share_nics after a link was added");
+  if (!nics) throw std::invalid_argument("share_nics: no tables");
+  nics_ = std::move(nics);
+}
+
 uint32_t ReservationBook::add_link(const LinkParams& params) {
-  if (!(params.bandwidth > 0)) throw std::invalid_argument("link bandwidth must be > 0");
-  links_.emplace_back();
-  link_params_.push_back(params);
-  return static_cast<uint32_t>(links_.size() - 1);
+  any_link_ = true;
+  return nics_->add(params);
+}
+
+uint32_t ReservationBook::add_link(const std::string& name, const LinkParams& params) {
+  any_link_ = true;
+  return nics_->named(name, params);
 }
 
 uint32_t ReservationBook::add_vgpu(uint32_t uplink, uint32_t downlink) {
-  if (uplink >= links_.size() || downlink >= links_.size()) {
+  if (uplink >= nics_->size() || downlink >= nics_->size()) {
     throw std::invalid_argument("vGPU names a link the book does not hold");
   }
   gpus_.emplace_back();
@@ -24,13 +33,13 @@ uint32_t ReservationBook::add_vgpu(uint32_t uplink, uint32_t downlink) {
 Time ReservationBook::transfer_time(uint32_t from, uint32_t to, double bytes) const {
   if (same_server(from, to) || bytes <= 0) return 0.0;
   const double bw =
-      std::min(link_params_[vgpus_[from].up].bandwidth, link_params_[vgpus_[to].down].bandwidth);
+      std::min(nics_->params(vgpus_[from].up).bandwidth, nics_->params(vgpus_[to].down).bandwidth);
   return bytes / bw;
 }
 
 Time ReservationBook::transfer_latency(uint32_t from, uint32_t to) const {
   if (same_server(from, to)) return 0.0;
-  return std::max(link_params_[vgpus_[from].up].latency, link_params_[vgpus_[to].down].latency);
+  return std::max(nics_->params(vgpus_[from].up).latency, nics_->params(vgpus_[to].down).latency);
 }
 
 Offer ReservationBook::probe(const PipelinePlan& pipeline, int batch, Time now) const {
@@ -56,8 +65,8 @@ Offer ReservationBook::probe(const PipelinePlan& pipeline, int batch, Time now) 
       if (k > 0) {
         h.xfer_len = transfer_time(last, g, bytes);
         if (h.xfer_len > 0) {
-          h.xfer_start =
-              earliest_common_fit(links_[vgpus_[last].up], links_[vgpus_[g].down], t, h.xfer_len);
+          h.xfer_start = earliest_common_fit(nics_->link(vgpus_[last].up),
+                                             nics_->link(vgpus_[g].down), t, h.xfer_len);
           w += h.xfer_start - t;
           t = h.xfer_start + h.xfer_len;
         } else {
@@ -93,8 +102,8 @@ void ReservationBook::reserve(const Offer& offer, uint64_t batch_id) {
     const Hop& h = offer.hop[static_cast<std::size_t>(k)];
     if (k > 0 && h.xfer_len > 0) {
       const uint32_t from = offer.hop[static_cast<std::size_t>(k - 1)].vgpu;
-      links_[vgpus_[from].up].reserve(xfer_id(batch_id, k), h.xfer_start, h.xfer_len);
-      links_[vgpus_[h.vgpu].down].reserve(xfer_id(batch_id, k), h.xfer_start, h.xfer_len);
+      nics_->link(vgpus_[from].up).reserve(xfer_id(batch_id, k), h.xfer_start, h.xfer_len);
+      nics_->link(vgpus_[h.vgpu].down).reserve(xfer_id(batch_id, k), h.xfer_start, h.xfer_len);
     }
     gpus_[h.vgpu].reserve(gpu_id(batch_id, k), h.start, h.len);
   }

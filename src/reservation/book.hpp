@@ -13,6 +13,10 @@
 // server exchange data without the NIC [I: the paper's Fig. 5 assumes separate nodes].
 // reserve() marks an offer's intervals under ids derived from the batch's id.
 //
+// The link tables live in a NicTables the book shares (share_nics) with the books of the
+// other DNNs on the same servers, so their transfers contend for one NIC table; by default
+// a book has its own.
+//
 // Engine-independent and deterministic (ties go to the earlier pool member). Owned by one
 // data plane; not thread-safe.
 
@@ -21,15 +25,14 @@
 #include <limits>
 #include <vector>
 
+#include <memory>
+#include <string>
 #include "core/time.hpp"
+
+#include "reservation/nic_tables.hpp"
 #include "reservation/timeline.hpp"
 
 namespace tessera::reservation {
-
-struct LinkParams {
-  double bandwidth = 1.0;  // bytes per second, > 0
-  Time latency = 0.0;      // added to every transfer's arrival
-};
 
 // One partition's pool.
 struct PoolPlan {
@@ -75,7 +78,14 @@ struct Offer {
 
 class ReservationBook {
  public:
+  ReservationBook() : nics_(std::make_shared<NicTables>()) {}
+  // Use `nics` for every link from now on; only before the first link is added (throws
+  // std::logic_error otherwise).
+  void share_nics(std::shared_ptr<NicTables> nics);
+  const std::shared_ptr<NicTables>& nics() const { return nics_; }
   uint32_t add_link(const LinkParams& params);
+  // The link `name` of the shared tables (the same id for every book that names it).
+  uint32_t add_link(const std::string& name, const LinkParams& params);
   // A vGPU on the server whose NIC directions are `uplink` and `downlink`.
   uint32_t add_vgpu(uint32_t uplink, uint32_t downlink);
 
@@ -93,13 +103,13 @@ class ReservationBook {
 
   Timeline& gpu(uint32_t vgpu) { return gpus_[vgpu]; }
   const Timeline& gpu(uint32_t vgpu) const { return gpus_[vgpu]; }
-  Timeline& link(uint32_t id) { return links_[id]; }
-  const Timeline& link(uint32_t id) const { return links_[id]; }
-  const LinkParams& link_params(uint32_t id) const { return link_params_[id]; }
+  Timeline& link(uint32_t id) { return nics_->link(id); }
+  const Timeline& link(uint32_t id) const { return nics_->link(id); }
+  const LinkParams& link_params(uint32_t id) const { return nics_->params(id); }
   uint32_t uplink_of(uint32_t vgpu) const { return vgpus_[vgpu].up; }
   uint32_t downlink_of(uint32_t vgpu) const { return vgpus_[vgpu].down; }
   std::size_t vgpus() const { return vgpus_.size(); }
-  std::size_t links() const { return links_.size(); }
+  std::size_t links() const { return nics_->size(); }
   // The incoming transfer of `bytes` from `from` to `to`: its link occupancy and the
   // latency added on arrival (both 0 within one server).
   Time transfer_time(uint32_t from, uint32_t to, double bytes) const;
@@ -115,8 +125,8 @@ class ReservationBook {
   };
   std::vector<Timeline> gpus_;
   std::vector<Vgpu> vgpus_;
-  std::vector<Timeline> links_;
-  std::vector<LinkParams> link_params_;
+  std::shared_ptr<NicTables> nics_;
+  bool any_link_ = false;
   mutable uint64_t probes_ = 0;
 };
 

@@ -33,10 +33,16 @@ double per(uint64_t a, uint64_t b) {
 
 }  // namespace
 
-DataPlane make_data_plane(const PpipeSetup& setup, DataPlaneKind kind, BatcherOptions options) {
+DataPlane make_data_plane(const PpipeSetup& setup, DataPlaneKind kind, BatcherOptions options,
+                          std::shared_ptr<NicTables> nics) {
   DataPlane out;
+  if (kind == DataPlaneKind::kReactive && nics != nullptr) {
+    throw std::invalid_argument(
+        "shared NIC tables need the reservation data plane (the reactive plane moves bytes on "
+        "each engine's own links)");
+  }
   if (kind == DataPlaneKind::kReservation) {
-    auto plane = ReservationPlane::create(setup, options);
+    auto plane = ReservationPlane::create(setup, options, std::move(nics));
     out.policies = plane->policies();
     out.summary = [plane] {
       const PlaneStats& s = plane->stats();

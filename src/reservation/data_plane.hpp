@@ -14,10 +14,12 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "engine/policies.hpp"
 #include "reservation/batcher.hpp"
+#include "reservation/nic_tables.hpp"
 #include "reservation/setup.hpp"
 
 namespace tessera::reservation {
@@ -48,6 +50,10 @@ struct DataPlane {
   std::function<DataPlaneCounts()> counts;
 };
 
-DataPlane make_data_plane(const PpipeSetup& setup, DataPlaneKind kind, BatcherOptions options = {});
+// `nics` (reservation plane only): NIC tables shared with the other DNNs' planes of one
+// run (nic_tables.hpp); the reactive plane moves bytes on its own engine's links and
+// throws std::invalid_argument when given shared tables.
+DataPlane make_data_plane(const PpipeSetup& setup, DataPlaneKind kind, BatcherOptions options = {},
+                          std::shared_ptr<NicTables> nics = nullptr);
 
 }  // namespace tessera::reservation

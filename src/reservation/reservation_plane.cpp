@@ -14,15 +14,25 @@ constexpr Time kEps = 1e-12;
 }  // namespace
 
 std::shared_ptr<ReservationPlane> ReservationPlane::create(const PpipeSetup& setup,
-                                                           BatcherOptions options) {
-  return std::shared_ptr<ReservationPlane>(new ReservationPlane(setup, options));
+                                                           BatcherOptions options,
+                                                           std::shared_ptr<NicTables> nics) {
+  return std::shared_ptr<ReservationPlane>(new ReservationPlane(setup, options, std::move(nics)));
 }
 
-ReservationPlane::ReservationPlane(const PpipeSetup& setup, BatcherOptions options)
+ReservationPlane::ReservationPlane(const PpipeSetup& setup, BatcherOptions options,
+                                   std::shared_ptr<NicTables> nics)
     : layout_(setup.pipelines),
       batcher_(book_, pipelines_, options),
       task_pos_(setup.app.tasks.size(), {-1, -1}) {
-  for (const LinkSpec& l : setup.deployment.links) book_.add_link({l.bandwidth, l.latency});
+  const bool shared = nics != nullptr;
+  if (shared) book_.share_nics(std::move(nics));
+  for (const LinkSpec& l : setup.deployment.links) {
+    const LinkParams params{l.bandwidth, l.latency};
+    link_ids_.push_back(shared ? book_.add_link(l.name, params) : book_.add_link(params));
+  }
+  // Batch ids inside this plane's id space, so that they name no other DNN's reservation
+  // in shared link tables (the first plane's space is 0: ids 1, 2, ... as before).
+  next_batch_id_ = (book_.nics()->next_id_space() << NicTables::kSpaceShift) + 1;
   for (std::size_t p = 0; p < layout_.size(); ++p) {
     PipelinePlan plan;
     plan.batch = layout_[p].batch;
@@ -65,7 +75,10 @@ void ReservationPlane::attach(Worker& w, SchedulerHost& host) {
         "reservation data plane: every instance needs an uplink and a downlink");
   }
   const auto [p, k] = task_pos_[w.task];
-  const uint32_t v = book_.add_vgpu(w.uplink, w.downlink);
+  if (w.uplink >= link_ids_.size() || w.downlink >= link_ids_.size()) {
+    throw std::invalid_argument("reservation data plane: instance names an unknown link");
+  }
+  const uint32_t v = book_.add_vgpu(link_ids_[w.uplink], link_ids_[w.downlink]);
   Member m;
   m.worker = &w;
   m.pipeline = p;

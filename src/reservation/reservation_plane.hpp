@@ -37,6 +37,7 @@
 #include "engine/worker.hpp"
 #include "reservation/batcher.hpp"
 #include "reservation/book.hpp"
+#include "reservation/nic_tables.hpp"
 #include "reservation/setup.hpp"
 
 namespace tessera::reservation {
@@ -58,8 +59,12 @@ struct PlaneStats {
 
 class ReservationPlane final : public std::enable_shared_from_this<ReservationPlane> {
  public:
+  // `nics` (optional): NIC tables shared with the planes of the other DNNs of the same run
+  // (nic_tables.hpp); links are then found by their deployment names. Without it the plane
+  // has tables of its own.
   static std::shared_ptr<ReservationPlane> create(const PpipeSetup& setup,
-                                                  BatcherOptions options = {});
+                                                  BatcherOptions options = {},
+                                                  std::shared_ptr<NicTables> nics = nullptr);
 
   // The engine's policies for this DNN; they share this object.
   EnginePolicies policies();
@@ -110,7 +115,8 @@ class ReservationPlane final : public std::enable_shared_from_this<ReservationPl
     Time own_wake = -1.0;
   };
 
-  ReservationPlane(const PpipeSetup& setup, BatcherOptions options);
+  ReservationPlane(const PpipeSetup& setup, BatcherOptions options,
+                   std::shared_ptr<NicTables> nics);
   Time now() const { return host_->now(); }
   void run();  // Algorithm 1 until it waits or the queue is empty
   void dispatch(const Offer& offer);
@@ -123,6 +129,7 @@ class ReservationPlane final : public std::enable_shared_from_this<ReservationPl
 
   std::vector<PpipeSetup::PipelineTasks> layout_;
   ReservationBook book_;
+  std::vector<uint32_t> link_ids_;  // by deployment link index: the book's link
   std::vector<PipelinePlan> pipelines_;
   AdaptiveBatcher batcher_;
   SchedulerHost* host_ = nullptr;

@@ -2,7 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
+#include <limits>
 #include <stdexcept>
 
 namespace tessera {
@@ -107,33 +109,52 @@ void Simulator::report_progress(const Arrival& next, bool force) {
 }
 
 void Simulator::run(ArrivalSource& arrivals) {
+  begin(arrivals);
+  while (has_next_ || !events_queue_.empty()) step();
+  finish();
+}
+
+void Simulator::begin(ArrivalSource& arrivals) {
   wall_start_ = wall_last_report_ = wall_seconds();
-  Arrival next;
-  bool has_next = arrivals.next(next);
-  Time last_time = 0.0;
-  while (has_next || !events_queue_.empty()) {
-    // Arrivals go first on ties: a request arriving as a batch ends can join the next one.
-    if (has_next && (events_queue_.empty() || next.time <= events_queue_.top().time)) {
-      if (next.time < last_time) {
-        throw std::invalid_argument("arrivals out of order at t=" + std::to_string(next.time));
-      }
-      last_time = next.time;
-      clock_.set(next.time);
-      metrics_.advance(next.time, *engine_);
-      metrics_.on_arrival(next.time);
-      engine_->submit(next);
-      has_next = arrivals.next(next);
-    } else {
-      const Event event = events_queue_.pop();
-      last_time = event.time;
-      clock_.set(event.time);
-      metrics_.advance(event.time, *engine_);
-      process(event);
+  arrivals_ = &arrivals;
+  has_next_ = arrivals.next(next_);
+  last_time_ = 0.0;
+}
+
+Time Simulator::next_time() const {
+  Time t = std::numeric_limits<Time>::infinity();
+  if (has_next_) t = next_.time;
+  if (!events_queue_.empty()) t = std::min(t, events_queue_.top().time);
+  return t;
+}
+
+void Simulator::step() {
+  if (!has_next_ && events_queue_.empty()) return;
+  // Arrivals go first on ties: a request arriving as a batch ends can join the next one.
+  if (has_next_ && (events_queue_.empty() || next_.time <= events_queue_.top().time)) {
+    if (next_.time < last_time_) {
+      throw std::invalid_argument("arrivals out of order at t=" + std::to_string(next_.time));
     }
-    if ((++events_ & 0xFFFF) == 0 && options_.progress) report_progress(next, false);
+    last_time_ = next_.time;
+    clock_.set(next_.time);
+    metrics_.advance(next_.time, *engine_);
+    metrics_.on_arrival(next_.time);
+    engine_->submit(next_);
+    has_next_ = arrivals_->next(next_);
+  } else {
+    const Event event = events_queue_.pop();
+    last_time_ = event.time;
+    clock_.set(event.time);
+    metrics_.advance(event.time, *engine_);
+    process(event);
   }
+  if ((++events_ & 0xFFFF) == 0 && options_.progress) report_progress(next_, false);
+}
+
+void Simulator::finish() {
   metrics_.advance(clock_.now() + metrics_.window(), *engine_);
-  if (options_.progress) report_progress(next, true);
+  if (options_.progress) report_progress(next_, true);
+  arrivals_ = nullptr;
 
   if (engine_->requests_in_flight() != 0 || metrics_.finished() != metrics_.submitted()) {
     throw std::logic_error("accounting invariant broken: submitted " +

@@ -31,6 +31,15 @@ class Simulator final : public EngineDriver {
   // std::logic_error if the accounting invariant is broken.
   void run(ArrivalSource& arrivals);
 
+  // run() in steps, for advancing several simulators on one virtual time
+  // (sim/co_simulation.hpp): begin() takes the arrival stream (it must outlive the steps),
+  // next_time() is the time of the next arrival or event (infinity when none is left),
+  // step() processes that one, and finish() closes the run with run()'s checks.
+  void begin(ArrivalSource& arrivals);
+  Time next_time() const;
+  void step();
+  void finish();
+
   const MetricsCollector& metrics() const { return metrics_; }
   const Engine& engine() const { return *engine_; }
   Engine& engine() { return *engine_; }
@@ -61,6 +70,10 @@ class Simulator final : public EngineDriver {
   std::vector<std::function<void()>> actions_;
   std::unique_ptr<Engine> engine_;
   uint64_t events_ = 0;
+  ArrivalSource* arrivals_ = nullptr;  // between begin() and finish()
+  Arrival next_{};
+  bool has_next_ = false;
+  Time last_time_ = 0.0;
   double wall_start_ = 0.0;
   double wall_last_report_ = 0.0;
 };
