@@ -53,7 +53,7 @@ struct ModelSpec {
   // Where it runs (docs/serve.md#serving-on-gpus). Unset in a parsed file when the entry
   // has no `device`; ModelsConfig::spec_for fills in the default. Unset: the CPU.
   std::optional<DeviceSetting> device;
-  RemoteSpec remote;                 // kRemote
+  RemoteSpec remote;  // kRemote
 };
 
 // The `--models` file of `tessera serve` and `tessera profile` (docs/serve.md#models).
