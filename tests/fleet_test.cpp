@@ -23,6 +23,7 @@
 
 #include "core/error.hpp"
 #include "exec/model_factory.hpp"
+#include "robustness/raw_http.hpp"
 #include "server/protocol.hpp"
 #include "server/remote_model.hpp"
 #include "server/remote_wire.hpp"
@@ -402,18 +403,6 @@ TEST(Fleet, AWorkerStoppedUnderLoadLosesNoRequest) {
 }
 
 #ifdef TESSERA_BINARY
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
 // `tessera serve --worker MODELS --port PORT` as a child process; its pid once it is
 // ready (-1 if it never is).
 pid_t spawn_worker(const std::string& models, int port, const std::string& log) {
@@ -447,7 +436,7 @@ TEST(Fleet, AWorkerProcessKilledMidBatchIsReDispatched) {
   const std::string models = dir + "fleet_worker_models.yaml";
   std::ofstream(models) << "input: [4]\nmodels:\n  - {variant: m, zoo: sleep, latency_ms: 500}\n";
   const std::string log = dir + "fleet_worker.log";
-  const int port = free_port();
+  const int port = robustness::free_port();
   pid_t child = spawn_worker(models, port, log);
   ASSERT_GT(child, 0) << "see " << log;
   ModelsConfig wm;

@@ -12,6 +12,7 @@
 #include <regex>
 
 #include "control/live_replanner.hpp"
+#include "plan_fixture.hpp"
 #include "server/protocol.hpp"
 #include "server/server.hpp"
 #include "test_support.hpp"
@@ -190,28 +191,7 @@ TEST(Reconfigure, ABadPlanIsRefusedAndTheOldDeploymentKeepsServing) {
 // explicitly with a measured count; each new plan is applied with Server::reconfigure
 // (the plan's profiles time the new instances) and the server serves on it.
 TEST(LiveReplan, AStepInMeasuredDemandReconfiguresTheRunningServer) {
-  plan::PlanInput in;
-  in.app.name = "tiny";
-  in.app.slo = 1.0;
-  in.app.tasks = {testing::make_task("det", 2.0), testing::make_task("cls")};
-  in.app.tasks[0].variants[0].name = "d";
-  in.app.tasks[1].variants[0].name = "c";
-  in.app.edges = {testing::make_edge(0, 1)};
-  in.app.finalize();
-  in.catalogue.mig = {{"1g", 1, 1, {0, 1, 2, 3, 4, 5, 6}, 1}, {"2g", 2, 2, {0, 2, 4}, 2}};
-  in.catalogue.mps_max = 1;
-  in.catalogue.build_segments();
-  in.batch_sizes = {1, 4};
-  for (const auto& seg : in.catalogue.segments) {
-    const double speed = seg.name.rfind("2g", 0) == 0 ? 0.6 : 1.0;
-    in.profiles.add("d", seg.name, 1, 20 * speed);
-    in.profiles.add("d", seg.name, 4, 40 * speed);
-    in.profiles.add("c", seg.name, 1, 10 * speed);
-    in.profiles.add("c", seg.name, 4, 20 * speed);
-  }
-  in.slices = 14;
-  in.latency_slo_ms = 1000;
-  in.accuracy_slo = 0.9;
+  const plan::PlanInput in = testing::tiny_plan_input();
   plan::PlanOptions options;
   options.space = plan::parse_search_space("A+S+T");
   control::ControllerOptions c;

@@ -7,6 +7,8 @@
 #include <future>
 #include <stdexcept>
 
+#include "server/server_metrics.hpp"
+
 namespace tessera {
 
 RemoteModel::RemoteModel(const ModelSpec& spec,
@@ -205,18 +207,6 @@ std::string render_remote_metrics(
   };
   std::vector<std::pair<std::string, std::vector<RemoteBackendStats>>> all;
   for (const auto& [name, m] : models) all.emplace_back(name, m->backends());
-  auto escape = [](const std::string& s) {
-    std::string out;
-    for (char c : s) {
-      if (c == '\\' || c == '"') out += '\\';
-      if (c == '\n') {
-        out += "\\n";
-        continue;
-      }
-      out += c;
-    }
-    return out;
-  };
   std::string text;
   for (std::size_t f = 0; f < 4; ++f) {
     text += std::string("# HELP ") + families[f].name + " " + families[f].help + "\n";
@@ -227,8 +217,8 @@ std::string render_remote_metrics(
                            : f == 1 ? b.requests
                            : f == 2 ? b.failures
                                     : b.redispatches;
-        text += std::string(families[f].name) + "{model=\"" + escape(name) + "\",backend=\"" +
-                escape(b.endpoint) + "\"} " + std::to_string(v) + "\n";
+        text += std::string(families[f].name) + "{model=\"" + prom_label_escape(name) +
+                "\",backend=\"" + prom_label_escape(b.endpoint) + "\"} " + std::to_string(v) + "\n";
       }
     }
   }

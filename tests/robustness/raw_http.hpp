@@ -36,6 +36,19 @@ inline double scale() {
 }
 inline int scaled(int n) { return std::max(1, static_cast<int>(n * scale())); }
 
+// A loopback TCP port free a moment ago (for a child process to listen on).
+inline int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
 // This process's resident and peak resident memory, in MiB.
 inline double rss_mib(const char* field = "VmRSS:") {
   std::ifstream in("/proc/self/status");

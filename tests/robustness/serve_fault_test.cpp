@@ -89,18 +89,6 @@ TEST(ServeFaults, AModelExceptionFailsOnlyTheBadRequest) {
 }
 
 #ifdef TESSERA_BINARY
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
 // Starts `tessera serve` on the sleep example; returns its pid once it answers.
 pid_t spawn_serve(int port, const std::string& models, const std::string& log) {
   const std::string dir = std::string(TESSERA_SOURCE_DIR) + "/examples/serve/";
