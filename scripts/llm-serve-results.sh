@@ -227,8 +227,17 @@ off = [(n, diff(f)) for n, f in goal if abs(diff(f)) > 10.0]
 if not off:
     print("Goodput and the p50/p99 TTFT and TPOT are all within 10 % of the simulation.\n")
 else:
-    print("Within 10 %: " + ", ".join(n for n, f in goal if abs(diff(f)) <= 10.0) +
+    within = [n for n, f in goal if abs(diff(f)) <= 10.0]
+    print("Within 10 %: " + (", ".join(within) if within else "none") +
           "; beyond: " + ", ".join(f"{n} ({d:+.0f} %)" for n, d in off) + ".\n")
+if any(n.startswith("goodput") for n, _ in off):
+    good_live = round(real["llm"]["goodput_rps"] * real["duration_s"])
+    good_sim = round(sim["llm"]["goodput_rps"] * sim["duration_s"])
+    print(f"Goodput counts whole requests, and this run has {real['submitted']}: "
+          f"{good_live} met both SLOs live and {good_sim} in the simulation (TTFT SLO "
+          f"attainment {real['llm']['ttft_attainment']:.3g} live against "
+          f"{sim['llm']['ttft_attainment']:.3g} simulated), so one request more or less is "
+          f"{100.0 / real['submitted']:.0f} % of it.\n")
 if any(n.startswith("TTFT") for n, _ in off) and pre_rows:
     worst = max(pre_rows, key=lambda r: abs(float(r["live_ms"]) - float(r["model_ms"])))
     print(f"Step by step, the largest miss among the prefill steps is step {worst['step']} ({worst['prefill_tokens']} prompt tokens), "
@@ -264,8 +273,10 @@ if any(n.startswith("TPOT") for n, _ in off) and dsteps > 0:
     print("A TPOT also holds every prefill step that ran while the request decoded, so a "
           "prefill of seconds landing inside or outside a request's ~14 tokens moves its "
           "TPOT by far more than 10 %.\n")
-print(f"The load average was {load0[0]} at the start and {load1[0]} at the end on 2 cores: "
-      f"on a quiet machine, rerun `scripts/llm-serve-results.sh`.")
+quiet = float(load0[0]) < 1.0 and float(load1[0]) < 1.5
+print(f"The load average was {load0[0]} at the start and {load1[0]} at the end on 2 cores" +
+      (": a quiet machine." if quiet else
+       ": not a quiet machine; rerun `scripts/llm-serve-results.sh` on one."))
 PY
 
 # Splice the section into docs/results/llm.md (between its markers, else at the end).
