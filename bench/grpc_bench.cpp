@@ -74,20 +74,7 @@ LoadResult load(int port, const pb::ModelInferRequest& request, int connections,
 }  // namespace
 
 int main(int argc, char** argv) {
-  double seconds = 5.0;
-  std::vector<int> connections{1, 8, 32};
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (std::strcmp(argv[i], "--seconds") == 0) seconds = std::stod(argv[i + 1]);
-    if (std::strcmp(argv[i], "--connections") == 0) {
-      connections.clear();
-      std::string list = argv[i + 1];
-      for (std::size_t p = 0; p < list.size();) {
-        const std::size_t q = list.find(',', p);
-        connections.push_back(std::stoi(list.substr(p, q - p)));
-        p = q == std::string::npos ? list.size() : q + 1;
-      }
-    }
-  }
+  const auto [seconds, connections] = bench::parse_load_args(argc, argv);
   spdlog::set_level(spdlog::level::warn);
 
   EchoService echo_service;

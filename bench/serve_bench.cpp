@@ -49,21 +49,10 @@ LoadResult load(int port, const std::string& path, const std::string& body, int 
 }  // namespace
 
 int main(int argc, char** argv) {
-  double seconds = 5.0;
-  int http_threads = 0;  // tessera's HTTP I/O threads (0: its default, the cores)
-  std::vector<int> connections{1, 8, 32};
+  const auto [seconds, connections] = bench::parse_load_args(argc, argv);
+  int http_threads = 0;  // --http-threads: tessera's HTTP I/O threads (0: its default)
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (std::strcmp(argv[i], "--seconds") == 0) seconds = std::stod(argv[i + 1]);
     if (std::strcmp(argv[i], "--http-threads") == 0) http_threads = std::stoi(argv[i + 1]);
-    if (std::strcmp(argv[i], "--connections") == 0) {
-      connections.clear();
-      std::string list = argv[i + 1];
-      for (std::size_t p = 0; p < list.size();) {
-        const std::size_t q = list.find(',', p);
-        connections.push_back(std::stoi(list.substr(p, q - p)));
-        p = q == std::string::npos ? list.size() : q + 1;
-      }
-    }
   }
   spdlog::set_level(spdlog::level::warn);
   const int threads = 64 + 8;
