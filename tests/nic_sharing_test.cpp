@@ -13,6 +13,7 @@
 #include "reservation/nic_tables.hpp"
 #include "reservation/reservation_plane.hpp"
 #include "reservation/setup.hpp"
+#include "reservation_usage.hpp"
 #include "sim/co_simulation.hpp"
 #include "sim/simulator.hpp"
 #include "workload/renewal_sources.hpp"
@@ -133,18 +134,7 @@ TwoRun run_two(bool shared, double rate, uint64_t seed) {
   return r;
 }
 
-// The largest overlap between two uses of one link.
-Time worst_overlap(const std::vector<ReservationPlane::Usage>& usage) {
-  std::map<uint32_t, std::vector<std::pair<Time, Time>>> by;
-  for (const auto& u : usage) by[u.resource].push_back({u.start, u.end});
-  Time worst = 0.0;
-  for (auto& [res, v] : by) {
-    std::sort(v.begin(), v.end());
-    for (std::size_t i = 1; i < v.size(); ++i)
-      worst = std::max(worst, v[i - 1].second - v[i].first);
-  }
-  return worst;
-}
+using testing::worst_overlap;
 
 TEST(SharedNics, TwoDnnsOnOneServerContendForItsUplink) {
   // 2.23 MB per item at 10 Gb/s x 0.2 = 250 MB/s: 8.9 ms of S0's uplink per request, so
@@ -156,8 +146,8 @@ TEST(SharedNics, TwoDnnsOnOneServerContendForItsUplink) {
   EXPECT_EQ(shared.finished, shared.submitted);  // every request ends once (run_together checks)
   // Alone, the two planes book the same server's uplink in two separate tables: taken
   // together their transfers overlap on the one physical link. Shared: never.
-  EXPECT_GT(worst_overlap(alone.links), 1e-3);
-  EXPECT_LE(worst_overlap(shared.links), 1e-12);
+  EXPECT_GT(worst_overlap(alone.links, true), 1e-3);
+  EXPECT_LE(worst_overlap(shared.links, true), 1e-12);
   // Contention shows in the transfer times (sender end to arrival, waits included).
   double alone_mean = 0.0, shared_mean = 0.0;
   for (int m = 0; m < 2; ++m) {

@@ -17,6 +17,7 @@
 #include "reservation/reservation_plane.hpp"
 #include "reservation/setup.hpp"
 #include "reservation/timeline.hpp"
+#include "reservation_usage.hpp"
 #include "sim/simulator.hpp"
 #include "workload/renewal_sources.hpp"
 #include "workload/transforms.hpp"
@@ -347,20 +348,7 @@ RunResult simulate(const ppipe::Plan& plan, double rate, uint64_t requests, uint
   return r;
 }
 
-// The largest overlap between two actual uses of one resource.
-Time worst_overlap(const std::vector<ReservationPlane::Usage>& usage, bool link) {
-  std::map<uint32_t, std::vector<std::pair<Time, Time>>> by;
-  for (const auto& u : usage) {
-    if (u.link == link) by[u.resource].push_back({u.start, u.end});
-  }
-  Time worst = 0.0;
-  for (auto& [res, v] : by) {
-    std::sort(v.begin(), v.end());
-    for (std::size_t i = 1; i < v.size(); ++i)
-      worst = std::max(worst, v[i - 1].second - v[i].first);
-  }
-  return worst;
-}
+using testing::worst_overlap;
 
 TEST(ReservationPlane, ServesAPlanOnTimeWithoutOverbooking) {
   // Planned: 2 x 2 / 26.8 ms = 149 req/s whole + ~214 req/s split; offer 250 req/s.
