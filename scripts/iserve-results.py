@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes docs/results/iserve.md from the tables scripts/iserve-results.sh produced in OUT.
 Every number in a sentence is read from those tables. Standard library only."""
-import sys
+import os, sys
 
 OUT, ESTIMATION = sys.argv[1], sys.argv[2] == "1"
 # iServe Fig. 1 (§1), Llama-2-70B's 180 configurations on 8 x A6000 (paper, measured).
@@ -197,14 +197,24 @@ p()
 if ESTIMATION:
     p("## 5. Fingerprint estimation (validation on this machine)")
     p()
-    p("The fingerprint estimator's errors, per configuration and per method, are in")
-    p("[docs/results/iserve/estimation.md](iserve/estimation.md) (written by")
-    p("scripts/iserve-estimation.sh); its run conditions, summary and findings follow (the")
-    p("depth, same-work, per-layer and per-configuration tables the findings name are on that page).")
-    # The estimation page's sections, one heading level down.
-    est = open("docs/results/iserve/estimation.md").read().split("\n## ")
-    for part in est[1:]:
-        title = part.split("\n", 1)[0]
-        if title.startswith(("Run conditions", "Summary", "Findings")):
-            p()
-            p("### " + part.rstrip())
+    p("The fingerprint estimator's errors, per configuration and per method, are on two pages")
+    p("written by scripts/iserve-estimation.sh at two scales of the paper's architectures:")
+    p("[docs/results/iserve/estimation.md](iserve/estimation.md) (narrow: the true depth at")
+    p("hidden size 256, one layer's weights small enough for a core's cache) and")
+    p("[docs/results/iserve/estimation-wide.md](iserve/estimation-wide.md) (wide: hidden size")
+    p("1024 at reduced depth, one layer's weights larger than the caches, as on a GPU). Each")
+    p("page's run conditions, summary and findings follow (the depth, same-work, per-layer and")
+    p("per-configuration tables the findings name are on those pages).")
+    # The estimation pages' sections, two heading levels down.
+    for label, page in (("Narrow scale", "estimation.md"), ("Wide scale", "estimation-wide.md")):
+        path = "docs/results/iserve/" + page
+        if not os.path.exists(path):
+            continue
+        p()
+        p(f"### {label} ([{page}](iserve/{page}))")
+        est = open(path).read().split("\n## ")
+        for part in est[1:]:
+            title = part.split("\n", 1)[0]
+            if title.startswith(("Run conditions", "Summary", "Findings")):
+                p()
+                p("#### " + part.rstrip())

@@ -5,7 +5,8 @@
 # (examples/iserve/large-models.yaml at three rate scales) and the placement study
 # (examples/iserve/placement.yaml). Deterministic (fixed seeds); about ten seconds after
 # the build. If scripts/iserve-estimation.sh exists (the fingerprint estimator's results),
-# it runs too and the page links docs/results/iserve/estimation.md.
+# it runs too, at both its scales, and the page links docs/results/iserve/estimation.md and
+# estimation-wide.md.
 #   scripts/iserve-results.sh          (TESSERA=path/to/tessera or tessera-torch skips the build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,7 +26,7 @@ done
 $T llm simulate-cluster examples/iserve/placement.yaml > "$OUT/placement.md"
 ESTIMATION=0
 if [ -x scripts/iserve-estimation.sh ]; then
-  scripts/iserve-estimation.sh >&2 && ESTIMATION=1
+  scripts/iserve-estimation.sh >&2 && ISERVE_SCALE=wide scripts/iserve-estimation.sh >&2 && ESTIMATION=1
 fi
 python3 scripts/iserve-results.py "$OUT" "$ESTIMATION" > docs/results/iserve.md
 echo "wrote docs/results/iserve.md" >&2

@@ -5,6 +5,7 @@
 
 #include <ATen/Parallel.h>
 
+#include <algorithm>
 #include <cmath>
 #include <condition_variable>
 #include <deque>
@@ -14,6 +15,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "core/error.hpp"
 #include "llm_arch/checkpoint_layout.hpp"
@@ -99,6 +101,10 @@ uint64_t tensor_bytes(const torch::Tensor& t) {
 // quantised with one scale per output channel: INT8 (w = q s) or INT4 packed two to a
 // byte (w = (q - 8) s). Quantised weights are expanded to FP32 at each call — the
 // dequantisation cost iServe §3.2 observes — so they save memory, not time, on the CPU.
+// The expansion goes tile by tile (kTileBytes of FP32 rows at a time) into one small
+// buffer, as a GPU's weight-only kernel expands in registers: a call never holds the whole
+// FP32 weight, so its time and peak memory do not depend on how the allocator serves a
+// layer-sized block (large blocks are fresh pages from the kernel at every call).
 class Linear {
  public:
   Linear() = default;
@@ -115,6 +121,7 @@ class Linear {
     scale_ = weight.abs().amax(1, true).clamp_min(1e-12) / static_cast<double>(levels);
     torch::Tensor q =
         torch::round(weight / scale_).clamp(-levels - (mode == WeightQuant::kInt4 ? 1 : 0), levels);
+    scale_row_ = scale_.reshape({1, out_}).contiguous();
     if (mode == WeightQuant::kInt8) {
       quantised_ = q.to(torch::kChar);
       return;
@@ -127,21 +134,30 @@ class Linear {
                      .to(torch::kUInt8);
   }
 
-  torch::Tensor weight() const {
-    if (mode_ == WeightQuant::kFp16) return weight_;
-    if (mode_ == WeightQuant::kInt8) return quantised_.to(torch::kFloat) * scale_;
-    const torch::Tensor packed = quantised_.to(torch::kShort);
-    const torch::Tensor low = torch::remainder(packed, 16);
-    const torch::Tensor high = torch::floor_divide(packed, 16);
-    torch::Tensor q = torch::stack({low, high}, -1).reshape({out_, -1});
-    using torch::indexing::Slice;
-    if (q.size(1) != in_) q = q.index({Slice(), Slice(0, in_)});
-    return (q.to(torch::kFloat) - 8.0) * scale_;
-  }
-
   torch::Tensor operator()(const torch::Tensor& x) const {
-    torch::Tensor y = torch::matmul(x, weight().t());
-    return bias_.defined() ? y + bias_ : y;
+    if (mode_ == WeightQuant::kFp16) {
+      torch::Tensor y = torch::matmul(x, weight_.t());
+      return bias_.defined() ? y + bias_ : y;
+    }
+    // y^T = q x^T tile by tile (rows of q are contiguous, and so are rows of y^T), then
+    // each output channel times its scale.
+    std::vector<int64_t> shape = x.sizes().vec();
+    const torch::Tensor x2 = x.reshape({-1, in_});
+    const torch::Tensor xt = x2.t();
+    const int64_t tile = std::clamp<int64_t>(kTileBytes / (4 * in_), 1, out_);
+    torch::Tensor buffer = torch::empty({tile, in_}, x.options().dtype(torch::kFloat));
+    torch::Tensor yt = torch::empty({out_, x2.size(0)}, x.options().dtype(torch::kFloat));
+    for (int64_t first = 0; first < out_; first += tile) {
+      const int64_t rows = std::min(tile, out_ - first);
+      torch::Tensor w = buffer.narrow(0, 0, rows);
+      expand_rows(first, rows, w);
+      torch::Tensor out = yt.narrow(0, first, rows);
+      torch::mm_out(out, w, xt);
+    }
+    torch::Tensor y = yt.t() * scale_row_;
+    if (bias_.defined()) y = y + bias_;
+    shape.back() = out_;
+    return y.reshape(shape);
   }
 
   uint64_t bytes() const {
@@ -150,9 +166,28 @@ class Linear {
   }
 
  private:
+  static constexpr int64_t kTileBytes = 256 * 1024;  // FP32 rows expanded at a time
+
+  // Rows [first, first + rows) of the quantised weight, as FP32 levels (without the
+  // scale), into `into` (rows × in_).
+  void expand_rows(int64_t first, int64_t rows, torch::Tensor& into) const {
+    const torch::Tensor q = quantised_.narrow(0, first, rows);
+    if (mode_ == WeightQuant::kInt8) {
+      into.copy_(q);
+      return;
+    }
+    const torch::Tensor packed = q.to(torch::kShort);
+    torch::Tensor levels =
+        torch::stack({torch::remainder(packed, 16), torch::floor_divide(packed, 16)}, -1)
+            .reshape({rows, -1});
+    if (levels.size(1) != in_) levels = levels.narrow(1, 0, in_);
+    into.copy_(levels);
+    into.sub_(8.0);
+  }
+
   WeightQuant mode_ = WeightQuant::kFp16;
   int64_t out_ = 0, in_ = 0;
-  torch::Tensor weight_, quantised_, scale_, bias_;
+  torch::Tensor weight_, quantised_, scale_, scale_row_, bias_;
 };
 
 struct Norm {
