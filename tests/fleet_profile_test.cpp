@@ -90,6 +90,27 @@ TEST(FleetProfile, ARemoteModelIsTimedThroughItsBackend) {
   }
 }
 
+// A batched request reaching an idle worker runs as one batch: its rows arrive at the
+// engine together (Endpoint::submit_rows), so eager batching does not start the first row
+// alone and the rest after it (which made a batch of N cost two model runs through the
+// fleet, read as a "hop" of a whole batch-1 run in the profiles).
+TEST(FleetProfile, AWorkerRunsABatchedRequestAsOneBatch) {
+  ModelsConfig wm;
+  wm.models = {sleep_model("m")};
+  Worker w(wm);
+  w.start();
+  RemoteModel remote(remote_spec("m", {4}, {w.url()}));
+  std::vector<FloatTensor> rows(4, FloatTensor{{4}, {1, 2, 3, 4}});
+  std::vector<const FloatTensor*> batch;
+  for (const FloatTensor& r : rows) batch.push_back(&r);
+  ASSERT_EQ(remote.run(batch).size(), 4u);
+  httplib::Client c("127.0.0.1", w.port);
+  auto res = c.Get("/metrics");
+  ASSERT_TRUE(res);
+  const std::string want = "tessera_variant_batches_total{app=\"m\",task=\"m\",variant=\"m\"} 1\n";
+  EXPECT_NE(res->body.find(want), std::string::npos) << res->body;
+}
+
 #ifdef TESSERA_BINARY
 // `tessera profile --models F --concurrent 2` on a models file whose model is `remote:`
 // writes a profile that includes the hop and says so; `simulate` and a serving front end
