@@ -23,6 +23,7 @@
 
 #include "core/error.hpp"
 #include "exec/model_factory.hpp"
+#include "fleet_support.hpp"
 #include "robustness/raw_http.hpp"
 #include "server/protocol.hpp"
 #include "server/remote_model.hpp"
@@ -39,41 +40,9 @@ using nlohmann::json;
 using testing::add_affine;
 using testing::make_task;
 
-ModelSpec zoo(const std::string& variant, const std::string& arch, std::vector<int64_t> input) {
-  ModelSpec m;
-  m.variant = variant;
-  m.arch = arch;
-  m.input_shape = std::move(input);
-  m.classes = 10;
-  m.seed = 7;
-  return m;
-}
-
-// One `tessera serve --worker` server (in process).
-struct Worker {
-  ModelsConfig models;
-  std::unique_ptr<Server> server;
-  int port = 0;
-  int grpc_port = -1;
-
-  explicit Worker(ModelsConfig m) : models(std::move(m)) {}
-  void start(int at_port = 0, bool grpc = false) {
-    ServeOptions o;
-    o.port = at_port;
-    o.http_threads = 2;
-    o.warmup = false;
-    o.drain_timeout_s = 0.0;  // stop() refuses what is in flight at once, as a crash would
-    o.grpc_port = grpc ? 0 : -1;
-    server = make_worker_server(models, WorkerOptions{8}, o);
-    port = server->start();
-    grpc_port = server->grpc_port();
-  }
-  void stop() {
-    server->shutdown();
-    server.reset();
-  }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port); }
-};
+using fleet::remote_spec;
+using fleet::Worker;
+using fleet::zoo;
 
 // A front end serving app "fleet" (one task "m") whose model is `remote` over `urls`.
 struct FrontEnd {
@@ -108,21 +77,6 @@ struct FrontEnd {
     return res ? res->body : "";
   }
 };
-
-ModelSpec remote_spec(const std::string& variant, std::vector<int64_t> input,
-                      std::vector<std::string> endpoints, int retries = 1) {
-  ModelSpec m;
-  m.variant = variant;
-  m.source = ModelSpec::Source::kRemote;
-  m.input_shape = std::move(input);
-  m.remote.endpoints = std::move(endpoints);
-  m.remote.model = variant;
-  m.remote.timeout_ms = 5000;
-  m.remote.retries = retries;
-  m.remote.health_interval_ms = 0;  // the tests trigger checks themselves
-  m.remote.health_timeout_ms = 1000;
-  return m;
-}
 
 FloatTensor ramp(std::vector<int64_t> shape, float start) {
   FloatTensor t;

@@ -44,13 +44,17 @@ void run_profile(ProfileArgs args) {
   ProfileTable table;
   for (const std::string& v : variants) {
     const ModelSpec spec = models.spec_for(v);
-    // A remote model is timed through its fleet (the network hop included).
-    std::unique_ptr<Model> model = spec.source == ModelSpec::Source::kRemote
-                                       ? std::make_unique<RemoteModel>(spec)
-                                       : load_model(spec);
+    // A remote model is timed through its fleet (the network hop included): each run is
+    // one batch sent to a backend as a front end sends it.
+    const bool remote = spec.source == ModelSpec::Source::kRemote;
+    std::unique_ptr<Model> model = remote ? std::make_unique<RemoteModel>(spec) : load_model(spec);
+    const std::string where =
+        remote ? fmt::format("through {}, the network hop included",
+                             fmt::join(spec.remote.endpoints, ", "))
+               : fmt::format("on {}, {} torch thread(s)", model->info().device, args.threads);
     spdlog::info(
-        "profiling '{}' ({} on {}, input {}) on segment '{}', batches {}, {} instance(s) at once",
-        v, model->info().kind, model->info().device, shape_string(spec.input_shape), args.segment,
+        "profiling '{}' ({} {}, input {}) on segment '{}', batches {}, {} instance(s) at once", v,
+        model->info().kind, where, shape_string(spec.input_shape), args.segment,
         fmt::join(args.batches, ","), args.options.concurrent);
     const ModelProfile p = profile_model(*model, spec, args.options);
     for (const BatchTiming& t : p.timings) {
@@ -59,14 +63,13 @@ void run_profile(ProfileArgs args) {
     }
     if (p.fanout_mean)
       std::cout << fmt::format("  {:<20} fan-out mean {:.4f}\n", v, *p.fanout_mean);
-    add_profile(
-        table, spec, args.segment, p,
-        fmt::format("tessera profile ({} on {}, {} torch thread(s), median of {}{})",
-                    model->info().kind, model->info().device, args.threads, args.options.reps,
-                    args.options.concurrent > 1
-                        ? fmt::format(" x {} instances running at once (max {} seen)",
-                                      args.options.concurrent, p.max_overlap)
-                        : std::string()));
+    add_profile(table, spec, args.segment, p,
+                fmt::format("tessera profile ({} {}, median of {}{})", model->info().kind, where,
+                            args.options.reps,
+                            args.options.concurrent > 1
+                                ? fmt::format(" x {} instances running at once (max {} seen)",
+                                              args.options.concurrent, p.max_overlap)
+                                : std::string()));
   }
   std::ostringstream yaml;
   write_profile_yaml(table, yaml);

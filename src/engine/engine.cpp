@@ -246,16 +246,30 @@ RequestSlot Engine::allocate_request() {
 }
 
 uint64_t Engine::submit(const Arrival& arrival) {
+  std::vector<Item>& entering = scratch_entering_;
+  entering.clear();
+  const uint64_t id = enter(arrival, clock_.now(), entering);
+  emit(entering, app_.ingress_delay);
+  return id;
+}
+
+uint64_t Engine::submit_together(std::span<const Arrival> arrivals) {
+  const uint64_t first = next_id_;
+  std::vector<Item>& entering = scratch_entering_;
+  entering.clear();
   const Time now = clock_.now();
+  for (const Arrival& a : arrivals) enter(a, now, entering);
+  emit(entering, app_.ingress_delay);
+  return first;
+}
+
+uint64_t Engine::enter(const Arrival& arrival, Time now, std::vector<Item>& entering) {
   const RequestSlot slot = allocate_request();
   RequestState& r = requests_[slot];
   r.id = next_id_++;
   r.arrival = now;
   r.deadline = now + (arrival.slo_s > 0 ? arrival.slo_s : app_.slo);
   ++in_flight_;
-
-  std::vector<Item>& entering = scratch_entering_;
-  entering.clear();
   for (TaskId root : app_.roots) {
     Item item{slot, root, 1.0, now, r.deadline, now};
     item.tokens_in = arrival.input_tokens;
@@ -264,9 +278,7 @@ uint64_t Engine::submit(const Arrival& arrival) {
     ++r.live;
     if (track_tasks_) ++task_live_[std::size_t{slot} * app_.tasks.size() + root];
   }
-  const uint64_t id = r.id;
-  emit(entering, app_.ingress_delay);
-  return id;
+  return r.id;
 }
 
 void Engine::emit(std::vector<Item>& items, Time delay) {

@@ -65,6 +65,10 @@ class Engine final : public DeploymentView, private SchedulerHost {
 
   // A request arrives at the front end now. Returns its id (ids count up from 0).
   uint64_t submit(const Arrival& arrival);
+  // Several requests arrive at once (the rows of one batched request): their items are
+  // all queued before any worker forms a batch, so that eager batching takes them
+  // together. Returns the first one's id; the others follow in order.
+  uint64_t submit_together(std::span<const Arrival> arrivals);
 
   // Driver callbacks.
   void on_batch_done(WorkerId worker);
@@ -158,6 +162,8 @@ class Engine final : public DeploymentView, private SchedulerHost {
   void retire_item(const Item& item);  // one item of the request is gone
   void finish_request(RequestSlot slot);
   void emit(std::vector<Item>& items, Time delay);
+  // A new request's ledger entry; its root items are appended to `entering`.
+  uint64_t enter(const Arrival& arrival, Time now, std::vector<Item>& entering);
   // Sends a finished batch's items for one link edge as one transfer.
   void send_over_link(const Worker& from, const Edge& edge, std::vector<Item>& items);
   InstanceScheduler& scheduler(const Worker& w) { return *schedulers_[w.id]; }

@@ -86,10 +86,26 @@ void Endpoint::submit(std::shared_ptr<const FloatTensor> input, double slo_s, Do
   });
 }
 
-void Endpoint::admit(std::shared_ptr<const FloatTensor> input, double slo_s, Done done) {
-  // The engine may answer inside submit() (a drop at the first queue), so the side-table
-  // entry goes in first under the id the engine will give (ids count up from 0).
-  const uint64_t id = engine_->submitted();
+void Endpoint::submit_rows(std::vector<std::shared_ptr<const FloatTensor>> inputs, double slo_s,
+                           std::vector<Done> dones) {
+  if (inputs.size() != dones.size()) throw std::logic_error("submit_rows: one done per row");
+  loop_.post_or_run([this, in = std::move(inputs), slo_s, d = std::move(dones)]() mutable {
+    // The engine may answer inside submit_together() (a drop at the first queue), so
+    // every row's side-table entry goes in first, under the ids the engine will give.
+    const uint64_t first = engine_->submitted();
+    std::vector<Arrival> arrivals;
+    arrivals.reserve(in.size());
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      arrivals.push_back(prepare(first + i, std::move(in[i]), slo_s, std::move(d[i])));
+    }
+    const uint64_t given = engine_->submit_together(arrivals);
+    if (given != first) throw std::logic_error("engine request ids out of step");
+    for (std::size_t i = 0; i < arrivals.size(); ++i) schedule_expiry(first + i, arrivals[i]);
+  });
+}
+
+Arrival Endpoint::prepare(uint64_t id, std::shared_ptr<const FloatTensor> input, double slo_s,
+                          Done done) {
   Pending& p = pending_[id];
   p.input = std::move(input);
   p.done = std::move(done);
@@ -98,8 +114,21 @@ void Endpoint::admit(std::shared_ptr<const FloatTensor> input, double slo_s, Don
   Arrival arrival;
   arrival.time = p.arrival;
   arrival.slo_s = slo_s;
+  return arrival;
+}
+
+void Endpoint::admit(std::shared_ptr<const FloatTensor> input, double slo_s, Done done) {
+  // The engine may answer inside submit() (a drop at the first queue), so the side-table
+  // entry goes in first under the id the engine will give (ids count up from 0).
+  const uint64_t id = engine_->submitted();
+  const Arrival arrival = prepare(id, std::move(input), slo_s, std::move(done));
   const uint64_t given = engine_->submit(arrival);
   if (given != id) throw std::logic_error("engine request ids out of step");
+  schedule_expiry(id, arrival);
+}
+
+void Endpoint::schedule_expiry(uint64_t id, const Arrival& arrival) {
+  const double slo_s = arrival.slo_s;
   // A request no policy has finished by twice its SLO (at least its SLO + 1 s) is answered
   // as expired, so that no client waits on a request starved in a queue (HBF order keeps
   // serving fresher ones under sustained overload). The engine may still drop or finish

@@ -58,6 +58,11 @@ class Endpoint final : public EngineDriver, public EngineObserver {
   // before submit() returns: the caller must hold no lock that `done` takes). slo_s <= 0 uses the
   // app's SLO.
   void submit(std::shared_ptr<const FloatTensor> input, double slo_s, Done done);
+  // The rows of one batched request, as submit() each, but arriving together: the engine
+  // queues them all before a worker forms a batch, so eager batching takes them in one
+  // batch (up to max_batch) rather than the first alone. inputs.size() == dones.size().
+  void submit_rows(std::vector<std::shared_ptr<const FloatTensor>> inputs, double slo_s,
+                   std::vector<Done> dones);
 
   // Loop thread.
   void refuse_all(const std::string& why);  // answers every waiting request (shutdown)
@@ -110,6 +115,10 @@ class Endpoint final : public EngineDriver, public EngineObserver {
   };
 
   void admit(std::shared_ptr<const FloatTensor> input, double slo_s, Done done);
+  // admit()'s two halves: the side-table entry of the request the engine will number
+  // `id`, made before the engine may answer it; and its expiry, after.
+  Arrival prepare(uint64_t id, std::shared_ptr<const FloatTensor> input, double slo_s, Done done);
+  void schedule_expiry(uint64_t id, const Arrival& arrival);
   // Answers request `id` as expired if it is still waiting; expire_due() does so for every
   // deadline in expiries_ that has passed.
   void expire(uint64_t id);

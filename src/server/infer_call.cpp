@@ -303,16 +303,24 @@ void start_infer(Server::Impl& s, const std::string& name, const std::string& ve
   call->answers.resize(items.size());
   call->left = items.size();
   auto shared_done = std::make_shared<DoneFn>(std::move(done));
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    // Each item's callback runs once, on the loop thread.
-    ep->submit(std::move(items[i]), call->request.slo_s,
-               [&s, call, i, guard, shared_done](Answer&& a) mutable {
-                 call->answers[i] = std::move(a);
-                 if (--call->left > 0) return;
-                 guard.reset();
-                 (*shared_done)(call_result(s, *call));
-               });
+  // Each item's callback runs once, on the loop thread.
+  const auto row_done = [&s, call, guard, shared_done](std::size_t i) {
+    return [&s, call, i, guard, shared_done](Answer&& a) mutable {
+      call->answers[i] = std::move(a);
+      if (--call->left > 0) return;
+      guard.reset();
+      (*shared_done)(call_result(s, *call));
+    };
+  };
+  if (items.size() == 1) {
+    ep->submit(std::move(items[0]), call->request.slo_s, row_done(0));
+    return;
   }
+  // The rows of a batched request arrive together, so that they are batched together.
+  std::vector<Endpoint::Done> dones;
+  dones.reserve(items.size());
+  for (std::size_t i = 0; i < items.size(); ++i) dones.push_back(row_done(i));
+  ep->submit_rows(std::move(items), call->request.slo_s, std::move(dones));
 }
 
 }  // namespace tessera

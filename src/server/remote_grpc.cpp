@@ -2,6 +2,7 @@
 // channel per backend (HTTP/2 multiplexes the concurrent calls; the channel reconnects by
 // itself); a batch is one ModelInfer call with its tensor in raw_input_contents.
 
+#include <fmt/format.h>
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
@@ -80,6 +81,9 @@ class GrpcTransport final : public RemoteTransport {
       call.detail = std::string(too_big ? "bad reply: " : "") + "gRPC status " +
                     std::to_string(static_cast<int>(status.error_code())) + ": " +
                     status.error_message().substr(0, 200);
+      if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+        call.detail = fmt::format("timed out after {:g} ms ({})", spec_.timeout_ms, call.detail);
+      }
       return call;
     }
     try {

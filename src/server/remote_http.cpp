@@ -1,6 +1,7 @@
 // The HTTP transport of a remote model: cpp-httplib clients (one keep-alive connection
 // each), pooled per backend; a batch is one POST /v2/models/NAME/infer.
 
+#include <fmt/format.h>
 #include <httplib.h>
 
 #include <chrono>
@@ -12,6 +13,8 @@ namespace tessera {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+std::string ms_string(double ms) { return fmt::format("{:g}", ms); }
 
 // Timeouts, and TCP_NODELAY: a request is written in more than one send, which Nagle's
 // algorithm would hold back for the peer's delayed ACK (tens of ms per call).
@@ -69,10 +72,16 @@ class HttpTransport final : public RemoteTransport {
     std::unique_ptr<httplib::Client> client = take();
     httplib::Result res = client->send(req);
     if (!res) {
+      // A connect or read that waited out the timeout: a slow backend, not a gone one.
+      if (!too_big &&
+          (res.error() == httplib::Error::Read || res.error() == httplib::Error::Connection) &&
+          Clock::now() >= deadline) {
+        too_late = true;
+      }
       call.kind = too_big ? RemoteCall::Kind::kBadReply : RemoteCall::Kind::kUnavailable;
       call.detail = too_big ? "bad reply: the body is larger than max_reply_bytes (" +
                                   std::to_string(cap) + ")"
-                    : too_late ? "timed out after " + std::to_string(spec_.timeout_ms) + " ms"
+                    : too_late ? "timed out after " + ms_string(spec_.timeout_ms) + " ms"
                                : "HTTP transport error: " + httplib::to_string(res.error());
       if (res.error() == httplib::Error::Read && !too_big && !too_late) {
         call.detail += " (connection reset or timed out after " +

@@ -5,9 +5,10 @@
 // application pipeline, so that a front end's `remote:` models can dispatch batches to
 // it. It is the ordinary Server: each model is one single-model endpoint
 // (POST /v2/models/VARIANT/infer, HTTP and, with a gRPC port, gRPC), taking batched
-// requests (a leading batch dimension) whose rows its engine batches again eagerly, up
-// to max_batch, on one instance per model. Nothing is dropped for lateness (the
-// front end keeps the SLO). Pure construction; the Server's own contract holds.
+// requests (a leading batch dimension) whose rows arrive at its engine together
+// (Endpoint::submit_rows) and are batched again eagerly, up to max_batch, on one
+// instance per model. Nothing is dropped for lateness (the front end keeps the SLO).
+// Pure construction; the Server's own contract holds.
 
 #include <memory>
 
