@@ -89,22 +89,25 @@ int main(int argc, char** argv) {
   std::printf("request body: %zu bytes; %.1f s per point\n", body.size(), seconds);
   // cpu: the server's CPU µs per request (client threads excluded); cpu-bound: the share of
   // the echo's rate this server reaches where client + server CPU is the limit (the echo's
-  // client + server CPU per request over this one's).
-  std::printf("%-9s %-17s %9s %8s %8s %7s %8s %8s %7s %7s %9s\n", "conns", "server", "rps",
-              "p50 us", "p99 us", "ratio", "+p50 us", "+p99 us", "cpu us", "cli us", "cpu-bound");
+  // client + server CPU per request over this one's); allocs: the server's operator new
+  // calls per request (bench/alloc_count.hpp).
+  std::printf("%-9s %-17s %9s %8s %8s %7s %8s %8s %7s %7s %9s %7s\n", "conns", "server", "rps",
+              "p50 us", "p99 us", "ratio", "+p50 us", "+p99 us", "cpu us", "cli us", "cpu-bound",
+              "allocs");
   for (int c : connections) {
     const LoadResult e = load(echo_port, "/echo", body, c, seconds);
-    std::printf("%-9d %-17s %9.0f %8.0f %8.0f %7s %8s %8s %7.1f %7.1f\n", c, "httplib echo", e.rps,
-                e.p50_us, e.p99_us, "", "", "", e.server_cpu_us, e.client_cpu_us);
+    std::printf("%-9d %-17s %9.0f %8.0f %8.0f %7s %8s %8s %7.1f %7.1f %9s %7.1f\n", c,
+                "httplib echo", e.rps, e.p50_us, e.p99_us, "", "", "", e.server_cpu_us,
+                e.client_cpu_us, "", e.server_allocs);
     for (const auto& [name, port] :
          {std::pair<const char*, int>{"tessera (inline)", serve_port},
           std::pair<const char*, int>{"tessera (executor)", exec_port}}) {
       const LoadResult t = load(port, "/v2/models/noop/infer", body, c, seconds);
-      std::printf(
-          "%-9d %-17s %9.0f %8.0f %8.0f %6.0f%% %8.0f %8.0f %7.1f %7.1f %8.0f%%\n", c, name, t.rps,
-          t.p50_us, t.p99_us, 100.0 * t.rps / e.rps, t.p50_us - e.p50_us, t.p99_us - e.p99_us,
-          t.server_cpu_us, t.client_cpu_us,
-          100.0 * (e.client_cpu_us + e.server_cpu_us) / (t.client_cpu_us + t.server_cpu_us));
+      std::printf("%-9d %-17s %9.0f %8.0f %8.0f %6.0f%% %8.0f %8.0f %7.1f %7.1f %8.0f%% %7.1f\n", c,
+                  name, t.rps, t.p50_us, t.p99_us, 100.0 * t.rps / e.rps, t.p50_us - e.p50_us,
+                  t.p99_us - e.p99_us, t.server_cpu_us, t.client_cpu_us,
+                  100.0 * (e.client_cpu_us + e.server_cpu_us) / (t.client_cpu_us + t.server_cpu_us),
+                  t.server_allocs);
       if (t.errors > 0) std::printf("  errors: %llu\n", static_cast<unsigned long long>(t.errors));
     }
   }
