@@ -4,7 +4,10 @@
 // per connection) answers the request body unchanged, so its cost is HTTP alone; tessera
 // serves on its default asynchronous front end (Boost.Beast, one I/O thread per core).
 //
-//   serve_bench [--seconds S] [--connections a,b,...] [--http-threads N]
+//   serve_bench [--seconds S] [--connections a,b,...] [--http-threads N] [--echo-path P]
+//
+// --echo-path: the path the echo answers on (default /echo; /v2/models/noop/infer makes the
+// client send both servers the same bytes, so that the client's own work is the same).
 //
 // For each connection count, every client thread sends the same small KServe v2 request
 // back-to-back on its own keep-alive connection (closed loop) for S seconds; requests per
@@ -51,8 +54,10 @@ LoadResult load(int port, const std::string& path, const std::string& body, int 
 int main(int argc, char** argv) {
   const auto [seconds, connections] = bench::parse_load_args(argc, argv);
   int http_threads = 0;  // --http-threads: tessera's HTTP I/O threads (0: its default)
+  std::string echo_path = "/echo";
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--http-threads") == 0) http_threads = std::stoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--echo-path") == 0) echo_path = argv[i + 1];
   }
   spdlog::set_level(spdlog::level::warn);
   const int threads = 64 + 8;
@@ -65,7 +70,7 @@ int main(int argc, char** argv) {
   echo.Get("/v2/health/live", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("{}", "application/json");
   });
-  echo.Post("/echo", [](const httplib::Request& req, httplib::Response& res) {
+  echo.Post(echo_path, [](const httplib::Request& req, httplib::Response& res) {
     res.set_content(req.body, "application/json");
   });
   const int echo_port = echo.bind_to_any_port("127.0.0.1");
@@ -95,7 +100,7 @@ int main(int argc, char** argv) {
               "p50 us", "p99 us", "ratio", "+p50 us", "+p99 us", "cpu us", "cli us", "cpu-bound",
               "allocs");
   for (int c : connections) {
-    const LoadResult e = load(echo_port, "/echo", body, c, seconds);
+    const LoadResult e = load(echo_port, echo_path, body, c, seconds);
     std::printf("%-9d %-17s %9.0f %8.0f %8.0f %7s %8s %8s %7.1f %7.1f %9s %7.1f\n", c,
                 "httplib echo", e.rps, e.p50_us, e.p99_us, "", "", "", e.server_cpu_us,
                 e.client_cpu_us, "", e.server_allocs);
