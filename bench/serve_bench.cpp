@@ -8,6 +8,8 @@
 //
 // --echo-path: the path the echo answers on (default /echo; /v2/models/noop/infer makes the
 // client send both servers the same bytes, so that the client's own work is the same).
+// --echo-reply tessera: the echo answers every request with the body tessera gave to the
+// first one, and tessera's Server header, so that the client also reads the same answer.
 //
 // For each connection count, every client thread sends the same small KServe v2 request
 // back-to-back on its own keep-alive connection (closed loop) for S seconds; requests per
@@ -55,9 +57,12 @@ int main(int argc, char** argv) {
   const auto [seconds, connections] = bench::parse_load_args(argc, argv);
   int http_threads = 0;  // --http-threads: tessera's HTTP I/O threads (0: its default)
   std::string echo_path = "/echo";
+  bool echo_tessera = false;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--http-threads") == 0) http_threads = std::stoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--echo-path") == 0) echo_path = argv[i + 1];
+    if (std::strcmp(argv[i], "--echo-reply") == 0)
+      echo_tessera = std::strcmp(argv[i + 1], "tessera") == 0;
   }
   spdlog::set_level(spdlog::level::warn);
   const int threads = 64 + 8;
@@ -70,7 +75,13 @@ int main(int argc, char** argv) {
   echo.Get("/v2/health/live", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("{}", "application/json");
   });
-  echo.Post(echo_path, [](const httplib::Request& req, httplib::Response& res) {
+  std::string tessera_reply;  // --echo-reply tessera: set before the first run
+  echo.Post(echo_path, [&](const httplib::Request& req, httplib::Response& res) {
+    if (echo_tessera) {
+      res.set_content(tessera_reply, "application/json");
+      res.set_header("Server", "tessera");
+      return;
+    }
     res.set_content(req.body, "application/json");
   });
   const int echo_port = echo.bind_to_any_port("127.0.0.1");
@@ -91,6 +102,13 @@ int main(int argc, char** argv) {
   const int exec_port = server_exec.start();
 
   const std::string body = make_infer_body(FloatTensor{{1, 4}, {0.1f, 0.2f, 0.3f, 0.4f}});
+  if (echo_tessera) {
+    httplib::Client probe("127.0.0.1", serve_port);
+    if (auto res = probe.Post("/v2/models/noop/infer", body, "application/json")) {
+      tessera_reply = res->body;
+    }
+    std::printf("echo answers tessera's reply: %zu bytes\n", tessera_reply.size());
+  }
   std::printf("request body: %zu bytes; %.1f s per point\n", body.size(), seconds);
   // cpu: the server's CPU µs per request (client threads excluded); cpu-bound: the share of
   // the echo's rate this server reaches where client + server CPU is the limit (the echo's
