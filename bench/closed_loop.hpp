@@ -6,11 +6,16 @@
 // of them, plus the requests that failed, and the CPU time a request cost: the client
 // threads' own, and the rest of the process's (the server under test: the other servers
 // of the process are idle meanwhile). CPU time per request does not depend on what other
-// tenants of a shared machine do, unlike requests per second. Bench-only, header-only.
+// tenants of a shared machine do, unlike requests per second. Likewise the heap
+// allocations (operator new calls, bench/alloc_count.hpp) per request, the client's and
+// the rest of the process's. The client threads are named `bench-client` (perf, top).
+// Bench-only, header-only.
 //
 // Thread safety: run_closed_loop owns its threads and joins them before it returns;
 // `connect` is called once on each client thread and the sender it returns is used only
 // there.
+
+#include <pthread.h>
 
 #include <algorithm>
 #include <atomic>
@@ -22,6 +27,8 @@
 #include <thread>
 #include <vector>
 
+#include "alloc_count.hpp"
+
 namespace tessera::bench {
 
 struct LoadResult {
@@ -31,6 +38,8 @@ struct LoadResult {
   uint64_t errors = 0;
   double client_cpu_us = 0.0;  // CPU time per request of the client threads
   double server_cpu_us = 0.0;  // CPU time per request of the rest of the process
+  double client_allocs = 0.0;  // operator new calls per request by the client threads
+  double server_allocs = 0.0;  // operator new calls per request by the rest of the process
 };
 
 // CPU seconds used so far by the calling thread, or by the whole process.
@@ -56,13 +65,16 @@ LoadResult run_closed_loop(int connections, double seconds, const Connect& conne
   std::vector<std::vector<double>> lat(static_cast<std::size_t>(connections));
   std::vector<uint64_t> errors(static_cast<std::size_t>(connections), 0);
   std::vector<double> client_cpu(static_cast<std::size_t>(connections), 0.0);
+  std::vector<uint64_t> client_allocs(static_cast<std::size_t>(connections), 0);
   std::vector<std::thread> threads;
   for (int c = 0; c < connections; ++c) {
     threads.emplace_back([&, c] {
+      pthread_setname_np(pthread_self(), "bench-client");
       auto send = connect();
       while (!go.load()) std::this_thread::yield();
       auto& mine = lat[static_cast<std::size_t>(c)];
       const double cpu0 = thread_cpu_s();
+      const uint64_t allocs0 = allocations_this_thread();
       while (!stop.load()) {
         const auto t0 = Clock::now();
         const bool ok = send();
@@ -74,16 +86,19 @@ LoadResult run_closed_loop(int connections, double seconds, const Connect& conne
         mine.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
       }
       client_cpu[static_cast<std::size_t>(c)] = thread_cpu_s() - cpu0;
+      client_allocs[static_cast<std::size_t>(c)] = allocations_this_thread() - allocs0;
     });
   }
   const auto start = Clock::now();
   const double process0 = process_cpu_s();
+  const uint64_t allocs0 = allocations_total();
   go = true;
   std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
   stop = true;
   for (auto& t : threads) t.join();
   const double wall = std::chrono::duration<double>(Clock::now() - start).count();
   const double process = process_cpu_s() - process0;
+  const uint64_t allocs = allocations_total() - allocs0;
   std::vector<double> all;
   LoadResult r;
   for (std::size_t c = 0; c < lat.size(); ++c) {
@@ -94,9 +109,14 @@ LoadResult run_closed_loop(int connections, double seconds, const Connect& conne
   r.rps = static_cast<double>(all.size()) / wall;
   double client = 0.0;
   for (double x : client_cpu) client += x;
+  uint64_t client_n = 0;
+  for (uint64_t x : client_allocs) client_n += x;
   if (!all.empty()) {
-    r.client_cpu_us = client * 1e6 / static_cast<double>(all.size());
-    r.server_cpu_us = std::max(0.0, process - client) * 1e6 / static_cast<double>(all.size());
+    const auto n = static_cast<double>(all.size());
+    r.client_cpu_us = client * 1e6 / n;
+    r.server_cpu_us = std::max(0.0, process - client) * 1e6 / n;
+    r.client_allocs = static_cast<double>(client_n) / n;
+    r.server_allocs = static_cast<double>(allocs - std::min(allocs, client_n)) / n;
   }
   if (!all.empty()) {
     r.p50_us = all[all.size() / 2];

@@ -105,18 +105,21 @@ int main(int argc, char** argv) {
 
   std::printf("ModelInfer FP32 [1, 4]: %zu bytes; %.1f s per point\n", request.ByteSizeLong(),
               seconds);
-  // cpu / cli / cpu-bound: as in serve_bench (bench/closed_loop.hpp).
-  std::printf("%-9s %-17s %9s %8s %8s %7s %8s %8s %7s %7s %9s\n", "conns", "server", "rps",
-              "p50 us", "p99 us", "ratio", "+p50 us", "+p99 us", "cpu us", "cli us", "cpu-bound");
+  // cpu / cli / cpu-bound / allocs: as in serve_bench (bench/closed_loop.hpp).
+  std::printf("%-9s %-17s %9s %8s %8s %7s %8s %8s %7s %7s %9s %7s\n", "conns", "server", "rps",
+              "p50 us", "p99 us", "ratio", "+p50 us", "+p99 us", "cpu us", "cli us", "cpu-bound",
+              "allocs");
   for (int c : connections) {
     const LoadResult e = load(echo_port, request, c, seconds);
-    std::printf("%-9d %-17s %9.0f %8.0f %8.0f %7s %8s %8s %7.1f %7.1f\n", c, "grpc echo", e.rps,
-                e.p50_us, e.p99_us, "", "", "", e.server_cpu_us, e.client_cpu_us);
+    std::printf("%-9d %-17s %9.0f %8.0f %8.0f %7s %8s %8s %7.1f %7.1f %9s %7.1f\n", c, "grpc echo",
+                e.rps, e.p50_us, e.p99_us, "", "", "", e.server_cpu_us, e.client_cpu_us, "",
+                e.server_allocs);
     const LoadResult t = load(server.grpc_port(), request, c, seconds);
-    std::printf("%-9d %-17s %9.0f %8.0f %8.0f %6.0f%% %8.0f %8.0f %7.1f %7.1f %8.0f%%\n", c,
+    std::printf("%-9d %-17s %9.0f %8.0f %8.0f %6.0f%% %8.0f %8.0f %7.1f %7.1f %8.0f%% %7.1f\n", c,
                 "tessera grpc", t.rps, t.p50_us, t.p99_us, 100.0 * t.rps / e.rps,
                 t.p50_us - e.p50_us, t.p99_us - e.p99_us, t.server_cpu_us, t.client_cpu_us,
-                100.0 * (e.client_cpu_us + e.server_cpu_us) / (t.client_cpu_us + t.server_cpu_us));
+                100.0 * (e.client_cpu_us + e.server_cpu_us) / (t.client_cpu_us + t.server_cpu_us),
+                t.server_allocs);
     if (e.errors + t.errors > 0) {
       std::printf("  errors: echo %llu, tessera %llu\n", static_cast<unsigned long long>(e.errors),
                   static_cast<unsigned long long>(t.errors));

@@ -4,7 +4,12 @@
 // per connection) answers the request body unchanged, so its cost is HTTP alone; tessera
 // serves on its default asynchronous front end (Boost.Beast, one I/O thread per core).
 //
-//   serve_bench [--seconds S] [--connections a,b,...] [--http-threads N]
+//   serve_bench [--seconds S] [--connections a,b,...] [--http-threads N] [--echo-path P]
+//
+// --echo-path: the path the echo answers on (default /echo; /v2/models/noop/infer makes the
+// client send both servers the same bytes, so that the client's own work is the same).
+// --echo-reply tessera: the echo answers every request with the body tessera gave to the
+// first one, and tessera's Server header, so that the client also reads the same answer.
 //
 // For each connection count, every client thread sends the same small KServe v2 request
 // back-to-back on its own keep-alive connection (closed loop) for S seconds; requests per
@@ -51,8 +56,13 @@ LoadResult load(int port, const std::string& path, const std::string& body, int 
 int main(int argc, char** argv) {
   const auto [seconds, connections] = bench::parse_load_args(argc, argv);
   int http_threads = 0;  // --http-threads: tessera's HTTP I/O threads (0: its default)
+  std::string echo_path = "/echo";
+  bool echo_tessera = false;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--http-threads") == 0) http_threads = std::stoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--echo-path") == 0) echo_path = argv[i + 1];
+    if (std::strcmp(argv[i], "--echo-reply") == 0)
+      echo_tessera = std::strcmp(argv[i + 1], "tessera") == 0;
   }
   spdlog::set_level(spdlog::level::warn);
   const int threads = 64 + 8;
@@ -65,7 +75,13 @@ int main(int argc, char** argv) {
   echo.Get("/v2/health/live", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("{}", "application/json");
   });
-  echo.Post("/echo", [](const httplib::Request& req, httplib::Response& res) {
+  std::string tessera_reply;  // --echo-reply tessera: set before the first run
+  echo.Post(echo_path, [&](const httplib::Request& req, httplib::Response& res) {
+    if (echo_tessera) {
+      res.set_content(tessera_reply, "application/json");
+      res.set_header("Server", "tessera");
+      return;
+    }
     res.set_content(req.body, "application/json");
   });
   const int echo_port = echo.bind_to_any_port("127.0.0.1");
@@ -86,25 +102,35 @@ int main(int argc, char** argv) {
   const int exec_port = server_exec.start();
 
   const std::string body = make_infer_body(FloatTensor{{1, 4}, {0.1f, 0.2f, 0.3f, 0.4f}});
+  if (echo_tessera) {
+    httplib::Client probe("127.0.0.1", serve_port);
+    if (auto res = probe.Post("/v2/models/noop/infer", body, "application/json")) {
+      tessera_reply = res->body;
+    }
+    std::printf("echo answers tessera's reply: %zu bytes\n", tessera_reply.size());
+  }
   std::printf("request body: %zu bytes; %.1f s per point\n", body.size(), seconds);
   // cpu: the server's CPU µs per request (client threads excluded); cpu-bound: the share of
   // the echo's rate this server reaches where client + server CPU is the limit (the echo's
-  // client + server CPU per request over this one's).
-  std::printf("%-9s %-17s %9s %8s %8s %7s %8s %8s %7s %7s %9s\n", "conns", "server", "rps",
-              "p50 us", "p99 us", "ratio", "+p50 us", "+p99 us", "cpu us", "cli us", "cpu-bound");
+  // client + server CPU per request over this one's); allocs: the server's operator new
+  // calls per request (bench/alloc_count.hpp).
+  std::printf("%-9s %-17s %9s %8s %8s %7s %8s %8s %7s %7s %9s %7s\n", "conns", "server", "rps",
+              "p50 us", "p99 us", "ratio", "+p50 us", "+p99 us", "cpu us", "cli us", "cpu-bound",
+              "allocs");
   for (int c : connections) {
-    const LoadResult e = load(echo_port, "/echo", body, c, seconds);
-    std::printf("%-9d %-17s %9.0f %8.0f %8.0f %7s %8s %8s %7.1f %7.1f\n", c, "httplib echo", e.rps,
-                e.p50_us, e.p99_us, "", "", "", e.server_cpu_us, e.client_cpu_us);
+    const LoadResult e = load(echo_port, echo_path, body, c, seconds);
+    std::printf("%-9d %-17s %9.0f %8.0f %8.0f %7s %8s %8s %7.1f %7.1f %9s %7.1f\n", c,
+                "httplib echo", e.rps, e.p50_us, e.p99_us, "", "", "", e.server_cpu_us,
+                e.client_cpu_us, "", e.server_allocs);
     for (const auto& [name, port] :
          {std::pair<const char*, int>{"tessera (inline)", serve_port},
           std::pair<const char*, int>{"tessera (executor)", exec_port}}) {
       const LoadResult t = load(port, "/v2/models/noop/infer", body, c, seconds);
-      std::printf(
-          "%-9d %-17s %9.0f %8.0f %8.0f %6.0f%% %8.0f %8.0f %7.1f %7.1f %8.0f%%\n", c, name, t.rps,
-          t.p50_us, t.p99_us, 100.0 * t.rps / e.rps, t.p50_us - e.p50_us, t.p99_us - e.p99_us,
-          t.server_cpu_us, t.client_cpu_us,
-          100.0 * (e.client_cpu_us + e.server_cpu_us) / (t.client_cpu_us + t.server_cpu_us));
+      std::printf("%-9d %-17s %9.0f %8.0f %8.0f %6.0f%% %8.0f %8.0f %7.1f %7.1f %8.0f%% %7.1f\n", c,
+                  name, t.rps, t.p50_us, t.p99_us, 100.0 * t.rps / e.rps, t.p50_us - e.p50_us,
+                  t.p99_us - e.p99_us, t.server_cpu_us, t.client_cpu_us,
+                  100.0 * (e.client_cpu_us + e.server_cpu_us) / (t.client_cpu_us + t.server_cpu_us),
+                  t.server_allocs);
       if (t.errors > 0) std::printf("  errors: %llu\n", static_cast<unsigned long long>(t.errors));
     }
   }

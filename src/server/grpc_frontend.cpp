@@ -334,12 +334,7 @@ struct GrpcFrontEnd::Impl final : public pb::GRPCInferenceService::WithCallbackM
                     "failed to " + std::string(loaded ? "load" : "unload") + " '" + name +
                         "': no such model in the repository");
     }
-    std::lock_guard lock(s_.repository_mutex);
-    if (loaded) {
-      s_.unloaded.erase(name);
-    } else {
-      s_.unloaded.insert(name);
-    }
+    s_.set_loaded(name, loaded);
     return Status::OK;
   }
 

@@ -5,18 +5,20 @@
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <charconv>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <stdexcept>
 #include <thread>
 
@@ -30,18 +32,24 @@ using beast::error_code;
 
 namespace {
 
-std::chrono::steady_clock::duration after(double seconds) {
-  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-      std::chrono::duration<double>(seconds));
+using SteadyTime = std::chrono::steady_clock::time_point;
+constexpr int64_t kNoDeadline = std::numeric_limits<int64_t>::max();
+
+int64_t ticks(SteadyTime t) { return t.time_since_epoch().count(); }
+
+// The steady-clock tick `seconds` from now (at most ~30 years ahead).
+int64_t deadline_after(double seconds) {
+  const auto d = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(std::clamp(seconds, 0.0, 1e9)));
+  return ticks(std::chrono::steady_clock::now() + d);
 }
 
 class Session;
 
-// A connection's strand, socket and stream, by their concrete executor type: Asio's
-// type-erased any_io_executor costs an indirect call on every operation.
+// A connection's strand and socket, by their concrete executor type: Asio's type-erased
+// any_io_executor costs an indirect call on every operation.
 using Strand = asio::strand<asio::io_context::executor_type>;
 using Socket = asio::basic_stream_socket<tcp, Strand>;
-using Stream = beast::basic_stream<tcp, Strand, beast::unlimited_rate_policy>;
 
 }  // namespace
 
@@ -55,14 +63,23 @@ struct HttpFrontEnd::Impl {
   std::atomic<std::size_t> body_bytes{0};
   std::atomic<uint64_t> accepted{0}, shed_idle{0}, refused_full{0}, timed_out{0}, requests{0};
 
-  mutable std::mutex mutex;  // guards sessions, idle, next_id
+  mutable std::mutex mutex;  // guards sessions, next_id
   std::condition_variable all_closed;
-  std::map<uint64_t, std::weak_ptr<Session>> sessions;
-  std::set<uint64_t> idle;  // ids of sessions waiting for a request's first byte, oldest first
+  // The open connections, oldest first. `raw` is valid while the entry is (a Session
+  // erases its own under the mutex before its members go); admit() reads its idle flag.
+  struct Entry {
+    std::weak_ptr<Session> weak;
+    Session* raw = nullptr;
+  };
+  std::map<uint64_t, Entry> sessions;
   uint64_t next_id = 0;
 
   std::unique_ptr<asio::io_context> ioc;
   std::unique_ptr<tcp::acceptor> acceptor;
+  // The deadlines' sweeper (sweep()): one timer for every connection, not one per read
+  // and write.
+  std::unique_ptr<asio::steady_timer> sweeper;
+  double sweep_s = 0.1;
   std::vector<std::thread> threads;
   bool started = false;
   bool stopped = false;
@@ -86,62 +103,73 @@ namespace {
 class Session : public std::enable_shared_from_this<Session> {
  public:
   Session(Socket&& socket, std::shared_ptr<HttpFrontEnd::Impl> fe, uint64_t id)
-      : stream_(std::move(socket)), fe_(std::move(fe)), id_(id) {}
+      : socket_(std::move(socket)), fe_(std::move(fe)), id_(id) {}
   ~Session() {
     release_body();
     std::lock_guard lock(fe_->mutex);
     fe_->sessions.erase(id_);
-    fe_->idle.erase(id_);
     if (fe_->sessions.empty()) fe_->all_closed.notify_all();
   }
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
   void start() {
-    asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->next_request(); });
+    asio::dispatch(socket_.get_executor(), [self = shared_from_this()] { self->next_request(); });
   }
   // Any thread: closes the connection if it is still waiting for a request.
+  // Any thread: whether the connection waits for a request's first byte; take_idle()
+  // also marks it taken (admit(): one shed per idle connection).
+  bool take_idle() { return idle_flag_.exchange(false, std::memory_order_relaxed); }
   void close_if_idle() {
-    asio::post(stream_.get_executor(), [self = shared_from_this()] {
+    asio::post(socket_.get_executor(), [self = shared_from_this()] {
       if (self->idle_) self->close_now();
     });
   }
   void close_any() {
-    asio::post(stream_.get_executor(), [self = shared_from_this()] { self->close_now(); });
+    asio::post(socket_.get_executor(), [self = shared_from_this()] { self->close_now(); });
   }
-  // Any thread: writes the answer of the request being handled.
+  // Any thread (the sweeper): whether the connection's deadline has passed.
+  bool overdue(int64_t now) const { return deadline_.load(std::memory_order_relaxed) <= now; }
+  // Any thread (the sweeper): closes the connection if its deadline has passed, on its
+  // strand. A read, write or linger in progress then ends with an error.
+  void expire() {
+    asio::post(socket_.get_executor(), [self = shared_from_this()] {
+      if (self->closed_ || !self->overdue(ticks(std::chrono::steady_clock::now()))) return;
+      if (self->deadline_counts_) self->fe_->timed_out++;
+      self->close_now();
+    });
+  }
+  bool on_strand() { return socket_.get_executor().running_in_this_thread(); }
+  // Any thread: writes the answer of the request being handled; at once when called on
+  // the connection's strand (a handler that answered before returning: no post).
   void send(HttpResponse&& r) {
-    asio::post(stream_.get_executor(), [self = shared_from_this(), r = std::move(r)]() mutable {
+    if (on_strand()) return write(std::move(r), false);
+    asio::post(socket_.get_executor(), [self = shared_from_this(), r = std::move(r)]() mutable {
       self->write(std::move(r), false);
     });
   }
   void send_later(std::function<HttpResponse()> make) {
-    asio::post(stream_.get_executor(), [self = shared_from_this(), m = std::move(make)] {
-      HttpResponse r;
-      try {
-        r = m();
-      } catch (const std::exception& e) {
-        r = HttpResponse{500, self->fe_->error_body(std::string("internal error: ") + e.what())};
-      }
-      self->write(std::move(r), false);
+    if (on_strand()) return write(build(make), false);
+    asio::post(socket_.get_executor(), [self = shared_from_this(), m = std::move(make)] {
+      self->write(self->build(m), false);
     });
   }
   // Streamed answers (ResponseStream): any thread; run on the strand.
   void stream_begin(HttpResponse head, std::shared_ptr<std::atomic<bool>> broken) {
-    asio::post(stream_.get_executor(),
+    asio::post(socket_.get_executor(),
                [self = shared_from_this(), h = std::move(head), b = std::move(broken)]() mutable {
                  self->begin_stream(std::move(h), std::move(b));
                });
   }
   void stream_write(std::string chunk) {
-    asio::post(stream_.get_executor(), [self = shared_from_this(), c = std::move(chunk)]() mutable {
+    asio::post(socket_.get_executor(), [self = shared_from_this(), c = std::move(chunk)]() mutable {
       if (!self->streaming_) return;
       self->chunks_.push_back(std::move(c));
       self->pump();
     });
   }
   void stream_end() {
-    asio::post(stream_.get_executor(), [self = shared_from_this()] {
+    asio::post(socket_.get_executor(), [self = shared_from_this()] {
       if (!self->streaming_) return;
       self->stream_done_ = true;
       self->pump();
@@ -156,47 +184,94 @@ class Session : public std::enable_shared_from_this<Session> {
  private:
   const HttpLimits& limits() const { return fe_->limits; }
 
-  void set_idle(bool idle) {
-    if (idle == idle_) return;
-    idle_ = idle;
-    std::lock_guard lock(fe_->mutex);
-    if (idle) {
-      fe_->idle.insert(id_);
-    } else {
-      fe_->idle.erase(id_);
+  // The connection's one deadline, enforced by the front end's sweeper: while a request
+  // is read (read_timeout_s, from its first byte), while the connection waits for one
+  // (idle_timeout_s), while an answer is written (write_timeout_s), while it lingers.
+  // `counts`: a timeout for HttpStats::timed_out.
+  void arm(double seconds, bool counts = true) {
+    deadline_counts_ = counts;
+    deadline_.store(deadline_after(seconds), std::memory_order_relaxed);
+  }
+  void disarm() { deadline_.store(kNoDeadline, std::memory_order_relaxed); }
+
+  HttpResponse build(const std::function<HttpResponse()>& make) const {
+    try {
+      return make();
+    } catch (const std::exception& e) {
+      return HttpResponse{500, fe_->error_body(std::string("internal error: ") + e.what())};
     }
   }
 
-  void next_request() {
-    if (fe_->stopping.load()) return close_now();
-    if (buffer_.size() > 0) return read_header();  // a pipelined request is already here
-    set_idle(true);
-    stream_.expires_after(after(limits().idle_timeout_s));
-    stream_.async_read_some(buffer_.prepare(4096),
-                            [self = shared_from_this()](error_code ec, std::size_t n) {
-                              self->set_idle(false);
-                              if (ec) {
-                                if (ec == beast::error::timeout) self->fe_->timed_out++;
-                                return self->close_now();
-                              }
-                              self->buffer_.commit(n);
-                              self->read_header();
-                            });
+  // No lock: admit() reads the flag only when it must shed a connection.
+  void set_idle(bool idle) {
+    if (idle == idle_) return;
+    idle_ = idle;
+    idle_flag_.store(idle, std::memory_order_relaxed);
   }
 
-  void read_header() {
+  // Reads and parses the next request with the parser's own put(), straight from the
+  // connection's buffer: a request already in the buffer (pipelined, or read with the
+  // previous one) is parsed without another read, and nothing is posted back to the
+  // strand between the header, the body and the handler. The header is parsed first
+  // (on its own: the body is not touched until on_header() has reserved its budget and
+  // answered Expect: 100-continue), then the body.
+  void next_request() {
+    if (fe_->stopping.load()) return close_now();
     parser_.emplace();
     parser_->header_limit(static_cast<std::uint32_t>(limits().header_limit));
     parser_->body_limit(limits().body_limit);
-    // One deadline for the whole request, header and body.
-    stream_.expires_after(after(limits().read_timeout_s));
-    http::async_read_header(
-        stream_, buffer_, *parser_,
-        [self = shared_from_this()](error_code ec, std::size_t) { self->on_header(ec); });
+    if (buffer_.size() > 0) {  // a pipelined request is already here
+      arm(limits().read_timeout_s);
+      return parse();
+    }
+    set_idle(true);
+    arm(limits().idle_timeout_s);
+    read_more();
   }
 
-  void on_header(error_code ec) {
-    if (ec) return read_failed(ec);
+  void read_more() {
+    socket_.async_read_some(
+        buffer_.prepare(beast::read_size(buffer_, 65536)),
+        [self = shared_from_this()](error_code ec, std::size_t n) { self->on_read(ec, n); });
+  }
+
+  void on_read(error_code ec, std::size_t n) {
+    if (idle_) {
+      set_idle(false);
+      if (!ec) arm(limits().read_timeout_s);  // the whole request's
+    }
+    if (ec == asio::error::eof && parser_->got_some()) {
+      // The client closed inside a request: as Beast's own read, put_eof() says how.
+      ec = {};
+      parser_->put_eof(ec);
+      if (!ec && parser_->is_done()) return on_request();
+      return read_failed(ec ? ec : error_code(http::error::partial_message));
+    }
+    if (ec == asio::error::eof) return close_now();  // closed between requests
+    if (ec) return close_now();                      // a reset, or closed by the sweeper (expire())
+    buffer_.commit(n);
+    parse();
+  }
+
+  void parse() {
+    error_code ec;
+    while (buffer_.size() > 0) {
+      const bool header_done = parser_->is_header_done();
+      buffer_.consume(parser_->put(buffer_.data(), ec));
+      if (ec == http::error::need_more) break;
+      if (ec) return read_failed(ec);
+      if (!header_done && parser_->is_header_done()) {
+        if (!on_header()) return;  // answered (a refusal, or 100 Continue being written)
+      }
+      if (parser_->is_done()) return on_request();
+    }
+    if (parser_->is_header_done() && parser_->is_done()) return on_request();
+    read_more();
+  }
+
+  // The header is in: reserves the body's budget, and answers Expect: 100-continue.
+  // Returns whether to go on parsing (false: it answered, or resumes the parse itself).
+  bool on_header() {
     auto& req = parser_->get();
     version_ = req.version();
     keep_alive_ = req.keep_alive();
@@ -208,39 +283,27 @@ class Session : public std::enable_shared_from_this<Session> {
     }
     if (want > 0) {
       if (!fe_->reserve(want)) {
-        return refuse(503, "server busy: request bodies already hold " +
-                               std::to_string(fe_->body_bytes.load()) + " of " +
-                               std::to_string(limits().body_budget) + " bytes; retry later");
+        refuse(503, "server busy: request bodies already hold " +
+                        std::to_string(fe_->body_bytes.load()) + " of " +
+                        std::to_string(limits().body_budget) + " bytes; retry later");
+        return false;
       }
       reserved_ = want;
     }
     if (!parser_->is_done() && beast::iequals(req[http::field::expect], "100-continue")) {
       auto cont =
           std::make_shared<http::response<http::empty_body>>(http::status::continue_, version_);
-      http::async_write(stream_, *cont,
+      http::async_write(socket_, *cont,
                         [self = shared_from_this(), cont](error_code e, std::size_t) {
                           if (e) return self->close_now();
-                          self->read_body();
+                          self->parse();
                         });
-      return;
+      return false;
     }
-    read_body();
-  }
-
-  void read_body() {
-    if (parser_->is_done()) return on_request();
-    http::async_read(stream_, buffer_, *parser_,
-                     [self = shared_from_this()](error_code ec, std::size_t) {
-                       if (ec) return self->read_failed(ec);
-                       self->on_request();
-                     });
+    return true;
   }
 
   void read_failed(error_code ec) {
-    if (ec == beast::error::timeout) {
-      fe_->timed_out++;
-      return close_now();
-    }
     if (ec == http::error::end_of_stream || ec == asio::error::operation_aborted ||
         ec == asio::error::connection_reset || ec == asio::error::eof ||
         ec == asio::error::broken_pipe) {
@@ -265,14 +328,16 @@ class Session : public std::enable_shared_from_this<Session> {
     auto& req = parser_->get();
     HttpRequest r;
     r.method = std::string(req.method_string());
-    const std::string target(req.target());
-    r.path = percent_decode(target.substr(0, target.find('?')));
+    const beast::string_view target = req.target();
+    const beast::string_view path = target.substr(0, target.find('?'));
+    r.path = path.find('%') == path.npos ? std::string(path) : percent_decode(std::string(path));
     r.content_type = std::string(req[http::field::content_type]);
     if (auto it = req.find("Inference-Header-Content-Length"); it != req.end()) {
       r.inference_header_length = std::string(it->value());
     }
     r.body = std::move(req.body());
     parser_.reset();
+    disarm();  // the handler may take its time: the write's deadline starts with the write
     auto state = std::make_shared<Responder::State>(shared_from_this());
     Responder respond(state);
     state.reset();
@@ -314,12 +379,14 @@ class Session : public std::enable_shared_from_this<Session> {
       // The bytes Beast's serializer writes for these fields (keep-alive as keep_alive()
       // sets it for the request's version), built in one string: no per-field
       // allocations, no serializer state.
-      auto out = std::make_shared<std::pair<std::string, std::string>>();
-      std::string& head = out->first;
-      out->second = std::move(r.body);
-      head.reserve(128 + r.content_type.size());
+      // The connection's own header and body strings (one write at a time): a kept-alive
+      // connection reuses their memory.
+      std::string& head = head_;
+      body_ = std::move(r.body);
+      head.clear();
       head += version_ == 10 ? "HTTP/1.0 " : "HTTP/1.1 ";
-      head += std::to_string(r.status);
+      char digits[8];
+      head.append(digits, std::to_chars(digits, digits + sizeof digits, r.status).ptr);
       head += ' ';
       const beast::string_view reason = http::obsolete_reason(static_cast<http::status>(r.status));
       head.append(reason.data(), reason.size());
@@ -334,13 +401,13 @@ class Session : public std::enable_shared_from_this<Session> {
       if (version_ == 10 && !close) head += "\r\nConnection: keep-alive";
       if (version_ != 10 && close) head += "\r\nConnection: close";
       head += "\r\nContent-Length: ";
-      head += std::to_string(out->second.size());
+      char length[24];
+      head.append(length, std::to_chars(length, length + sizeof length, body_.size()).ptr);
       head += "\r\n\r\n";
-      stream_.expires_after(after(limits().write_timeout_s));
-      const std::array<asio::const_buffer, 2> bytes{asio::buffer(out->first),
-                                                    asio::buffer(out->second)};
-      asio::async_write(stream_, bytes,
-                        [self = shared_from_this(), out, close](error_code ec, std::size_t) {
+      arm(limits().write_timeout_s);
+      const std::array<asio::const_buffer, 2> bytes{asio::buffer(head_), asio::buffer(body_)};
+      asio::async_write(socket_, bytes,
+                        [self = shared_from_this(), close](error_code ec, std::size_t) {
                           self->written(ec, close);
                         });
       return;
@@ -354,8 +421,8 @@ class Session : public std::enable_shared_from_this<Session> {
     res->keep_alive(!close);
     res->body() = std::move(r.body);
     res->prepare_payload();
-    stream_.expires_after(after(limits().write_timeout_s));
-    http::async_write(stream_, *res,
+    arm(limits().write_timeout_s);
+    http::async_write(socket_, *res,
                       [self = shared_from_this(), res, close](error_code ec, std::size_t) {
                         self->written(ec, close);
                       });
@@ -364,10 +431,9 @@ class Session : public std::enable_shared_from_this<Session> {
   void written(error_code ec, bool close) {
     writing_ = false;
     release_body();
-    if (ec) {
-      if (ec == beast::error::timeout) fe_->timed_out++;
-      return close_now();
-    }
+    body_ = std::string();                               // an answer's memory goes with it
+    if (head_.capacity() > 4096) head_ = std::string();  // a usual header's stays
+    if (ec) return close_now();
     if (close) return linger_close();
     next_request();
   }
@@ -390,10 +456,10 @@ class Session : public std::enable_shared_from_this<Session> {
     res->keep_alive(!stream_close_);
     res->chunked(true);
     auto sr = std::make_shared<http::response_serializer<http::empty_body>>(*res);
-    stream_.expires_after(after(limits().write_timeout_s));
-    http::async_write_header(stream_, *sr,
+    arm(limits().write_timeout_s);
+    http::async_write_header(socket_, *sr,
                              [self = shared_from_this(), res, sr](error_code ec, std::size_t) {
-                               self->stream_.expires_never();
+                               self->disarm();
                                if (ec) return self->stream_failed(ec);
                                self->header_sent_ = true;
                                self->pump();
@@ -407,11 +473,11 @@ class Session : public std::enable_shared_from_this<Session> {
       chunks_.pop_front();
       if (text->empty()) return pump();  // an empty chunk would end the body
       chunk_busy_ = true;
-      stream_.expires_after(after(limits().write_timeout_s));
-      asio::async_write(stream_, http::make_chunk(asio::buffer(*text)),
+      arm(limits().write_timeout_s);
+      asio::async_write(socket_, http::make_chunk(asio::buffer(*text)),
                         [self = shared_from_this(), text](error_code ec, std::size_t) {
                           self->chunk_busy_ = false;
-                          self->stream_.expires_never();
+                          self->disarm();
                           if (ec) return self->stream_failed(ec);
                           self->pump();
                         });
@@ -419,8 +485,8 @@ class Session : public std::enable_shared_from_this<Session> {
     }
     if (!stream_done_) return;
     chunk_busy_ = true;
-    stream_.expires_after(after(limits().write_timeout_s));
-    asio::async_write(stream_, http::make_chunk_last(),
+    arm(limits().write_timeout_s);
+    asio::async_write(socket_, http::make_chunk_last(),
                       [self = shared_from_this()](error_code ec, std::size_t) {
                         self->chunk_busy_ = false;
                         self->streaming_ = false;
@@ -434,8 +500,7 @@ class Session : public std::enable_shared_from_this<Session> {
                       });
   }
 
-  void stream_failed(error_code ec) {
-    if (ec == beast::error::timeout) fe_->timed_out++;
+  void stream_failed(error_code) {
     if (stream_broken_) stream_broken_->store(true);
     streaming_ = false;
     chunks_.clear();
@@ -447,13 +512,13 @@ class Session : public std::enable_shared_from_this<Session> {
   // would destroy the answer before the client reads it.
   void linger_close() {
     error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
-    stream_.expires_after(std::chrono::seconds(1));
+    socket_.shutdown(tcp::socket::shutdown_send, ec);
+    arm(1.0, false);
     scratch_.resize(8192);
     drain();
   }
   void drain() {
-    stream_.async_read_some(asio::buffer(scratch_),
+    socket_.async_read_some(asio::buffer(scratch_),
                             [self = shared_from_this()](error_code ec, std::size_t n) {
                               self->drained_ += n;
                               if (ec || self->drained_ > (1u << 20)) return self->close_now();
@@ -466,8 +531,9 @@ class Session : public std::enable_shared_from_this<Session> {
     closed_ = true;
     set_idle(false);
     error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
-    stream_.close();
+    disarm();
+    socket_.shutdown(tcp::socket::shutdown_both, ec);
+    socket_.close(ec);
   }
 
   void release_body() {
@@ -478,14 +544,18 @@ class Session : public std::enable_shared_from_this<Session> {
     reserved_ = 0;
   }
 
-  Stream stream_;
+  Socket socket_;
+  std::atomic<int64_t> deadline_{kNoDeadline};  // steady-clock ticks (arm())
+  bool deadline_counts_ = true;
   std::shared_ptr<HttpFrontEnd::Impl> fe_;
   uint64_t id_;
   beast::flat_buffer buffer_;
+  std::string head_, body_;  // the answer being written (write()'s direct path)
   std::optional<http::request_parser<http::string_body>> parser_;
   unsigned version_ = 11;
   bool keep_alive_ = true;
   bool idle_ = false;
+  std::atomic<bool> idle_flag_{false};  // idle_, for admit() on other threads
   bool writing_ = false;
   bool closed_ = false;
   // A streamed answer in progress.
@@ -512,12 +582,14 @@ void admit(const std::shared_ptr<HttpFrontEnd::Impl>& fe, Socket socket) {
   {
     std::lock_guard lock(fe->mutex);
     if (fe->sessions.size() >= fe->limits.max_connections) {
-      if (fe->idle.empty()) {
-        full = true;
-      } else {
-        auto it = fe->idle.begin();
-        if (auto s = fe->sessions.find(*it); s != fe->sessions.end()) victim = s->second.lock();
-        fe->idle.erase(it);
+      // The oldest connection waiting for a request (its weak_ptr may already be gone:
+      // it is closing by itself).
+      full = true;
+      for (auto& [sid, entry] : fe->sessions) {
+        if (!entry.raw->take_idle()) continue;
+        full = false;
+        victim = entry.weak.lock();
+        break;
       }
     }
     if (!full) id = fe->next_id++;
@@ -547,7 +619,7 @@ void admit(const std::shared_ptr<HttpFrontEnd::Impl>& fe, Socket socket) {
   auto session = std::make_shared<Session>(std::move(socket), fe, id);
   {
     std::lock_guard lock(fe->mutex);
-    fe->sessions[id] = session;
+    fe->sessions[id] = HttpFrontEnd::Impl::Entry{session, session.get()};
   }
   fe->accepted++;
   session->start();
@@ -570,6 +642,30 @@ void do_accept(const std::shared_ptr<HttpFrontEnd::Impl>& fe) {
   });
 }
 
+// Every sweep_s: closes the connections whose deadline has passed (Session::expire()).
+void sweep(const std::shared_ptr<HttpFrontEnd::Impl>& fe) {
+  fe->sweeper->expires_after(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(fe->sweep_s)));
+  fe->sweeper->async_wait([fe](error_code ec) {
+    if (ec == asio::error::operation_aborted) return;
+    const int64_t now = ticks(std::chrono::steady_clock::now());
+    // Taken under the lock, checked and released outside it (a Session's last owner
+    // destroys it, and its destructor takes the lock).
+    std::vector<std::shared_ptr<Session>> live;
+    {
+      std::lock_guard lock(fe->mutex);
+      live.reserve(fe->sessions.size());
+      for (const auto& [id, entry] : fe->sessions) {
+        if (auto s = entry.weak.lock()) live.push_back(std::move(s));
+      }
+    }
+    for (const auto& s : live) {
+      if (s->overdue(now)) s->expire();
+    }
+    sweep(fe);
+  });
+}
+
 }  // namespace
 
 struct Responder::State {
@@ -587,6 +683,8 @@ void Responder::operator()(HttpResponse&& response) const {
   if (state_->answered.exchange(true)) return;
   state_->session->send(std::move(response));
 }
+
+bool Responder::on_connection_thread() const { return state_->session->on_strand(); }
 
 void Responder::later(std::function<HttpResponse()> make) const {
   if (state_->answered.exchange(true)) return;
@@ -656,6 +754,14 @@ int HttpFrontEnd::start(const std::string& host, int port) {
                              e.what());
   }
   do_accept(impl_);
+  // Deadlines are checked every tenth of the shortest (at most every 0.1 s, at least every
+  // 5 ms), so a connection closes at most ~10 % after its deadline.
+  fe.sweep_s = std::clamp(std::min({fe.limits.read_timeout_s, fe.limits.idle_timeout_s,
+                                    fe.limits.write_timeout_s, 1.0}) /
+                              10.0,
+                          0.005, 0.1);
+  fe.sweeper = std::make_unique<asio::steady_timer>(*fe.ioc);
+  sweep(impl_);
   for (int i = 0; i < std::max(1, fe.limits.threads); ++i) {
     fe.threads.emplace_back([&fe] {
       pthread_setname_np(pthread_self(), "tessera-http");  // for top, perf and gdb
@@ -687,8 +793,8 @@ void HttpFrontEnd::stop(double grace_s) {
     std::vector<std::shared_ptr<Session>> live;
     {
       std::lock_guard lock(fe.mutex);
-      for (auto& [id, weak] : fe.sessions) {
-        if (auto s = weak.lock()) live.push_back(std::move(s));
+      for (auto& [id, entry] : fe.sessions) {
+        if (auto s = entry.weak.lock()) live.push_back(std::move(s));
       }
     }
     for (auto& s : live) f(*s);
@@ -706,6 +812,7 @@ void HttpFrontEnd::stop(double grace_s) {
   fe.ioc->stop();
   for (auto& t : fe.threads) t.join();
   fe.threads.clear();
+  fe.sweeper.reset();
   fe.acceptor.reset();
   fe.ioc.reset();  // destroys the handlers still queued, and the sessions they hold
 }

@@ -7,7 +7,9 @@
 // Bounds it enforces (HttpLimits):
 //  - a whole request (header + body) must arrive within read_timeout_s of its first byte,
 //    else the connection is closed; an idle keep-alive connection closes after
-//    idle_timeout_s; a response must be taken by the client within write_timeout_s;
+//    idle_timeout_s; a response must be taken by the client within write_timeout_s
+//    (one deadline per connection, checked by one sweeping timer every tenth of the
+//    shortest timeout, at most every 0.1 s: a connection closes at most that late);
 //  - header_limit bytes of header (431 above) and body_limit bytes of body (413, sent as
 //    soon as the header announces more, before the body is read);
 //  - body_budget: bytes of request bodies being read or handled at once, over all
@@ -92,6 +94,9 @@ class Responder {
   void operator()(HttpResponse&& response) const;
   // Builds the response on the connection's I/O thread (keeps JSON work off the caller).
   void later(std::function<HttpResponse()> make) const;
+  // Whether the caller runs on the connection's own strand (an answer given now is
+  // written at once, without a hand-off: later() is not needed).
+  bool on_connection_thread() const;
   // Answers with a stream: `head`'s status, content type and headers (its body is
   // ignored). nullptr when the request was answered already.
   std::unique_ptr<ResponseStream> stream(HttpResponse head) const;

@@ -70,14 +70,16 @@ HttpResponse http_result(Server::Impl& s, InferResult&& r) {
 void infer(Server::Impl& s, const std::string& name, const std::string& version, HttpRequest&& http,
            const Responder& respond) {
   const auto start = std::chrono::steady_clock::now();
-  auto req = std::make_shared<HttpRequest>(std::move(http));
-  const ParseFn parse = [req](const ProtocolLimits& limits) {
-    InferRequest r = parse_infer_request(req->body, req->inference_header_length, limits);
-    req->body = std::string();  // the body's memory goes before the request waits in a queue
+  // start_infer() calls `parse` before it returns: the request is borrowed, not shared.
+  const ParseFn parse = [&http](const ProtocolLimits& limits) {
+    InferRequest r = parse_infer_request(http.body, http.inference_header_length, limits);
+    http.body = std::string();  // the body's memory goes before the request waits in a queue
     return r;
   };
   start_infer(s, name, version, parse, start, [&s, respond](InferResult&& r) {
-    if (r.status != 200) return respond(http_result(s, std::move(r)));
+    if (r.status != 200 || respond.on_connection_thread()) {
+      return respond(http_result(s, std::move(r)));
+    }
     // Encoded on the connection's I/O thread, not the event loop.
     auto shared = std::make_shared<InferResult>(std::move(r));
     respond.later([&s, shared] { return http_result(s, std::move(*shared)); });
@@ -258,14 +260,7 @@ void Server::Impl::handle(HttpRequest&& req, Responder respond) {
       return respond(reply(400, error_body("failed to " + seg[4] + " '" + name +
                                            "': no such model in the repository")));
     }
-    {
-      std::lock_guard lock(s.repository_mutex);
-      if (seg[4] == "load") {
-        s.unloaded.erase(name);
-      } else {
-        s.unloaded.insert(name);
-      }
-    }
+    s.set_loaded(name, seg[4] == "load");
     return respond(reply(200, ""));
   }
   // /v2/models/{name}[/versions/{v}][/ready | /infer | /stats]

@@ -1,6 +1,7 @@
 #include "server/infer_call.hpp"
 
 #include <algorithm>
+#include <optional>
 
 namespace tessera {
 namespace {
@@ -85,6 +86,8 @@ struct Call {
   std::size_t left = 0;
   Clock::time_point start;
   double parse_s = 0.0;
+  std::optional<InFlight> guard;  // the items in flight, until the answer is given
+  DoneFn done;
 };
 
 InferResult call_result(Server::Impl& s, Call& c) {
@@ -171,11 +174,11 @@ std::vector<std::shared_ptr<const FloatTensor>> items_of(const Endpoint& ep, Cal
                         "numeric type)");
   }
   const std::vector<int64_t>& shape = ep.input_shape();
-  std::vector<int64_t> tail(in.shape.begin() + (in.shape.empty() ? 0 : 1), in.shape.end());
   int64_t n = 1;
   if (in.shape == shape) {
     n = 1;
-  } else if (in.shape.size() == shape.size() + 1 && tail == shape) {
+  } else if (in.shape.size() == shape.size() + 1 &&
+             std::equal(in.shape.begin() + 1, in.shape.end(), shape.begin(), shape.end())) {
     n = in.shape[0];
   } else {
     throw ProtocolError("inputs[0].shape " + shape_string(in.shape) +
@@ -293,8 +296,9 @@ void start_infer(Server::Impl& s, const std::string& name, const std::string& ve
     }
   }
   const int n = static_cast<int>(items.size());
-  auto guard = std::make_shared<InFlight>(s, n);
-  if (guard->count() > s.options.max_inflight) {
+  call->guard.emplace(s, n);
+  if (call->guard->count() > s.options.max_inflight) {
+    call->guard.reset();
     for (int i = 0; i < n; ++i) s.metrics.answered(ep->metrics(), AnswerKind::kRejected, 0.0);
     s.stats.failed(name, since(start));
     return done(overloaded());
@@ -302,14 +306,15 @@ void start_infer(Server::Impl& s, const std::string& name, const std::string& ve
   call->parse_s = since(start);
   call->answers.resize(items.size());
   call->left = items.size();
-  auto shared_done = std::make_shared<DoneFn>(std::move(done));
+  call->done = std::move(done);
   // Each item's callback runs once, on the loop thread.
-  const auto row_done = [&s, call, guard, shared_done](std::size_t i) {
-    return [&s, call, i, guard, shared_done](Answer&& a) mutable {
+  const auto row_done = [&s, call](std::size_t i) {
+    return [&s, call, i](Answer&& a) {
       call->answers[i] = std::move(a);
       if (--call->left > 0) return;
-      guard.reset();
-      (*shared_done)(call_result(s, *call));
+      call->guard.reset();
+      const DoneFn answer = std::move(call->done);
+      answer(call_result(s, *call));
     };
   };
   if (items.size() == 1) {

@@ -31,7 +31,7 @@ struct InferResult {
 };
 
 // Parses the request once admitted (HTTP parses its body; gRPC converts its message);
-// throws ProtocolError.
+// throws ProtocolError. Called at most once, before start_infer() returns.
 using ParseFn = std::function<InferRequest(const ProtocolLimits&)>;
 using DoneFn = std::function<void(InferResult&&)>;
 

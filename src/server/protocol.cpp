@@ -58,7 +58,9 @@ struct InputSeen {
 class InferSax {
  public:
   using json_t = json;
-  InferSax(InferRequest& req, const ProtocolLimits& limits) : req_(req), limits_(limits) {}
+  InferSax(InferRequest& req, const ProtocolLimits& limits) : req_(req), limits_(limits) {
+    stack_.reserve(8);  // a request nests 5 deep: one allocation, not one per level
+  }
 
   const std::string& error() const { return error_; }
   std::vector<InputSeen> seen;
@@ -205,6 +207,7 @@ class InferSax {
     if (params && f.keys.size() >= limits_.max_parameters) {
       return fail(where() + "more than " + std::to_string(limits_.max_parameters) + " parameters");
     }
+    if (f.keys.empty()) f.keys.reserve(8);
     f.keys.push_back(k);
     f.key = k;
     return true;
@@ -291,7 +294,9 @@ class InferSax {
   }
   bool value(double v) {
     if (++values_ > limits_.max_values) return too_many();
-    req_.inputs.back().values.push_back(v);
+    auto& values = req_.inputs.back().values;
+    if (values.empty()) values.reserve(16);
+    values.push_back(v);
     return next();
   }
   json& params() {
@@ -323,6 +328,7 @@ class InferSax {
           return fail(where() + "shape has more than " + std::to_string(limits_.max_dims) +
                       " dimensions");
         }
+        if (req_.inputs.back().shape.empty()) req_.inputs.back().shape.reserve(4);
         req_.inputs.back().shape.push_back(j.get<int64_t>());
         return next();
       case Slot::kDataItem:
@@ -539,6 +545,22 @@ void decode_binary(std::size_t i, RequestInput& in, std::size_t count, const uns
   }
 }
 
+// `s` as a JSON string, exactly as dump_json(s) writes it: printable ASCII without a
+// quote or backslash is copied as is (no json value, no temporary string); anything
+// else goes through dump_json.
+void append_json_string(std::string& out, const std::string& s) {
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\') {
+      out += dump_json(s);
+      return;
+    }
+  }
+  out += '"';
+  out += s;
+  out += '"';
+}
+
 void append_float(std::string& out, float v) {
   char buf[32];
   const auto r = std::to_chars(buf, buf + sizeof buf, v);
@@ -549,7 +571,8 @@ void append_shape(std::string& out, const std::vector<int64_t>& shape) {
   out += '[';
   for (std::size_t i = 0; i < shape.size(); ++i) {
     if (i) out += ',';
-    out += std::to_string(shape[i]);
+    char buf[24];
+    out.append(buf, std::to_chars(buf, buf + sizeof buf, shape[i]).ptr);
   }
   out += ']';
 }
@@ -721,9 +744,11 @@ EncodedResponse encode_infer_response(const InferResponseHead& head,
     out += name;
     out += "\":";
   };
-  if (!head.model_name.empty()) field("model_name"), out += dump_json(head.model_name);
-  if (!head.model_version.empty()) field("model_version"), out += dump_json(head.model_version);
-  if (head.id) field("id"), out += dump_json(*head.id);
+  if (!head.model_name.empty()) field("model_name"), append_json_string(out, head.model_name);
+  if (!head.model_version.empty()) {
+    field("model_version"), append_json_string(out, head.model_version);
+  }
+  if (head.id) field("id"), append_json_string(out, *head.id);
   if (head.parameters.is_object() && !head.parameters.empty()) {
     field("parameters"), out += dump_json(head.parameters);
   }
@@ -733,7 +758,9 @@ EncodedResponse encode_infer_response(const InferResponseHead& head,
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     const ResponseOutput& o = outputs[i];
     if (i) out += ',';
-    out += "{\"name\":" + dump_json(o.name) + ",\"datatype\":\"FP32\",\"shape\":";
+    out += "{\"name\":";
+    append_json_string(out, o.name);
+    out += ",\"datatype\":\"FP32\",\"shape\":";
     append_shape(out, o.shape);
     if (o.binary) {
       any_binary = true;

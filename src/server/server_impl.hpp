@@ -50,12 +50,24 @@ struct Server::Impl {
   // 400 and are not ready until loaded again), and the statistics extension's counts.
   mutable std::mutex repository_mutex;
   std::set<std::string> unloaded;
+  std::atomic<bool> any_unloaded{false};  // !unloaded.empty(): loaded() skips the lock
   ModelStatsTable stats;
   std::unique_ptr<GrpcFrontEnd> grpc;  // --grpc-port (declared last: destroyed first)
   int grpc_port = -1;
   bool loaded(const std::string& name) const {
+    if (!any_unloaded.load(std::memory_order_acquire)) return true;
     std::lock_guard lock(repository_mutex);
     return unloaded.count(name) == 0;
+  }
+  // The model repository extension's load / unload (any thread).
+  void set_loaded(const std::string& name, bool loaded) {
+    std::lock_guard lock(repository_mutex);
+    if (loaded) {
+      unloaded.erase(name);
+    } else {
+      unloaded.insert(name);
+    }
+    any_unloaded.store(!unloaded.empty(), std::memory_order_release);
   }
 
   Endpoint* find(const std::string& name) const {
