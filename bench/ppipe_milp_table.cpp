@@ -45,6 +45,9 @@ PpipeInput paper_instance(const std::string& cluster, const std::string& group, 
   if (std::getenv("PPIPE_POOLED")) in.options.one_config_per_template = false;
   if (std::getenv("PPIPE_PRIO")) in.options.branch_priorities = true;
   if (const char* w = std::getenv("PPIPE_WARM")) in.options.warm_start_share = std::atof(w);
+  if (std::getenv("PPIPE_NODECOMP")) in.options.decomposition_bound = false;
+  if (std::getenv("PPIPE_DECOMP_ALWAYS")) in.options.decomposition_always = true;
+  if (std::getenv("PPIPE_DECOMP_TRACE")) in.options.decomposition_trace = true;
   return in;
 }
 
@@ -96,8 +99,8 @@ int main(int argc, char** argv) {
 
   std::printf(
       "| instance | types | GPUs | wall s | CPU s | proven gap | stopped by | nodes | configs | "
-      "warm start | objective | re-check "
-      "|\n|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---|\n");
+      "warm start | decomp. bound | decomp. CPU s | objective | re-check "
+      "|\n|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---|\n");
   double sum_cpu = 0.0, max_cpu = 0.0, sum_wall = 0.0, max_wall = 0.0, max_gap = 0.0;
   int n_paper = 0;
   for (const auto& inst : all) {
@@ -113,10 +116,15 @@ int main(int argc, char** argv) {
     for (const auto& k : inst.in.cluster.classes) gpus += k.count;
     const auto& s = r.plan.solve;
     const std::string stopped = s.status == "optimal" ? "gap <= 1 %" : s.status;
-    std::printf("| %s | %zu | %d | %.2f | %.2f | %.2f %% | %s | %ld | %d | %.1f | %.1f | %s |\n",
-                inst.name.c_str(), inst.in.cluster.classes.size(), gpus, wall, cpu, 100.0 * s.gap,
-                stopped.c_str(), s.nodes, s.configurations, s.warm_start, s.objective,
-                r.ok() ? "ok" : r.problems.front().c_str());
+    char decomp[32] = "-";
+    if (s.decomposition_bound > 0.0)
+      std::snprintf(decomp, sizeof decomp, "%.1f", s.decomposition_bound);
+    std::printf(
+        "| %s | %zu | %d | %.2f | %.2f | %.2f %% | %s | %ld | %d | %.1f | %s | %.2f | %.1f | %s "
+        "|\n",
+        inst.name.c_str(), inst.in.cluster.classes.size(), gpus, wall, cpu, 100.0 * s.gap,
+        stopped.c_str(), s.nodes, s.configurations, s.warm_start, decomp, s.decomposition_seconds,
+        s.objective, r.ok() ? "ok" : r.problems.front().c_str());
     if (std::getenv("PPIPE_SHOW")) {
       for (const auto& d : r.plan.dnns) {
         std::printf("  %s: %.1f req/s\n", d.dnn.c_str(), d.throughput);
