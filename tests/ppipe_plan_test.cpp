@@ -237,7 +237,8 @@ TEST(PpipeMilp, DecompositionBoundAgreesWithTheMonolithicMilp) {
     PpipeInput in = tiny_input(seed, 3, 4);
     in.dnns.push_back(tiny_dnn(seed + 100, "other"));
     if (seed == 3) in.dnns.push_back(tiny_dnn(seed + 200, "third"));
-    for (size_t m = 0; m < in.dnns.size(); ++m) in.dnns[m].weight = 0.3 + 0.2 * m;
+    for (size_t m = 0; m < in.dnns.size(); ++m)
+      in.dnns[m].weight = 0.3 + 0.2 * static_cast<double>(m);
     in.options.decomposition_bound = false;
     const PpipeResult mono = plan_ppipe(in);
     in.options.decomposition_bound = true;
