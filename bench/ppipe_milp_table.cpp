@@ -3,10 +3,14 @@
 // 4-GPU-type clusters, and prints one markdown row per instance: GPU types, GPUs, wall and
 // CPU seconds of the plan_ppipe call (the NP plan for the batch-build estimate is solved
 // before the clock starts), CBC's proven relative gap, what stopped the search, branch-and-
-// bound nodes, configurations, the objective min_m x_m / w_m, and whether the plan passed
-// the re-check outside the solver. Then the mean and max over the 24 paper instances.
+// bound nodes, configurations, the warm start's objective, the surrogate decomposition
+// bound and its CPU seconds (- and 0.00: it did not run), the objective min_m x_m / w_m,
+// and whether the plan passed the re-check outside the solver. Then the mean and max over
+// the 24 paper instances.
 // Usage: ppipe_milp_table [regex over instance names]; PPIPE_TIME / PPIPE_NODES override
-// the limits. Single-threaded; not a Google Benchmark (one solve per instance).
+// the limits; PPIPE_NODECOMP=1 turns the decomposition bound off, PPIPE_DECOMP_ALWAYS=1
+// runs it on every multi-DNN instance, PPIPE_DECOMP_TRACE=1 prints its targets.
+// Single-threaded; not a Google Benchmark (one solve per instance).
 #include <ctime>
 
 #include <chrono>
