@@ -481,6 +481,16 @@ TEST(PpipeSpec, ParsesTheExampleAndNamesBadFields) {
   EXPECT_THROW(parse("cluster: HC1\ngroup: G1\nmax_partitions: 4\n"), SpecError);
   EXPECT_THROW(parse("cluster: HC1\ndnns: [{model: no-such-model}]\n"), SpecError);
   EXPECT_THROW(parse("cluster: HC1\n"), SpecError);  // neither group nor dnns
+  // The surrogate decomposition bound: on by default, a boolean key turns it off.
+  EXPECT_TRUE(parse("cluster: HC1\ngroup: G1\n").input.options.decomposition_bound);
+  EXPECT_FALSE(parse("cluster: HC1\ngroup: G1\ndecomposition_bound: false\n")
+                   .input.options.decomposition_bound);
+  try {
+    parse("cluster: HC1\ngroup: G1\ndecomposition_bound: 3\n");
+    FAIL() << "decomposition_bound: 3 accepted";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.field(), "decomposition_bound");
+  }
 }
 
 TEST(PpipePrepartition, GreedyEqualRuntimeBlocks) {
