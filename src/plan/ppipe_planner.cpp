@@ -41,6 +41,7 @@ struct MilpMode {
   double target = 0.0;
   std::vector<double> prices;  // per class
   double zcap = 0.0;           // > 0: the tightening's cap from an earlier call (skips its LPs)
+  double limit_s = 0.0;        // > 0: CBC's limit for the min-cost MILP (else surrogate_call_s)
 };
 
 // Throughput bound of one configuration alone on the whole cluster: physical GPUs per unit
@@ -329,7 +330,7 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
     // The per-DNN question of the surrogate bound: its lower bound must be tight, so a
     // small gap; CBC's bound is what the caller uses.
     mo.relative_gap = 1e-4;
-    mo.time_limit_s = opt.surrogate_call_s;
+    mo.time_limit_s = mode.limit_s > 0.0 ? mode.limit_s : opt.surrogate_call_s;
     r = solve_cbc(model, mo);
     out.plan.solve.nodes = r.nodes;
     if (r.status == MilpStatus::kInfeasible) {
@@ -429,11 +430,15 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
         std::vector<double> weights;
         for (const auto& d : dnns) weights.push_back(d.weight);
         std::vector<double> dnn_zcap(dnns.size(), 0.0);  // each DNN's LP cap, from its first call
+        const double budget_s = std::max(0.0, full_limit - cbc_used) * 0.9;
         const DnnTargetOracle oracle = [&](int m, double tau, const std::vector<double>& p) {
           MilpMode q;
           q.target = tau;
           q.prices = p;
           q.zcap = dnn_zcap[static_cast<size_t>(m)];
+          // Within the decomposition's share: a call cut short still gives a valid bound.
+          const double left = budget_s - static_cast<double>(std::clock() - cpu0) / CLOCKS_PER_SEC;
+          q.limit_s = std::clamp(left, 0.05, std::max(0.05, opt.surrogate_call_s));
           const Solved s =
               solve_milp(cluster, {dnns[m]}, {rules[m]}, opt, max_partitions, method, q);
           if (std::isfinite(s.zcap) && s.zcap > 0.0) dnn_zcap[static_cast<size_t>(m)] = s.zcap;
@@ -445,7 +450,7 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
         };
         SurrogateOptions so;
         so.stop_gap = opt.milp.relative_gap;
-        so.cpu_limit_s = std::max(0.0, full_limit - cbc_used) * 0.9;
+        so.cpu_limit_s = budget_s;
         so.trace = opt.decomposition_trace;
         const double inc = std::min(r.objective, lr.objective);
         const SurrogateResult sr =
