@@ -73,6 +73,12 @@ PpipeInput mixed_instance(const std::string& group, int types) {
     in.cluster.classes = {gpu("L4", 13, 32, 4), gpu("V100", 12, 32, 4), gpu("P4", 38, 32, 1),
                           gpu("T4", 37, 50, 4)};
   }
+  // PPIPE_SERVERS=1: two GPUs per server for V100 and T4, as scripts/ppipe-results.sh plans.
+  if (std::getenv("PPIPE_SERVERS")) {
+    for (auto& c : in.cluster.classes) {
+      if (c.name == "V100" || c.name == "T4") c.gpus_per_server = 2;
+    }
+  }
   return in;
 }
 

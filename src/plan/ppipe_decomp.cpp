@@ -109,9 +109,15 @@ SurrogateResult surrogate_bound(const std::vector<double>& weights, const std::v
   // Polyak's step length for twice the missing cost), projected onto p >= 0. Any prices >= 0
   // give a valid test, so this only changes how strong it is.
   auto infeasible = [&](double t) {
+    double deficit = std::numeric_limits<double>::infinity();  // budget - sum, relative
     for (int round = 0;; ++round) {
       if (test(t)) return true;
       if (round >= options.price_rounds || used.empty()) return false;
+      // Re-price only near the threshold, and only while it helps: far from it (or when the
+      // last step widened the shortfall) the time is better spent on another target.
+      const double now = (budget_of() - last_sum) / std::max(budget_of(), 1e-300);
+      if (now > options.reprice_within || now >= deficit) return false;
+      deficit = now;
       bool over = false;
       double norm = 0.0;
       for (size_t k = 0; k < counts.size(); ++k) {

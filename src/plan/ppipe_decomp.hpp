@@ -42,6 +42,9 @@ struct SurrogateOptions {
   // Re-pricing rounds per target when the per-DNN plans over-use a class (0: the given
   // prices only).
   int price_rounds = 2;
+  // ... tried only when the least costs fall short of the budget by at most this fraction,
+  // and only while each step narrows the shortfall.
+  double reprice_within = 0.005;
 };
 
 struct SurrogateResult {
