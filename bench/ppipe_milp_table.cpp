@@ -3,10 +3,14 @@
 // 4-GPU-type clusters, and prints one markdown row per instance: GPU types, GPUs, wall and
 // CPU seconds of the plan_ppipe call (the NP plan for the batch-build estimate is solved
 // before the clock starts), CBC's proven relative gap, what stopped the search, branch-and-
-// bound nodes, configurations, the objective min_m x_m / w_m, and whether the plan passed
-// the re-check outside the solver. Then the mean and max over the 24 paper instances.
+// bound nodes, configurations, the warm start's objective, the surrogate decomposition
+// bound and its CPU seconds (- and 0.00: it did not run), the objective min_m x_m / w_m,
+// and whether the plan passed the re-check outside the solver. Then the mean and max over
+// the 24 paper instances.
 // Usage: ppipe_milp_table [regex over instance names]; PPIPE_TIME / PPIPE_NODES override
-// the limits. Single-threaded; not a Google Benchmark (one solve per instance).
+// the limits; PPIPE_NODECOMP=1 turns the decomposition bound off, PPIPE_DECOMP_ALWAYS=1
+// runs it on every multi-DNN instance, PPIPE_DECOMP_TRACE=1 prints its targets.
+// Single-threaded; not a Google Benchmark (one solve per instance).
 #include <ctime>
 
 #include <chrono>
@@ -45,6 +49,9 @@ PpipeInput paper_instance(const std::string& cluster, const std::string& group, 
   if (std::getenv("PPIPE_POOLED")) in.options.one_config_per_template = false;
   if (std::getenv("PPIPE_PRIO")) in.options.branch_priorities = true;
   if (const char* w = std::getenv("PPIPE_WARM")) in.options.warm_start_share = std::atof(w);
+  if (std::getenv("PPIPE_NODECOMP")) in.options.decomposition_bound = false;
+  if (std::getenv("PPIPE_DECOMP_ALWAYS")) in.options.decomposition_always = true;
+  if (std::getenv("PPIPE_DECOMP_TRACE")) in.options.decomposition_trace = true;
   return in;
 }
 
@@ -65,6 +72,12 @@ PpipeInput mixed_instance(const std::string& group, int types) {
   } else {
     in.cluster.classes = {gpu("L4", 13, 32, 4), gpu("V100", 12, 32, 4), gpu("P4", 38, 32, 1),
                           gpu("T4", 37, 50, 4)};
+  }
+  // PPIPE_SERVERS=1: two GPUs per server for V100 and T4, as scripts/ppipe-results.sh plans.
+  if (std::getenv("PPIPE_SERVERS")) {
+    for (auto& c : in.cluster.classes) {
+      if (c.name == "V100" || c.name == "T4") c.gpus_per_server = 2;
+    }
   }
   return in;
 }
@@ -96,8 +109,8 @@ int main(int argc, char** argv) {
 
   std::printf(
       "| instance | types | GPUs | wall s | CPU s | proven gap | stopped by | nodes | configs | "
-      "warm start | objective | re-check "
-      "|\n|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---|\n");
+      "warm start | decomp. bound | decomp. CPU s | objective | re-check "
+      "|\n|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---|\n");
   double sum_cpu = 0.0, max_cpu = 0.0, sum_wall = 0.0, max_wall = 0.0, max_gap = 0.0;
   int n_paper = 0;
   for (const auto& inst : all) {
@@ -113,10 +126,15 @@ int main(int argc, char** argv) {
     for (const auto& k : inst.in.cluster.classes) gpus += k.count;
     const auto& s = r.plan.solve;
     const std::string stopped = s.status == "optimal" ? "gap <= 1 %" : s.status;
-    std::printf("| %s | %zu | %d | %.2f | %.2f | %.2f %% | %s | %ld | %d | %.1f | %.1f | %s |\n",
-                inst.name.c_str(), inst.in.cluster.classes.size(), gpus, wall, cpu, 100.0 * s.gap,
-                stopped.c_str(), s.nodes, s.configurations, s.warm_start, s.objective,
-                r.ok() ? "ok" : r.problems.front().c_str());
+    char decomp[32] = "-";
+    if (s.decomposition_bound > 0.0)
+      std::snprintf(decomp, sizeof decomp, "%.1f", s.decomposition_bound);
+    std::printf(
+        "| %s | %zu | %d | %.2f | %.2f | %.2f %% | %s | %ld | %d | %.1f | %s | %.2f | %.1f | %s "
+        "|\n",
+        inst.name.c_str(), inst.in.cluster.classes.size(), gpus, wall, cpu, 100.0 * s.gap,
+        stopped.c_str(), s.nodes, s.configurations, s.warm_start, decomp, s.decomposition_seconds,
+        s.objective, r.ok() ? "ok" : r.problems.front().c_str());
     if (std::getenv("PPIPE_SHOW")) {
       for (const auto& d : r.plan.dnns) {
         std::printf("  %s: %.1f req/s\n", d.dnn.c_str(), d.throughput);

@@ -15,6 +15,8 @@
 # time (CBC, 30 s limit), then 3 min 14 s wall / 65 s CPU for the ~300 simulations.
 # 2026-11-22 again (s5-milp, warm-started planner): plans and simulations 240 s wall at a
 # load average of 5-14 (other builds running).
+# 2026-11-23 (s6-milp, surrogate decomposition bound): only 3types-G1 and 4types-G1
+# re-planned (their plan folders deleted), simulations kept (PPIPE_REUSE=1).
 # Knobs: PPIPE_DURATION (simulated s per load point, 30), PPIPE_PLAN_TIME (CBC limit, 30 s),
 # PPIPE_REUSE=1 (keep simulation CSVs from an earlier run instead of re-running them).
 set -euo pipefail
@@ -57,6 +59,7 @@ EOF
 run_plan() {
   local dir=$1
   echo "==> plan $(basename "$dir")" >&2
+  cat /proc/loadavg >"$dir/loadavg.txt"  # the load this plan is solved under (docs table)
   if "$T" plan "$dir/spec.yaml" -o "$dir.tmp" >"$dir/plan.txt" 2>&1; then
     mv "$dir.tmp"/plan*.json "$dir/" && rm -rf "$dir.tmp"
   else

@@ -228,6 +228,32 @@ TEST(PpipeMilp, WarmStartAndBranchPrioritiesKeepTheOptimum) {
   EXPECT_GT(warm, 0);  // the warm start found a plan on some instances
 }
 
+// The surrogate decomposition bound (per-DNN min-cost MILPs at fixed targets, the bound
+// capping z) is the same model solved differently: forced on for two and three tiny DNNs,
+// the objective is the monolithic MILP's, the bound it proves holds, and the plan passes
+// the re-check.
+TEST(PpipeMilp, DecompositionBoundAgreesWithTheMonolithicMilp) {
+  for (unsigned seed = 1; seed <= 3; ++seed) {
+    PpipeInput in = tiny_input(seed, 3, 4);
+    in.dnns.push_back(tiny_dnn(seed + 100, "other"));
+    if (seed == 3) in.dnns.push_back(tiny_dnn(seed + 200, "third"));
+    for (size_t m = 0; m < in.dnns.size(); ++m)
+      in.dnns[m].weight = 0.3 + 0.2 * static_cast<double>(m);
+    in.options.decomposition_bound = false;
+    const PpipeResult mono = plan_ppipe(in);
+    in.options.decomposition_bound = true;
+    in.options.decomposition_always = true;
+    const PpipeResult dec = plan_ppipe(in);
+    ASSERT_TRUE(mono.ok()) << mono.problems.front();
+    ASSERT_TRUE(dec.ok()) << dec.problems.front();
+    const double opt = mono.plan.solve.objective;
+    EXPECT_NEAR(dec.plan.solve.objective, opt, 1e-6 * opt) << "seed " << seed;
+    EXPECT_GT(dec.plan.solve.decomposition_calls, 0) << "seed " << seed;
+    EXPECT_GE(dec.plan.solve.decomposition_bound, opt * (1 - 1e-6)) << "seed " << seed;
+    EXPECT_EQ(mono.plan.solve.decomposition_calls, 0);
+  }
+}
+
 TEST(PpipeMilp, TemplatesAreThePapersDistinctPipelines) {
   EXPECT_EQ(enumerate_templates(2, 3).size(), 14u);  // §4: 2 + 4 + 8
   EXPECT_EQ(enumerate_templates(2, 2).size(), 6u);
@@ -455,6 +481,16 @@ TEST(PpipeSpec, ParsesTheExampleAndNamesBadFields) {
   EXPECT_THROW(parse("cluster: HC1\ngroup: G1\nmax_partitions: 4\n"), SpecError);
   EXPECT_THROW(parse("cluster: HC1\ndnns: [{model: no-such-model}]\n"), SpecError);
   EXPECT_THROW(parse("cluster: HC1\n"), SpecError);  // neither group nor dnns
+  // The surrogate decomposition bound: on by default, a boolean key turns it off.
+  EXPECT_TRUE(parse("cluster: HC1\ngroup: G1\n").input.options.decomposition_bound);
+  EXPECT_FALSE(parse("cluster: HC1\ngroup: G1\ndecomposition_bound: false\n")
+                   .input.options.decomposition_bound);
+  try {
+    parse("cluster: HC1\ngroup: G1\ndecomposition_bound: 3\n");
+    FAIL() << "decomposition_bound: 3 accepted";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.field(), "decomposition_bound");
+  }
 }
 
 TEST(PpipePrepartition, GreedyEqualRuntimeBlocks) {

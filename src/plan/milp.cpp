@@ -140,6 +140,27 @@ MilpResult solve_cbc(const MilpModel& model, const MilpOptions& options) {
   }
   solver.setObjSense(model.maximize() ? -1.0 : 1.0);
 
+  if (options.relax && options.duals) {
+    // The LP alone, with its duals: Clp's dual simplex, no CBC driver.
+    solver.initialSolve();
+    MilpResult lp;
+    if (solver.isProvenOptimal()) {
+      lp.status = MilpStatus::kOptimal;
+      lp.values.assign(solver.getColSolution(), solver.getColSolution() + n);
+      lp.duals.assign(solver.getRowPrice(), solver.getRowPrice() + m);
+      double value = 0.0;
+      for (int j = 0; j < n; ++j)
+        value += obj[static_cast<size_t>(j)] * lp.values[static_cast<size_t>(j)];
+      lp.objective = value;
+      lp.best_bound = value;
+    } else {
+      lp.status =
+          solver.isProvenPrimalInfeasible() ? MilpStatus::kInfeasible : MilpStatus::kNoSolution;
+    }
+    lp.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return lp;
+  }
+
   CbcModel cbc(solver);
   CbcSolverUsefulData data;
   data.noPrinting_ = !options.log;

@@ -81,6 +81,8 @@ struct MilpOptions {
   bool log = false;            // CBC's own log on stdout
   bool preprocess = true;      // CBC's integer preprocessing (CglPreProcess)
   bool relax = false;          // solve the LP relaxation: every variable continuous
+  // With relax: solve the LP with Clp alone (no CBC driver) and return the row duals too.
+  bool duals = false;
   // More CBC command-line options, passed before -solve (e.g. {"-cutsOnOff", "off"}).
   std::vector<std::string> cbc_args;
   // Branching priority per variable (CBC's: lower branches first; empty: CBC's default
@@ -97,6 +99,7 @@ struct MilpResult {
   double objective = 0.0;   // of the incumbent, in the model's sense (max or min)
   double best_bound = 0.0;  // CBC's bound on the optimum
   std::vector<double> values;
+  std::vector<double> duals;  // row duals (model's sense), only with relax and duals
   double seconds = 0.0;
   int nodes = 0;
   MilpLimit limit = MilpLimit::kNone;  // what stopped the search, when not finished

@@ -10,6 +10,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "plan/ppipe_decomp.hpp"
+
 namespace tessera::plan {
 
 namespace {
@@ -26,6 +28,20 @@ int class_index(const ppipe::Cluster& c, const std::string& name) {
 struct Solved {
   ppipe::Plan plan;
   bool feasible = false;
+  // Min-cost mode (one DNN): CBC's lower bound on the least cost (+inf: no plan reaches the
+  // target) and the found plan's physical GPUs per class (empty: none found).
+  double cost_lower = 0.0;
+  std::vector<int> gpus;
+  double zcap = 0.0;  // the LP-optimum cap the tightening found (+inf: none)
+};
+
+// What solve_milp is asked. Default: the A.2 objective. With target > 0 (one DNN): the
+// decomposition's question, the least price-weighted physical GPUs of a plan serving >= target.
+struct MilpMode {
+  double target = 0.0;
+  std::vector<double> prices;  // per class
+  double zcap = 0.0;           // > 0: the tightening's cap from an earlier call (skips its LPs)
+  double limit_s = 0.0;        // > 0: CBC's limit for the min-cost MILP (else surrogate_call_s)
 };
 
 // Throughput bound of one configuration alone on the whole cluster: physical GPUs per unit
@@ -65,8 +81,9 @@ std::vector<int> branch_priorities(const MilpModel& model) {
 // position) and sum y <= N_k; objective max sum x (one DNN) or max z, w_m z <= sum_c x_c.
 Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dnns,
                   const std::vector<ConfigRules>& rules, const PpipeOptions& opt,
-                  int max_partitions, const std::string& method) {
+                  int max_partitions, const std::string& method, const MilpMode& mode = {}) {
   const auto start = std::chrono::steady_clock::now();
+  const bool min_cost = mode.target > 0.0;
   Solved out;
   out.plan.method = method;
   out.plan.cluster = cluster;
@@ -117,6 +134,7 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
     out.plan.dnns.push_back(dp);
   }
   if (!why.empty()) {
+    if (min_cost) out.cost_lower = std::numeric_limits<double>::infinity();
     out.plan.solve.status = "infeasible";
     out.plan.solve.detail = why;
     out.plan.solve.seconds =
@@ -148,9 +166,15 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
   };
   std::vector<std::vector<Vars>> vars(dnns.size());
   const bool tight = opt.tighten_formulation;
-  auto build = [&](MilpModel& model) {
-    model.set_maximize(true);
-    int z = -1;
+  int z = -1;                                       // the objective variable (several DNNs)
+  std::vector<int> budget_rows;                     // per class, -1 when the class has no terms
+  std::vector<std::vector<int>> class_gpu_vars(K);  // y's per class (whole GPUs per position)
+  // cost: the min-cost mode's objective and target row instead of the A.2 objective.
+  auto build = [&](MilpModel& model, bool cost) {
+    model.set_maximize(!cost);
+    budget_rows.assign(K, -1);
+    for (auto& v : class_gpu_vars) v.clear();
+    z = -1;
     if (!single) z = model.add_var("z", 0.0, std::min(zmax, zcap), VarType::kContinuous, 1.0);
     // Physical-GPU terms per class overall.
     std::vector<std::vector<LinTerm>> class_terms(K);
@@ -170,7 +194,8 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
         const std::string cn = mn + "c" + std::to_string(c);
         const double xcap = std::min(bounds[m][c], dnn_cap);
         Vars& v = vars[m][c];
-        v.x = model.add_var("x_" + cn, 0.0, xcap, VarType::kContinuous, single ? 1.0 : 0.0);
+        v.x =
+            model.add_var("x_" + cn, 0.0, xcap, VarType::kContinuous, single && !cost ? 1.0 : 0.0);
         dnn_sum.push_back({v.x, 1.0});
         const bool need_u = (tight && opt.binary_per_configuration) ||
                             (opt.one_config_per_template && by_template[cfg.tmpl].size() > 1);
@@ -195,6 +220,9 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
             }
           }
           position_terms[{p.cls, static_cast<int>(d)}].push_back({g, 1.0 / p.mps});
+          if (cost && !opt.integer_gpus_per_position) {
+            model.set_objective(g, mode.prices.at(static_cast<size_t>(p.cls)) / p.mps);
+          }
           if (v.u >= 0) {
             position_users[{p.cls, static_cast<int>(d)}][static_cast<int>(c)].push_back(
                 {v.u, -1.0});
@@ -215,7 +243,9 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
         if (opt.integer_gpus_per_position) {
           const std::string yn = mn + "_" + cluster.classes[k].name + "_pos" + std::to_string(d);
           const int y =
-              model.add_var("gpus_" + yn, 0.0, cluster.classes[k].count, VarType::kInteger);
+              model.add_var("gpus_" + yn, 0.0, cluster.classes[k].count, VarType::kInteger,
+                            cost ? mode.prices.at(static_cast<size_t>(k)) : 0.0);
+          class_gpu_vars[static_cast<size_t>(k)].push_back(y);
           auto row = terms;
           row.push_back({y, -1.0});
           model.add_row("whole_gpus_" + yn, row, -MilpModel::kInf, 0.0);
@@ -252,11 +282,13 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
         row.push_back({z, dnns[m].weight});
         model.add_row("share_" + mn, row, -MilpModel::kInf, 0.0);
       }
+      if (cost) model.add_row("target_" + mn, dnn_sum, mode.target, MilpModel::kInf);
     }
     for (int k = 0; k < K; ++k) {
       if (class_terms[k].empty()) continue;
-      model.add_row("budget_" + cluster.classes[k].name, class_terms[k], -MilpModel::kInf,
-                    cluster.classes[k].count);
+      budget_rows[static_cast<size_t>(k)] =
+          model.add_row("budget_" + cluster.classes[k].name, class_terms[k], -MilpModel::kInf,
+                        cluster.classes[k].count);
     }
   };
   // The configurations the last LP relaxation used (x_c > 0): the warm start's restricted
@@ -269,9 +301,10 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
     lp.log = false;
     lp.priority.clear();
     lp.start.clear();
-    for (int round = 0; round < opt.tighten_rounds; ++round) {
+    if (min_cost && mode.zcap > 0.0) zcap = mode.zcap;
+    for (int round = 0; round < opt.tighten_rounds && !(min_cost && mode.zcap > 0.0); ++round) {
       MilpModel relaxed;
-      build(relaxed);
+      build(relaxed, false);
       const MilpResult lr = solve_cbc(relaxed, lp);
       if (!lr.has_solution()) break;
       lp_used.assign(dnns.size(), {});
@@ -286,43 +319,160 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
       zcap = next;
     }
   }
+  out.zcap = zcap;
   MilpModel model;
-  build(model);
+  build(model, min_cost);
 
   MilpOptions mo = opt.milp;
   if (opt.branch_priorities) mo.priority = branch_priorities(model);
-  if (opt.warm_start_share > 0.0 && !lp_used.empty()) {
-    // Warm start (a heuristic; the full model's optimum is untouched): the same model with
-    // every configuration the LP relaxation left unused fixed at zero, solved within a share
-    // of the time limit. Its solution is feasible for the full model (same variables, only
-    // bounds differ), so CBC starts from it as the incumbent.
-    MilpModel restricted = model;
-    for (size_t m = 0; m < dnns.size(); ++m) {
-      for (size_t c = 0; c < configs[m].size(); ++c) {
-        if (lp_used[m][c]) continue;
-        const Vars& v = vars[m][c];
-        restricted.set_bounds(v.x, 0.0, 0.0);
-        if (v.u >= 0) restricted.set_bounds(v.u, 0.0, 0.0);
-        for (int g : v.g) restricted.set_bounds(g, 0.0, 0.0);
+  MilpResult r;
+  if (min_cost) {
+    // The per-DNN question of the surrogate bound: its lower bound must be tight, so a
+    // small gap; CBC's bound is what the caller uses.
+    mo.relative_gap = 1e-4;
+    mo.time_limit_s = mode.limit_s > 0.0 ? mode.limit_s : opt.surrogate_call_s;
+    r = solve_cbc(model, mo);
+    out.plan.solve.nodes = r.nodes;
+    if (r.status == MilpStatus::kInfeasible) {
+      out.cost_lower = std::numeric_limits<double>::infinity();
+      return out;
+    }
+    if (!r.has_solution()) return out;  // no information: cost_lower stays 0
+    out.cost_lower = std::max(0.0, r.best_bound);
+    out.gpus.assign(K, 0);
+    for (int k = 0; k < K; ++k) {
+      for (int y : class_gpu_vars[static_cast<size_t>(k)])
+        out.gpus[static_cast<size_t>(k)] += static_cast<int>(std::llround(r.value(y)));
+    }
+    if (!opt.integer_gpus_per_position) {
+      // Without whole GPUs per position the plan's GPUs are the vGPU shares rounded up.
+      std::vector<double> share(K, 0.0);
+      for (size_t c = 0; c < configs[0].size(); ++c) {
+        for (size_t d = 0; d < configs[0][c].parts.size(); ++d) {
+          const auto& p = configs[0][c].parts[d];
+          share[p.cls] += std::round(r.value(vars[0][c].g[d])) / p.mps;
+        }
+      }
+      for (int k = 0; k < K; ++k)
+        out.gpus[static_cast<size_t>(k)] = static_cast<int>(std::ceil(share[k] - 1e-9));
+    }
+  } else {
+    if (opt.warm_start_share > 0.0 && !lp_used.empty()) {
+      // Warm start (a heuristic; the full model's optimum is untouched): the same model with
+      // every configuration the LP relaxation left unused fixed at zero, solved within a share
+      // of the time limit. Its solution is feasible for the full model (same variables, only
+      // bounds differ), so CBC starts from it as the incumbent.
+      MilpModel restricted = model;
+      for (size_t m = 0; m < dnns.size(); ++m) {
+        for (size_t c = 0; c < configs[m].size(); ++c) {
+          if (lp_used[m][c]) continue;
+          const Vars& v = vars[m][c];
+          restricted.set_bounds(v.x, 0.0, 0.0);
+          if (v.u >= 0) restricted.set_bounds(v.u, 0.0, 0.0);
+          for (int g : v.g) restricted.set_bounds(g, 0.0, 0.0);
+        }
+      }
+      MilpOptions ho = mo;
+      ho.time_limit_s = opt.milp.time_limit_s * opt.warm_start_share;
+      ho.node_limit = opt.milp.node_limit > 0 ? opt.milp.node_limit / 4 : 0;
+      const std::clock_t cpu0 = std::clock();
+      const MilpResult h = solve_cbc(restricted, ho);
+      // What the warm start used, in the limit's own clock (CPU or wall seconds).
+      const double used = opt.milp.cpu_time_limit
+                              ? static_cast<double>(std::clock() - cpu0) / CLOCKS_PER_SEC
+                              : h.seconds;
+      if (h.has_solution()) {
+        mo.start = h.values;
+        mo.time_limit_s = std::max(0.0, opt.milp.time_limit_s - used);
+        out.plan.solve.warm_start = h.objective;
+        out.plan.solve.warm_start_seconds = h.seconds;
       }
     }
-    MilpOptions ho = mo;
-    ho.time_limit_s = opt.milp.time_limit_s * opt.warm_start_share;
-    ho.node_limit = opt.milp.node_limit > 0 ? opt.milp.node_limit / 4 : 0;
-    const std::clock_t cpu0 = std::clock();
-    const MilpResult h = solve_cbc(restricted, ho);
-    // What the warm start used, in the limit's own clock (CPU or wall seconds).
-    const double used = opt.milp.cpu_time_limit
-                            ? static_cast<double>(std::clock() - cpu0) / CLOCKS_PER_SEC
-                            : h.seconds;
-    if (h.has_solution()) {
-      mo.start = h.values;
-      mo.time_limit_s = std::max(0.0, opt.milp.time_limit_s - used);
-      out.plan.solve.warm_start = h.objective;
-      out.plan.solve.warm_start_seconds = h.seconds;
+    const bool decompose = !single && opt.decomposition_bound && !lp_used.empty();
+    const double full_limit = mo.time_limit_s;
+    // With the decomposition: CBC first for a share of what is left; only when that stops
+    // above the gap rule the surrogate bound runs and CBC goes on with z capped by it.
+    if (decompose) mo.time_limit_s = full_limit * (1.0 - opt.decomposition_share);
+    const std::clock_t cbc0 = std::clock();
+    r = solve_cbc(model, mo);
+    const auto above_rule = [&](const MilpResult& res) {
+      if (!res.has_solution() || res.status == MilpStatus::kOptimal) return false;
+      const double gap =
+          std::max(0.0, res.best_bound - res.objective) / std::max(std::abs(res.best_bound), 1e-9);
+      return gap > opt.milp.relative_gap;
+    };
+    if (decompose && r.has_solution() && (opt.decomposition_always || above_rule(r))) {
+      const double cbc_used = static_cast<double>(std::clock() - cbc0) / CLOCKS_PER_SEC;
+      // The surrogate decomposition bound (ppipe_decomp.hpp): prices from the LP relaxation's
+      // budget duals (without the z cap, which would take their value), per-DNN min-cost
+      // MILPs as the oracle. The bound it proves caps z in the full model.
+      const std::clock_t cpu0 = std::clock();
+      const double saved = zcap;
+      zcap = std::numeric_limits<double>::infinity();
+      MilpModel lp_model;
+      build(lp_model, false);
+      zcap = saved;
+      MilpOptions lo = opt.milp;
+      lo.relax = true;
+      lo.duals = true;
+      lo.log = false;
+      lo.priority.clear();
+      lo.start.clear();
+      const MilpResult lr = solve_cbc(lp_model, lo);
+      if (lr.has_solution() && !lr.duals.empty()) {
+        std::vector<double> prices(K, 0.0);
+        std::vector<int> counts(K, 0);
+        for (int k = 0; k < K; ++k) {
+          counts[k] = cluster.classes[k].count;
+          const int row = budget_rows[static_cast<size_t>(k)];
+          if (row >= 0) prices[k] = std::abs(lr.duals[static_cast<size_t>(row)]);
+        }
+        std::vector<double> weights;
+        for (const auto& d : dnns) weights.push_back(d.weight);
+        std::vector<double> dnn_zcap(dnns.size(), 0.0);  // each DNN's LP cap, from its first call
+        const double budget_s = std::max(0.0, full_limit - cbc_used) * 0.9;
+        const DnnTargetOracle oracle = [&](int m, double tau, const std::vector<double>& p) {
+          MilpMode q;
+          q.target = tau;
+          q.prices = p;
+          q.zcap = dnn_zcap[static_cast<size_t>(m)];
+          // Within the decomposition's share: a call cut short still gives a valid bound.
+          const double left = budget_s - static_cast<double>(std::clock() - cpu0) / CLOCKS_PER_SEC;
+          q.limit_s = std::clamp(left, 0.05, std::max(0.05, opt.surrogate_call_s));
+          const Solved s =
+              solve_milp(cluster, {dnns[m]}, {rules[m]}, opt, max_partitions, method, q);
+          if (std::isfinite(s.zcap) && s.zcap > 0.0) dnn_zcap[static_cast<size_t>(m)] = s.zcap;
+          DnnTargetAnswer a;
+          a.cost_lower = s.cost_lower;
+          a.gpus = s.gpus;
+          if (s.feasible) a.plan = s.plan.dnns[0];
+          return a;
+        };
+        SurrogateOptions so;
+        so.stop_gap = opt.milp.relative_gap;
+        so.cpu_limit_s = budget_s;
+        so.trace = opt.decomposition_trace;
+        const double inc = std::min(r.objective, lr.objective);
+        const SurrogateResult sr =
+            surrogate_bound(weights, counts, prices, std::max(0.0, inc), lr.objective, so, oracle);
+        out.plan.solve.decomposition_bound = sr.bound;
+        out.plan.solve.decomposition_calls = sr.oracle_calls;
+        if (sr.bound < lr.objective) {
+          model.set_bounds(z, 0.0, std::min(sr.bound, model.vars()[static_cast<size_t>(z)].ub));
+        }
+      }
+      const double used = static_cast<double>(std::clock() - cpu0) / CLOCKS_PER_SEC;
+      out.plan.solve.decomposition_seconds = used;
+      mo.time_limit_s = std::max(0.1, full_limit - cbc_used - used);
+      mo.start = r.values;
+      const long nodes = r.nodes;
+      const MilpResult again = solve_cbc(model, mo);
+      if (again.has_solution()) {
+        r = again;
+        r.nodes += static_cast<int>(nodes);
+      }
     }
   }
-  const MilpResult r = solve_cbc(model, mo);
   auto& st = out.plan.solve;
   st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   st.objective = r.has_solution() ? r.objective : 0.0;

@@ -150,7 +150,7 @@ PpipeSpec parse_ppipe_plan_spec(const SpecNode& node) {
   node.allow_only({"planner", "profiles", "cluster", "group", "dnns", "slo_scale",
                    "slo_reference_gpu", "slo_margin", "max_partitions", "max_batch_by_share",
                    "batch_build_estimate", "one_config_per_template", "integer_gpus_per_position",
-                   "templates", "methods", "time_limit_s", "relative_gap"});
+                   "templates", "methods", "time_limit_s", "relative_gap", "decomposition_bound"});
   if (!is_ppipe_plan_spec(node)) node.at("planner").fail("must be ppipe for this spec");
   PpipeSpec spec;
   spec.file = node.file();
@@ -249,6 +249,7 @@ PpipeSpec parse_ppipe_plan_spec(const SpecNode& node) {
     opt.repo_templates = t->as_choice({"paper", "repo"}) == "repo";
   if (auto t = node.get("time_limit_s")) opt.milp.time_limit_s = t->as_positive(86'400.0);
   if (auto g = node.get("relative_gap")) opt.milp.relative_gap = g->as_number_in(0.0, 0.5);
+  opt.decomposition_bound = node.bool_or("decomposition_bound", opt.decomposition_bound);
   if (auto ms = node.get("methods")) {
     spec.methods.clear();
     std::set<std::string> seen;

@@ -80,6 +80,11 @@ struct SolveStats {
   // The warm start's objective (0: none) and the seconds it took (not in plan.json).
   double warm_start = 0.0;
   double warm_start_seconds = 0.0;
+  // The surrogate decomposition bound (plan/ppipe_decomp.hpp; 0: not run), its per-DNN
+  // MILPs and CPU seconds (not in plan.json).
+  double decomposition_bound = 0.0;
+  int decomposition_calls = 0;
+  double decomposition_seconds = 0.0;
 };
 
 struct Plan {

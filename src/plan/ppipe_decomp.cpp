@@ -1,0 +1,162 @@
+#include "plan/ppipe_decomp.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+namespace tessera::plan {
+
+namespace {
+
+double cpu_now() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
+
+}  // namespace
+
+SurrogateResult surrogate_bound(const std::vector<double>& weights, const std::vector<int>& counts,
+                                const std::vector<double>& initial_prices, double incumbent,
+                                double upper, const SurrogateOptions& options,
+                                const DnnTargetOracle& oracle) {
+  std::vector<double> prices = initial_prices;
+  if (weights.empty()) throw std::invalid_argument("surrogate bound: no DNNs");
+  if (prices.size() != counts.size()) {
+    throw std::invalid_argument("surrogate bound: " + std::to_string(prices.size()) +
+                                " prices for " + std::to_string(counts.size()) + " GPU classes");
+  }
+  for (double w : weights) {
+    if (!(w > 0.0) || !std::isfinite(w)) {
+      throw std::invalid_argument("surrogate bound: a DNN weight is not positive");
+    }
+  }
+  for (double p : prices) {
+    if (!(p >= 0.0) || !std::isfinite(p)) {
+      throw std::invalid_argument("surrogate bound: a price is negative or not finite");
+    }
+  }
+  for (int n : counts) {
+    if (n < 0) throw std::invalid_argument("surrogate bound: a negative GPU count");
+  }
+  if (!std::isfinite(upper) || !std::isfinite(incumbent) || incumbent < 0.0 ||
+      incumbent > upper * (1.0 + 1e-9) + 1e-9) {
+    throw std::invalid_argument("surrogate bound: incumbent " + std::to_string(incumbent) +
+                                " not in [0, upper bound " + std::to_string(upper) + "]");
+  }
+  auto budget_of = [&] {
+    double b = 0.0;
+    for (size_t k = 0; k < counts.size(); ++k) b += prices[k] * counts[k];
+    return b;
+  };
+
+  SurrogateResult out;
+  out.bound = upper;
+  double lo = incumbent;  // not proven infeasible
+  const double start = cpu_now();
+  // Tests t once with the current prices: 1 when the DNNs' least costs exceed the budget
+  // (t proven infeasible), 0 when not, and in `used` the found plans' GPUs per class (empty
+  // when some DNN found none).
+  std::vector<long> used;
+  double last_sum = 0.0;  // the last test's sum of least costs
+  auto test = [&](double t) {
+    ++out.tests;
+    used.clear();
+    const double budget = budget_of();
+    double sum = 0.0;
+    std::vector<DnnTargetAnswer> answers;
+    for (size_t m = 0; m < weights.size(); ++m) {
+      ++out.oracle_calls;
+      DnnTargetAnswer a = oracle(static_cast<int>(m), t * weights[m], prices);
+      const double c = std::isnan(a.cost_lower) ? 0.0 : std::max(0.0, a.cost_lower);
+      sum += c;
+      if (options.trace) {
+        std::fprintf(stderr, "surrogate t=%.3f dnn %zu: cost >= %.4f (sum %.4f of %.4f)", t, m, c,
+                     sum, budget);
+        for (int g : a.gpus) std::fprintf(stderr, " %d", g);
+        std::fprintf(stderr, "\n");
+      }
+      if (sum > budget * (1.0 + 1e-9) + 1e-9) return true;
+      answers.push_back(std::move(a));
+    }
+    last_sum = sum;
+    // Not proven: do the plans found fit every class? Then they are a plan reaching t.
+    used.assign(counts.size(), 0);
+    bool complete = true;
+    double z = std::numeric_limits<double>::infinity();
+    for (size_t m = 0; m < answers.size(); ++m) {
+      const auto& a = answers[m];
+      if (a.gpus.size() != counts.size()) {
+        complete = false;
+        used.clear();
+        break;
+      }
+      for (size_t k = 0; k < counts.size(); ++k) used[k] += a.gpus[k];
+      z = std::min(z, a.plan.throughput / weights[m]);
+    }
+    if (complete) {
+      for (size_t k = 0; k < counts.size(); ++k) complete = complete && used[k] <= counts[k];
+    }
+    if (complete && z > out.plan_objective) {
+      out.plan_objective = z;
+      out.plan.clear();
+      for (auto& a : answers) out.plan.push_back(std::move(a.plan));
+    }
+    return false;
+  };
+  // Proves t infeasible, re-pricing up to price_rounds times when the per-DNN plans over-use
+  // some class: a subgradient step on the prices (the found plans' GPUs minus the counts,
+  // Polyak's step length for twice the missing cost), projected onto p >= 0. Any prices >= 0
+  // give a valid test, so this only changes how strong it is.
+  auto infeasible = [&](double t) {
+    double deficit = std::numeric_limits<double>::infinity();  // budget - sum, relative
+    for (int round = 0;; ++round) {
+      if (test(t)) return true;
+      if (round >= options.price_rounds || used.empty()) return false;
+      // Re-price only near the threshold, and only while it helps: far from it (or when the
+      // last step widened the shortfall) the time is better spent on another target.
+      const double now = (budget_of() - last_sum) / std::max(budget_of(), 1e-300);
+      if (now > options.reprice_within || now >= deficit) return false;
+      deficit = now;
+      bool over = false;
+      double norm = 0.0;
+      for (size_t k = 0; k < counts.size(); ++k) {
+        over = over || used[k] > counts[k];
+        const double d = static_cast<double>(used[k] - counts[k]);
+        norm += d * d;
+      }
+      if (!over || norm <= 0.0) return false;  // the plans fit: t is reached
+      const double step = 2.0 * std::max(budget_of() - last_sum, 1e-9 * budget_of()) / norm;
+      for (size_t k = 0; k < counts.size(); ++k) {
+        prices[k] = std::max(0.0, prices[k] + step * static_cast<double>(used[k] - counts[k]));
+      }
+      if (options.trace) {
+        std::fprintf(stderr, "surrogate re-priced:");
+        for (double p : prices) std::fprintf(stderr, " %.4f", p);
+        std::fprintf(stderr, "\n");
+      }
+      if (cpu_now() - start > options.cpu_limit_s) return false;
+    }
+  };
+  // First the target that would meet the stopping rule with a margin (incumbent x (1 + 0.8
+  // stop_gap)), then bisection for the best bound the time allows.
+  const auto met = [&] {
+    const double have = std::max(incumbent, out.plan_objective);
+    return have > 0.0 && out.bound - have <= 0.9 * options.stop_gap * have;
+  };
+  double t = std::min(upper, std::max(incumbent, 1e-9) * (1.0 + 0.8 * options.stop_gap));
+  for (int i = 0; i < options.max_tests && !met(); ++i) {
+    if (!(t > lo) || !(t < out.bound)) break;
+    if (infeasible(t)) {
+      out.bound = t;
+    } else {
+      lo = std::max(t, out.plan_objective);
+    }
+    if (met() || cpu_now() - start > options.cpu_limit_s) break;
+    t = 0.5 * (lo + out.bound);
+    if ((out.bound - lo) <= 1e-4 * out.bound) break;
+  }
+  return out;
+}
+
+}  // namespace tessera::plan

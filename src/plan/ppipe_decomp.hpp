@@ -1,0 +1,69 @@
+#pragma once
+
+// The surrogate decomposition bound of PPipe's multi-DNN MILP (docs/plan.md#ppipe-planner,
+// "Surrogate decomposition bound"). For several DNNs the A.2 objective is max min_m x_m / w_m
+// and the DNNs share nothing but the per-class GPU budgets (each DNN's vGPUs sit on its own
+// whole GPUs per (class, position)), so a plan reaching t exists only if every DNN m has a
+// plan of its own serving t w_m, and those plans together fit every class. Summing the class
+// budgets with prices p >= 0 (the LP relaxation's budget duals) gives a necessary condition
+// that keeps each DNN's integrality: sum_m H_m(t w_m) <= p . N, where H_m(tau) is the least
+// p-weighted physical GPUs of a plan of DNN m alone serving >= tau (a small per-DNN MILP).
+// When the condition fails at t, t is a proven upper bound on the optimum. The bound is
+// found by bisection on t; the per-DNN plans found on the way are combined into a plan when
+// they fit every class.
+//
+// Plain functions over a caller-supplied oracle (the planner answers it with CBC; tests with
+// hand-made value functions). No shared state; not thread-safe only as far as the oracle is.
+
+#include <functional>
+#include <vector>
+
+#include "ppipe/ppipe_plan.hpp"
+
+namespace tessera::plan {
+
+// The oracle's answer for DNN m at target tau with prices p.
+struct DnnTargetAnswer {
+  // Proven lower bound on the least p-weighted physical GPUs of a plan of the DNN alone
+  // serving >= tau; +infinity when no such plan exists (proven). 0 is always valid.
+  double cost_lower = 0.0;
+  // A plan found (may be empty): its physical GPUs per class and the plan itself.
+  std::vector<int> gpus;
+  ppipe::DnnPlan plan;
+};
+using DnnTargetOracle =
+    std::function<DnnTargetAnswer(int m, double tau, const std::vector<double>& prices)>;
+
+struct SurrogateOptions {
+  double stop_gap = 0.01;   // stop once bound <= incumbent x (1 + 0.9 stop_gap)
+  int max_tests = 8;        // bisection steps (each asks the oracle once per DNN)
+  double cpu_limit_s = 10;  // CPU seconds for the whole bisection (checked between tests)
+  bool trace = false;       // one line per tested target on stderr
+  // Re-pricing rounds per target when the per-DNN plans over-use a class (0: the given
+  // prices only).
+  int price_rounds = 2;
+  // ... tried only when the least costs fall short of the budget by at most this fraction,
+  // and only while each step narrows the shortfall.
+  double reprice_within = 0.005;
+};
+
+struct SurrogateResult {
+  double bound = 0.0;  // proven: no plan has min_m x_m / w_m above it
+  int tests = 0;       // targets tested
+  int oracle_calls = 0;
+  // The best plan assembled from per-DNN plans that fit every class (empty: none), and its
+  // objective min_m x_m / w_m.
+  std::vector<ppipe::DnnPlan> plan;
+  double plan_objective = 0.0;
+};
+
+// weights w_m (> 0), counts N_k, prices p_k (>= 0, one per class), incumbent: the objective
+// of a known plan (0: none), upper: a known bound (the LP relaxation's). Throws
+// std::invalid_argument on sizes that disagree, a weight <= 0, a negative or non-finite
+// price, or an incumbent above the upper bound.
+SurrogateResult surrogate_bound(const std::vector<double>& weights, const std::vector<int>& counts,
+                                const std::vector<double>& initial_prices, double incumbent,
+                                double upper, const SurrogateOptions& options,
+                                const DnnTargetOracle& oracle);
+
+}  // namespace tessera::plan

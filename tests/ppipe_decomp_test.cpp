@@ -1,0 +1,135 @@
+// The surrogate decomposition bound (src/plan/ppipe_decomp.*) on hand-made value functions:
+// a valid bound that reaches the integer optimum where the price-weighted sum decides it,
+// the assembled plan, and hostile inputs (sizes that disagree, bad weights and prices,
+// oracles answering NaN, wrong-sized plans or nothing at all).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "plan/ppipe_decomp.hpp"
+
+namespace {
+
+using namespace tessera;
+using namespace tessera::plan;
+
+// DNN m serves rate[m] req/s per whole GPU of the single class: the least GPUs for tau are
+// ceil(tau / rate), and the plan found uses exactly those.
+DnnTargetOracle linear_oracle(std::vector<double> rate, int* calls = nullptr) {
+  return [rate, calls](int m, double tau, const std::vector<double>& p) {
+    if (calls != nullptr) ++*calls;
+    DnnTargetAnswer a;
+    const int g = static_cast<int>(std::ceil(tau / rate.at(static_cast<size_t>(m)) - 1e-12));
+    a.cost_lower = p.at(0) * g;
+    a.gpus = {g};
+    a.plan.throughput = g * rate.at(static_cast<size_t>(m));
+    return a;
+  };
+}
+
+TEST(PpipeDecomp, ProvesTheIntegerOptimumTheLpMisses) {
+  // Two DNNs at 10 req/s per GPU, 5 GPUs, weights 1: the LP splits 2.5 + 2.5 (z = 25), the
+  // integer optimum is 2 + 3 (z = 20). The surrogate bound sees the whole GPUs.
+  SurrogateOptions o;
+  o.max_tests = 30;
+  o.stop_gap = 1e-6;
+  int calls = 0;
+  const SurrogateResult r =
+      surrogate_bound({1.0, 1.0}, {5}, {1.0}, 0.0, 25.0, o, linear_oracle({10.0, 10.0}, &calls));
+  EXPECT_GE(r.bound, 20.0);          // valid: 20 is reachable
+  EXPECT_LE(r.bound, 20.0 * 1.001);  // and tight
+  EXPECT_NEAR(r.plan_objective, 20.0, 1e-9);
+  ASSERT_EQ(r.plan.size(), 2u);
+  EXPECT_EQ(r.oracle_calls, calls);
+  EXPECT_GT(r.tests, 1);
+  // Re-pricing (one class: the plans over-use it at every unproven target) keeps it valid.
+  o.price_rounds = 2;
+  const SurrogateResult q =
+      surrogate_bound({1.0, 1.0}, {5}, {1.0}, 0.0, 25.0, o, linear_oracle({10.0, 10.0}));
+  EXPECT_GE(q.bound, 20.0);
+  EXPECT_LE(q.bound, 20.0 * 1.001);
+}
+
+TEST(PpipeDecomp, WeightsAndAnIncumbentShortenTheSearch) {
+  // Weights 1 and 2, rates 10 and 5: DNN 1 needs 4x the GPUs of DNN 0 for the same t.
+  // 10 GPUs: g0 = 2, g1 = 8 gives z = min(20, 40 / 2) = 20; t just above 20 needs 3 + 9.
+  SurrogateOptions o;
+  o.stop_gap = 0.01;
+  const SurrogateResult r =
+      surrogate_bound({1.0, 2.0}, {10}, {1.0}, 20.0, 25.0, o, linear_oracle({10.0, 5.0}));
+  EXPECT_GE(r.bound, 20.0);
+  // The first target (incumbent x 1.008) is already infeasible, and meets the rule.
+  EXPECT_LE((r.bound - 20.0) / 20.0, 0.009);
+  EXPECT_EQ(r.tests, 1);
+}
+
+TEST(PpipeDecomp, ZeroPricesProveNothingAndKeepTheUpperBound) {
+  SurrogateOptions o;
+  const SurrogateResult r =
+      surrogate_bound({1.0, 1.0}, {5}, {0.0}, 10.0, 25.0, o, linear_oracle({10.0, 10.0}));
+  EXPECT_DOUBLE_EQ(r.bound, 25.0);
+}
+
+TEST(PpipeDecomp, UnreachableTargetsAreInfeasible) {
+  // An oracle that proves nothing reaches anything above 12 for DNN 0.
+  const DnnTargetOracle capped = [](int m, double tau, const std::vector<double>& p) {
+    DnnTargetAnswer a;
+    if (m == 0 && tau > 12.0) {
+      a.cost_lower = std::numeric_limits<double>::infinity();
+      return a;
+    }
+    a.cost_lower = p[0];
+    a.gpus = {1};
+    a.plan.throughput = 12.0;
+    return a;
+  };
+  SurrogateOptions o;
+  o.max_tests = 40;
+  o.stop_gap = 1e-6;
+  const SurrogateResult r = surrogate_bound({1.0, 1.0}, {4}, {1.0}, 0.0, 50.0, o, capped);
+  EXPECT_GE(r.bound, 12.0);
+  EXPECT_LE(r.bound, 12.01);
+  EXPECT_NEAR(r.plan_objective, 12.0, 1e-9);
+}
+
+TEST(PpipeDecomp, HostileOraclesAndInputs) {
+  SurrogateOptions o;
+  o.max_tests = 5;
+  // NaN costs count as "no information"; plans of the wrong size are not assembled.
+  const DnnTargetOracle nan_oracle = [](int, double, const std::vector<double>&) {
+    DnnTargetAnswer a;
+    a.cost_lower = std::nan("");
+    a.gpus = {1, 2, 3};  // three classes for a one-class cluster
+    a.plan.throughput = 1e9;
+    return a;
+  };
+  const SurrogateResult r = surrogate_bound({1.0}, {3}, {1.0}, 1.0, 9.0, o, nan_oracle);
+  EXPECT_DOUBLE_EQ(r.bound, 9.0);
+  EXPECT_TRUE(r.plan.empty());
+  EXPECT_EQ(r.plan_objective, 0.0);
+  // An oracle that knows nothing: the upper bound stays, nothing crashes.
+  const DnnTargetOracle silent = [](int, double, const std::vector<double>&) {
+    return DnnTargetAnswer{};
+  };
+  EXPECT_DOUBLE_EQ(surrogate_bound({1.0, 1.0}, {3, 4}, {1.0, 2.0}, 0.0, 7.0, o, silent).bound, 7.0);
+
+  const auto oracle = linear_oracle({10.0});
+  auto throws = [&](std::vector<double> w, std::vector<int> n, std::vector<double> p, double inc,
+                    double up) {
+    EXPECT_THROW(surrogate_bound(w, n, p, inc, up, o, oracle), std::invalid_argument);
+  };
+  throws({}, {3}, {1.0}, 0.0, 10.0);              // no DNNs
+  throws({1.0}, {3, 4}, {1.0}, 0.0, 10.0);        // prices and classes disagree
+  throws({0.0}, {3}, {1.0}, 0.0, 10.0);           // weight 0
+  throws({std::nan("")}, {3}, {1.0}, 0.0, 10.0);  // weight NaN
+  throws({1.0}, {3}, {-1.0}, 0.0, 10.0);          // negative price
+  throws({1.0}, {3}, {INFINITY}, 0.0, 10.0);      // infinite price
+  throws({1.0}, {-3}, {1.0}, 0.0, 10.0);          // negative count
+  throws({1.0}, {3}, {1.0}, 11.0, 10.0);          // incumbent above the bound
+  throws({1.0}, {3}, {1.0}, 0.0, INFINITY);       // no finite upper bound
+  throws({1.0}, {3}, {1.0}, std::nan(""), 10.0);  // NaN incumbent
+}
+
+}  // namespace
