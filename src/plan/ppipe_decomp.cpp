@@ -94,8 +94,8 @@ SurrogateResult surrogate_bound(const std::vector<double>& weights, const std::v
       const double c = std::isnan(a.cost_lower) ? 0.0 : std::max(0.0, a.cost_lower);
       sum += c;
       if (options.trace) {
-        std::fprintf(stderr, "surrogate t=%.3f dnn %zu: cost >= %.4f (sum %.4f of %.4f)", t, m, c,
-                     sum, budget);
+        std::fprintf(stderr, "surrogate %.2fs t=%.3f dnn %zu: cost >= %.4f (sum %.4f of %.4f)",
+                     cpu_now() - start, t, m, c, sum, budget);
         for (int g : a.gpus) std::fprintf(stderr, " %d", g);
         std::fprintf(stderr, "\n");
       }
@@ -136,7 +136,8 @@ SurrogateResult surrogate_bound(const std::vector<double>& weights, const std::v
         bool ok = a.gpus.size() == counts.size() && a.plan.throughput > 0.0;
         for (size_t k = 0; ok && k < counts.size(); ++k) ok = a.gpus[k] <= caps[k];
         if (options.trace) {
-          std::fprintf(stderr, "surrogate t=%.3f repair dnn %zu:%s", t, m, ok ? "" : " none");
+          std::fprintf(stderr, "surrogate %.2fs t=%.3f repair dnn %zu:%s", cpu_now() - start, t, m,
+                       ok ? "" : " none");
           for (int g : a.gpus) std::fprintf(stderr, " %d", g);
           std::fprintf(stderr, "\n");
         }
@@ -168,8 +169,8 @@ SurrogateResult surrogate_bound(const std::vector<double>& weights, const std::v
           ok = a.gpus.size() == counts.size() && a.plan.throughput > 0.0;
           for (size_t k = 0; ok && k < counts.size(); ++k) ok = a.gpus[k] <= caps[k];
           if (options.trace) {
-            std::fprintf(stderr, "surrogate t=%.3f share repair dnn %zu:%s", t, m,
-                         ok ? "" : " none");
+            std::fprintf(stderr, "surrogate %.2fs t=%.3f share repair dnn %zu:%s",
+                         cpu_now() - start, t, m, ok ? "" : " none");
             for (int g : a.gpus) std::fprintf(stderr, " %d", g);
             std::fprintf(stderr, "\n");
           }
@@ -234,13 +235,20 @@ SurrogateResult surrogate_bound(const std::vector<double>& weights, const std::v
   double t = std::min(upper, std::max(incumbent, 1e-9) * (1.0 + 0.8 * options.stop_gap));
   for (int i = 0; i < options.max_tests && !met(); ++i) {
     if (!(t > lo) || !(t < out.bound)) break;
+    // After a target not proven, the next one is where the least costs, growing in
+    // proportion to the target, would pass the budget (with a margin): the bound's likely
+    // proof. After a proof, and when that is out of range, bisection.
+    double next = 0.0;
     if (infeasible(t)) {
       out.bound = t;
     } else {
       lo = std::max(t, out.plan_objective);
+      if (options.extrapolate > 0.0 && last_sum > 0.0) {
+        next = t * budget_of() / last_sum * (1.0 + options.extrapolate);
+      }
     }
     if (met() || cpu_now() - start > options.cpu_limit_s) break;
-    t = 0.5 * (lo + out.bound);
+    t = next > lo && next < out.bound ? next : 0.5 * (lo + out.bound);
     if ((out.bound - lo) <= 1e-4 * out.bound) break;
   }
   return out;

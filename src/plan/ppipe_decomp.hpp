@@ -60,6 +60,9 @@ struct SurrogateOptions {
   // split, e.g. the LP relaxation's rounded; each class's sum <= its count; empty: none):
   // each DNN keeps its plan when it fits beside the others' split, else is re-solved there.
   std::vector<std::vector<int>> shares;
+  // After a target not proven, test next t x budget / (its least costs) x (1 + this), where
+  // costs growing in proportion to t would pass the budget (0: plain bisection).
+  double extrapolate = 0.0;
 };
 
 struct SurrogateResult {

@@ -503,6 +503,7 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
           }
         }
         so.stop_gap = opt.milp.relative_gap;
+        so.extrapolate = 0.003;
         so.cpu_limit_s = budget_s;
         so.trace = opt.decomposition_trace;
         const double inc = std::min(r.objective, lr.objective);
