@@ -188,7 +188,11 @@ SurrogateResult surrogate_bound(const std::vector<double>& weights, const std::v
     if (complete && z > out.plan_objective) {
       out.plan_objective = z;
       out.plan.clear();
-      for (auto& a : answers) out.plan.push_back(std::move(a.plan));
+      out.plan_values.clear();
+      for (auto& a : answers) {
+        out.plan.push_back(std::move(a.plan));
+        out.plan_values.push_back(std::move(a.values));
+      }
     }
     return false;
   };

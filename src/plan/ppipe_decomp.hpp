@@ -18,6 +18,8 @@
 // hand-made value functions). No shared state; not thread-safe only as far as the oracle is.
 
 #include <functional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "ppipe/ppipe_plan.hpp"
@@ -32,6 +34,9 @@ struct DnnTargetAnswer {
   // A plan found (may be empty): its physical GPUs per class and the plan itself.
   std::vector<int> gpus;
   ppipe::DnnPlan plan;
+  // The caller's own record of the plan (the planner: its MILP's values by variable name),
+  // carried along with it untouched.
+  std::vector<std::pair<std::string, double>> values;
 };
 using DnnTargetOracle =
     std::function<DnnTargetAnswer(int m, double tau, const std::vector<double>& prices)>;
@@ -73,6 +78,7 @@ struct SurrogateResult {
   // The best plan assembled from per-DNN plans that fit every class (empty: none), and its
   // objective min_m x_m / w_m.
   std::vector<ppipe::DnnPlan> plan;
+  std::vector<std::vector<std::pair<std::string, double>>> plan_values;  // per DNN
   double plan_objective = 0.0;
 };
 
