@@ -52,6 +52,8 @@ PpipeInput paper_instance(const std::string& cluster, const std::string& group, 
   if (std::getenv("PPIPE_NODECOMP")) in.options.decomposition_bound = false;
   if (std::getenv("PPIPE_DECOMP_ALWAYS")) in.options.decomposition_always = true;
   if (std::getenv("PPIPE_DECOMP_TRACE")) in.options.decomposition_trace = true;
+  if (const char* s = std::getenv("PPIPE_DECOMP_SHARE"))
+    in.options.decomposition_share = std::atof(s);
   return in;
 }
 

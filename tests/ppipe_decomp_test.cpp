@@ -132,4 +132,80 @@ TEST(PpipeDecomp, HostileOraclesAndInputs) {
   throws({1.0}, {3}, {1.0}, std::nan(""), 10.0);  // NaN incumbent
 }
 
+// Two classes, 4 GPUs each: class A serves 10 req/s per GPU, B 5 (same cost per req/s at
+// prices 1 and 0.5). Alone each DNN's cheapest plan takes A only; with caps it fills what A
+// is left and the rest from B. Its least cost is the fractional 0.1 per req/s (valid).
+DnnTargetOracle a_only_oracle() {
+  return [](int, double tau, const std::vector<double>&) {
+    DnnTargetAnswer a;
+    const int g = static_cast<int>(std::ceil(tau / 10.0 - 1e-12));
+    a.cost_lower = 0.1 * tau;
+    a.gpus = {g, 0};
+    a.plan.throughput = 10.0 * g;
+    return a;
+  };
+}
+DnnCappedOracle capped_oracle(int* calls) {
+  return [calls](int, double tau, const std::vector<double>&, const std::vector<int>& caps) {
+    ++*calls;
+    DnnTargetAnswer a;
+    const int ga = std::min(caps.at(0), static_cast<int>(std::ceil(tau / 10.0 - 1e-12)));
+    const int gb = static_cast<int>(std::ceil(std::max(0.0, tau - 10.0 * ga) / 5.0 - 1e-12));
+    a.cost_lower = 0.1 * tau;
+    if (gb > caps.at(1)) return a;  // nothing within the caps
+    a.gpus = {ga, gb};
+    a.plan.throughput = 10.0 * ga + 5.0 * gb;
+    return a;
+  };
+}
+
+TEST(PpipeDecomp, RepairedPlansBeatAWeakIncumbentAndFit) {
+  // The optimum is z = 30 (each DNN on A 2 + B 2; the fractional bound 0.2 t <= 6 is also
+  // 30). With a weak incumbent (10) the bisection reaches targets where both DNNs' plans
+  // want 3 of the 4 A GPUs; the Gauss-Seidel repair moves the first one onto B.
+  SurrogateOptions o;
+  o.stop_gap = 1e-3;
+  o.max_tests = 12;
+  o.repair_passes = 0;
+  const SurrogateResult plain =
+      surrogate_bound({1.0, 1.0}, {4, 4}, {1.0, 0.5}, 10.0, 30.0, o, a_only_oracle());
+  EXPECT_NEAR(plain.plan_objective, 20.0, 1e-9);  // A only: 2 + 2 GPUs
+  EXPECT_EQ(plain.repair_calls, 0);
+  o.repair_passes = 1;
+  int calls = 0;
+  const SurrogateResult r = surrogate_bound({1.0, 1.0}, {4, 4}, {1.0, 0.5}, 10.0, 30.0, o,
+                                            a_only_oracle(), capped_oracle(&calls));
+  EXPECT_GT(r.plan_objective, 20.0 + 1e-9);
+  EXPECT_GE(r.plan_objective, 25.0 - 1e-9);
+  EXPECT_GT(r.repair_calls, 0);
+  EXPECT_EQ(r.repair_calls, calls);
+  ASSERT_EQ(r.plan.size(), 2u);
+  // The plan is what it claims: each DNN serves at least the objective.
+  for (const auto& d : r.plan) EXPECT_GE(d.throughput, r.plan_objective - 1e-9);
+  EXPECT_GE(r.bound, 30.0 - 1e-9);  // the bound stays valid (the optimum is 30)
+}
+
+TEST(PpipeDecomp, SharesAloneRepairTheOverUse) {
+  // Without Gauss-Seidel passes, the caller's split (A 2 + B 2 per DNN) repairs the A-only
+  // plans (3 + 3 at t = 25): each DNN re-solved within its share reaches the target.
+  SurrogateOptions o;
+  o.stop_gap = 1e-3;
+  o.max_tests = 12;
+  o.repair_passes = 0;
+  o.shares = {{2, 2}, {2, 2}};
+  int calls = 0;
+  const SurrogateResult r = surrogate_bound({1.0, 1.0}, {4, 4}, {1.0, 0.5}, 10.0, 30.0, o,
+                                            a_only_oracle(), capped_oracle(&calls));
+  EXPECT_GE(r.plan_objective, 25.0 - 1e-9);
+  EXPECT_GT(r.repair_calls, 0);
+  // Shares that do not fit the counts or name the wrong DNNs or classes are refused.
+  for (const auto& bad : std::vector<std::vector<std::vector<int>>>{
+           {{3, 2}, {2, 2}}, {{2, 2}}, {{2}, {2}}, {{-1, 2}, {2, 2}}}) {
+    o.shares = bad;
+    EXPECT_THROW(surrogate_bound({1.0, 1.0}, {4, 4}, {1.0, 0.5}, 10.0, 30.0, o, a_only_oracle(),
+                                 capped_oracle(&calls)),
+                 std::invalid_argument);
+  }
+}
+
 }  // namespace

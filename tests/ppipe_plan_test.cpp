@@ -254,6 +254,33 @@ TEST(PpipeMilp, DecompositionBoundAgreesWithTheMonolithicMilp) {
   }
 }
 
+// The decomposition's primal side: with CBC cut to its root (a weak incumbent), the
+// per-DNN plans combined by the decomposition become the plan where they are better, and
+// that plan passes the outside re-check like every plan.
+TEST(PpipeMilp, DecompositionPlanReplacesAWeakIncumbentAndPassesTheRecheck) {
+  int replaced = 0;
+  for (unsigned seed = 1; seed <= 6; ++seed) {
+    PpipeInput in = tiny_input(seed, 3, 4);
+    in.dnns.push_back(tiny_dnn(seed + 100, "other"));
+    if (seed % 2 == 0) in.dnns.push_back(tiny_dnn(seed + 200, "third"));
+    in.options.warm_start_share = 0.0;
+    in.options.milp.node_limit = 1;
+    in.options.decomposition_always = true;
+    const PpipeResult r = plan_ppipe(in);
+    ASSERT_TRUE(r.ok()) << "seed " << seed << ": " << r.problems.front();
+    const auto& s = r.plan.solve;
+    EXPECT_GE(s.objective, s.decomposition_plan - 1e-9) << "seed " << seed;
+    if (s.detail.find("combined per-DNN plans") != std::string::npos) {
+      ++replaced;
+      EXPECT_NEAR(s.objective, s.decomposition_plan, 1e-9) << "seed " << seed;
+      double z = 1e300;
+      for (const auto& d : r.plan.dnns) z = std::min(z, d.throughput / d.weight);
+      EXPECT_NEAR(z, s.objective, 1e-6 * s.objective) << "seed " << seed;
+    }
+  }
+  EXPECT_GT(replaced, 0);
+}
+
 TEST(PpipeMilp, TemplatesAreThePapersDistinctPipelines) {
   EXPECT_EQ(enumerate_templates(2, 3).size(), 14u);  // §4: 2 + 4 + 8
   EXPECT_EQ(enumerate_templates(2, 2).size(), 6u);

@@ -19,7 +19,7 @@ double cpu_now() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
 SurrogateResult surrogate_bound(const std::vector<double>& weights, const std::vector<int>& counts,
                                 const std::vector<double>& initial_prices, double incumbent,
                                 double upper, const SurrogateOptions& options,
-                                const DnnTargetOracle& oracle) {
+                                const DnnTargetOracle& oracle, const DnnCappedOracle& repair) {
   std::vector<double> prices = initial_prices;
   if (weights.empty()) throw std::invalid_argument("surrogate bound: no DNNs");
   if (prices.size() != counts.size()) {
@@ -43,6 +43,29 @@ SurrogateResult surrogate_bound(const std::vector<double>& weights, const std::v
       incumbent > upper * (1.0 + 1e-9) + 1e-9) {
     throw std::invalid_argument("surrogate bound: incumbent " + std::to_string(incumbent) +
                                 " not in [0, upper bound " + std::to_string(upper) + "]");
+  }
+  if (!options.shares.empty()) {
+    if (options.shares.size() != weights.size()) {
+      throw std::invalid_argument("surrogate bound: shares for " +
+                                  std::to_string(options.shares.size()) + " DNNs, not " +
+                                  std::to_string(weights.size()));
+    }
+    std::vector<long> total(counts.size(), 0);
+    for (const auto& row : options.shares) {
+      if (row.size() != counts.size()) {
+        throw std::invalid_argument("surrogate bound: a DNN's shares do not name every class");
+      }
+      for (size_t k = 0; k < counts.size(); ++k) {
+        if (row[k] < 0) throw std::invalid_argument("surrogate bound: a negative share");
+        total[k] += row[k];
+      }
+    }
+    for (size_t k = 0; k < counts.size(); ++k) {
+      if (total[k] > counts[k]) {
+        throw std::invalid_argument("surrogate bound: the shares of class " + std::to_string(k) +
+                                    " exceed its count");
+      }
+    }
   }
   auto budget_of = [&] {
     double b = 0.0;
@@ -71,8 +94,8 @@ SurrogateResult surrogate_bound(const std::vector<double>& weights, const std::v
       const double c = std::isnan(a.cost_lower) ? 0.0 : std::max(0.0, a.cost_lower);
       sum += c;
       if (options.trace) {
-        std::fprintf(stderr, "surrogate t=%.3f dnn %zu: cost >= %.4f (sum %.4f of %.4f)", t, m, c,
-                     sum, budget);
+        std::fprintf(stderr, "surrogate %.2fs t=%.3f dnn %zu: cost >= %.4f (sum %.4f of %.4f)",
+                     cpu_now() - start, t, m, c, sum, budget);
         for (int g : a.gpus) std::fprintf(stderr, " %d", g);
         std::fprintf(stderr, "\n");
       }
@@ -81,26 +104,95 @@ SurrogateResult surrogate_bound(const std::vector<double>& weights, const std::v
     }
     last_sum = sum;
     // Not proven: do the plans found fit every class? Then they are a plan reaching t.
-    used.assign(counts.size(), 0);
-    bool complete = true;
+    const auto tally = [&] {
+      used.assign(counts.size(), 0);
+      for (const auto& a : answers) {
+        if (a.gpus.size() != counts.size()) {
+          used.clear();
+          return false;
+        }
+        for (size_t k = 0; k < counts.size(); ++k) used[k] += a.gpus[k];
+      }
+      bool fit = true;
+      for (size_t k = 0; k < counts.size(); ++k) fit = fit && used[k] <= counts[k];
+      return fit;
+    };
+    bool complete = tally();
+    // The primal repair: each DNN whose plan does not fit beside the others' is re-solved
+    // with what they leave of every class.
+    for (int pass = 0; !complete && !used.empty() && repair && pass < options.repair_passes;
+         ++pass) {
+      for (size_t m = 0; m < answers.size() && !complete && !used.empty(); ++m) {
+        std::vector<int> caps(counts.size(), 0);
+        bool over = false;
+        for (size_t k = 0; k < counts.size(); ++k) {
+          const long others = used[k] - answers[m].gpus[k];
+          caps[k] = static_cast<int>(std::max(0L, counts[k] - others));
+          over = over || answers[m].gpus[k] > caps[k];
+        }
+        if (!over) continue;
+        ++out.repair_calls;
+        DnnTargetAnswer a = repair(static_cast<int>(m), t * weights[m], prices, caps);
+        bool ok = a.gpus.size() == counts.size() && a.plan.throughput > 0.0;
+        for (size_t k = 0; ok && k < counts.size(); ++k) ok = a.gpus[k] <= caps[k];
+        if (options.trace) {
+          std::fprintf(stderr, "surrogate %.2fs t=%.3f repair dnn %zu:%s", cpu_now() - start, t, m,
+                       ok ? "" : " none");
+          for (int g : a.gpus) std::fprintf(stderr, " %d", g);
+          std::fprintf(stderr, "\n");
+        }
+        if (ok) {
+          answers[m] = std::move(a);
+          complete = tally();
+        }
+        if (cpu_now() - start > options.cpu_limit_s) break;
+      }
+    }
+    // The repair from the caller's split: every DNN holds its share (or, once checked, its
+    // plan's GPUs); a DNN whose plan does not fit beside the others' holdings is re-solved
+    // there. The holdings never exceed a class's count, so success is a plan that fits.
+    if (!complete && !used.empty() && repair && !options.shares.empty()) {
+      std::vector<std::vector<int>> hold = options.shares;
+      bool ok = true;
+      for (size_t m = 0; m < answers.size() && ok; ++m) {
+        std::vector<int> caps(counts.size(), 0);
+        bool fits = true;
+        for (size_t k = 0; k < counts.size(); ++k) {
+          long others = 0;
+          for (size_t j = 0; j < hold.size(); ++j) others += j == m ? 0 : hold[j][k];
+          caps[k] = static_cast<int>(std::max(0L, counts[k] - others));
+          fits = fits && answers[m].gpus[k] <= caps[k];
+        }
+        if (!fits) {
+          ++out.repair_calls;
+          DnnTargetAnswer a = repair(static_cast<int>(m), t * weights[m], prices, caps);
+          ok = a.gpus.size() == counts.size() && a.plan.throughput > 0.0;
+          for (size_t k = 0; ok && k < counts.size(); ++k) ok = a.gpus[k] <= caps[k];
+          if (options.trace) {
+            std::fprintf(stderr, "surrogate %.2fs t=%.3f share repair dnn %zu:%s",
+                         cpu_now() - start, t, m, ok ? "" : " none");
+            for (int g : a.gpus) std::fprintf(stderr, " %d", g);
+            std::fprintf(stderr, "\n");
+          }
+          if (ok) answers[m] = std::move(a);
+        }
+        if (ok) hold[m] = answers[m].gpus;
+        if (cpu_now() - start > options.cpu_limit_s) break;
+      }
+      complete = tally();
+    }
     double z = std::numeric_limits<double>::infinity();
     for (size_t m = 0; m < answers.size(); ++m) {
-      const auto& a = answers[m];
-      if (a.gpus.size() != counts.size()) {
-        complete = false;
-        used.clear();
-        break;
-      }
-      for (size_t k = 0; k < counts.size(); ++k) used[k] += a.gpus[k];
-      z = std::min(z, a.plan.throughput / weights[m]);
-    }
-    if (complete) {
-      for (size_t k = 0; k < counts.size(); ++k) complete = complete && used[k] <= counts[k];
+      z = std::min(z, answers[m].plan.throughput / weights[m]);
     }
     if (complete && z > out.plan_objective) {
       out.plan_objective = z;
       out.plan.clear();
-      for (auto& a : answers) out.plan.push_back(std::move(a.plan));
+      out.plan_values.clear();
+      for (auto& a : answers) {
+        out.plan.push_back(std::move(a.plan));
+        out.plan_values.push_back(std::move(a.values));
+      }
     }
     return false;
   };
@@ -147,13 +239,20 @@ SurrogateResult surrogate_bound(const std::vector<double>& weights, const std::v
   double t = std::min(upper, std::max(incumbent, 1e-9) * (1.0 + 0.8 * options.stop_gap));
   for (int i = 0; i < options.max_tests && !met(); ++i) {
     if (!(t > lo) || !(t < out.bound)) break;
+    // After a target not proven, the next one is where the least costs, growing in
+    // proportion to the target, would pass the budget (with a margin): the bound's likely
+    // proof. After a proof, and when that is out of range, bisection.
+    double next = 0.0;
     if (infeasible(t)) {
       out.bound = t;
     } else {
       lo = std::max(t, out.plan_objective);
+      if (options.extrapolate > 0.0 && last_sum > 0.0) {
+        next = t * budget_of() / last_sum * (1.0 + options.extrapolate);
+      }
     }
     if (met() || cpu_now() - start > options.cpu_limit_s) break;
-    t = 0.5 * (lo + out.bound);
+    t = next > lo && next < out.bound ? next : 0.5 * (lo + out.bound);
     if ((out.bound - lo) <= 1e-4 * out.bound) break;
   }
   return out;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <ctime>
 #include <limits>
 #include <map>
@@ -33,6 +34,8 @@ struct Solved {
   double cost_lower = 0.0;
   std::vector<int> gpus;
   double zcap = 0.0;  // the LP-optimum cap the tightening found (+inf: none)
+  // Min-cost mode: the solution's values by variable name (a start for the full model).
+  std::vector<std::pair<std::string, double>> values;
 };
 
 // What solve_milp is asked. Default: the A.2 objective. With target > 0 (one DNN): the
@@ -42,6 +45,9 @@ struct MilpMode {
   std::vector<double> prices;  // per class
   double zcap = 0.0;           // > 0: the tightening's cap from an earlier call (skips its LPs)
   double limit_s = 0.0;        // > 0: CBC's limit for the min-cost MILP (else surrogate_call_s)
+  // Non-empty: each class's budget row is capped here instead of at its count (the
+  // configurations stay those of the whole cluster, numbered alike).
+  std::vector<int> caps;
 };
 
 // Throughput bound of one configuration alone on the whole cluster: physical GPUs per unit
@@ -286,9 +292,11 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
     }
     for (int k = 0; k < K; ++k) {
       if (class_terms[k].empty()) continue;
-      budget_rows[static_cast<size_t>(k)] =
-          model.add_row("budget_" + cluster.classes[k].name, class_terms[k], -MilpModel::kInf,
-                        cluster.classes[k].count);
+      budget_rows[static_cast<size_t>(k)] = model.add_row(
+          "budget_" + cluster.classes[k].name, class_terms[k], -MilpModel::kInf,
+          mode.caps.empty()
+              ? cluster.classes[k].count
+              : std::min(cluster.classes[k].count, mode.caps.at(static_cast<size_t>(k))));
     }
   };
   // The configurations the last LP relaxation used (x_c > 0): the warm start's restricted
@@ -326,6 +334,9 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
   MilpOptions mo = opt.milp;
   if (opt.branch_priorities) mo.priority = branch_priorities(model);
   MilpResult r;
+  // The decomposition's combined plan, if any (it replaces CBC's when better).
+  std::vector<ppipe::DnnPlan> decomp_plan;
+  std::vector<double> decomp_start;  // its values as CBC's start (empty: CBC's own)
   if (min_cost) {
     // The per-DNN question of the surrogate bound: its lower bound must be tight, so a
     // small gap; CBC's bound is what the caller uses.
@@ -339,6 +350,8 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
     }
     if (!r.has_solution()) return out;  // no information: cost_lower stays 0
     out.cost_lower = std::max(0.0, r.best_bound);
+    for (int j = 0; j < model.num_vars(); ++j)
+      out.values.push_back({model.var_name(j), r.value(j)});
     out.gpus.assign(K, 0);
     for (int k = 0; k < K; ++k) {
       for (int y : class_gpu_vars[static_cast<size_t>(k)])
@@ -446,17 +459,118 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
           a.cost_lower = s.cost_lower;
           a.gpus = s.gpus;
           if (s.feasible) a.plan = s.plan.dnns[0];
+          a.values = s.values;
+          return a;
+        };
+        // The primal repair: the same question with each class's budget row capped at what
+        // the other DNNs' plans leave of it (its LP cap is not kept: it holds for the caps).
+        const DnnCappedOracle repair = [&](int m, double tau, const std::vector<double>& p,
+                                           const std::vector<int>& caps) {
+          MilpMode q;
+          q.target = tau;
+          q.prices = p;
+          q.caps = caps;
+          q.zcap = dnn_zcap[static_cast<size_t>(m)];
+          const double left = budget_s - static_cast<double>(std::clock() - cpu0) / CLOCKS_PER_SEC;
+          q.limit_s = std::clamp(left, 0.05, std::max(0.05, opt.surrogate_call_s));
+          const Solved s =
+              solve_milp(cluster, {dnns[m]}, {rules[m]}, opt, max_partitions, method, q);
+          DnnTargetAnswer a;
+          a.cost_lower = s.cost_lower;
+          a.gpus = s.gpus;
+          if (s.feasible) a.plan = s.plan.dnns[0];
+          a.values = s.values;
           return a;
         };
         SurrogateOptions so;
+        // The repair's split: each DNN's physical GPUs per class in the LP relaxation,
+        // rounded down, the rest of each class to the largest fractions.
+        {
+          std::vector<std::vector<double>> frac(dnns.size(), std::vector<double>(K, 0.0));
+          for (size_t m = 0; m < dnns.size(); ++m) {
+            for (size_t c = 0; c < configs[m].size(); ++c) {
+              for (size_t d = 0; d < configs[m][c].parts.size(); ++d) {
+                const auto& p = configs[m][c].parts[d];
+                frac[m][static_cast<size_t>(p.cls)] += lr.value(vars[m][c].g[d]) / p.mps;
+              }
+            }
+          }
+          so.shares.assign(dnns.size(), std::vector<int>(K, 0));
+          for (int k = 0; k < K; ++k) {
+            int left = cluster.classes[k].count;
+            std::vector<std::pair<double, size_t>> rest;
+            for (size_t m = 0; m < dnns.size(); ++m) {
+              const double v = std::max(0.0, frac[m][static_cast<size_t>(k)]);
+              const int f = std::min(left, static_cast<int>(std::floor(v + 1e-9)));
+              so.shares[m][static_cast<size_t>(k)] = f;
+              left -= f;
+              rest.push_back({v - f, m});
+            }
+            std::sort(rest.rbegin(), rest.rend());
+            for (const auto& [fr, m] : rest) {
+              if (left <= 0) break;
+              ++so.shares[m][static_cast<size_t>(k)];
+              --left;
+            }
+          }
+        }
         so.stop_gap = opt.milp.relative_gap;
+        so.extrapolate = 0.003;
         so.cpu_limit_s = budget_s;
         so.trace = opt.decomposition_trace;
         const double inc = std::min(r.objective, lr.objective);
-        const SurrogateResult sr =
-            surrogate_bound(weights, counts, prices, std::max(0.0, inc), lr.objective, so, oracle);
+        const SurrogateResult sr = surrogate_bound(weights, counts, prices, std::max(0.0, inc),
+                                                   lr.objective, so, oracle, repair);
         out.plan.solve.decomposition_bound = sr.bound;
-        out.plan.solve.decomposition_calls = sr.oracle_calls;
+        out.plan.solve.decomposition_calls = sr.oracle_calls + sr.repair_calls;
+        if (sr.plan.size() == dnns.size() && sr.plan_objective > 0.0) {
+          decomp_plan = sr.plan;
+          out.plan.solve.decomposition_plan = sr.plan_objective;
+        }
+        if (sr.plan_values.size() == dnns.size() && sr.plan_objective > r.objective) {
+          // CBC's start: the per-DNN solutions under their names in the full model (DNN 0's
+          // "m0" becomes "m<m>"), z their objective. Clamped to the full model's bounds; a
+          // start that breaks a row is ignored by CBC (the combined plan is output anyway).
+          std::map<std::string, int> index;
+          for (int j = 0; j < model.num_vars(); ++j) index[model.var_name(j)] = j;
+          std::vector<double> guess(static_cast<size_t>(model.num_vars()), 0.0);
+          const auto& bounds_of = model.vars();
+          for (size_t m = 0; m < dnns.size(); ++m) {
+            for (const auto& [name, value] : sr.plan_values[m]) {
+              std::string full = name;
+              const auto at = full.find("_m0");
+              if (at == std::string::npos) continue;
+              full.replace(at, 3, "_m" + std::to_string(m));
+              const auto it = index.find(full);
+              if (it == index.end()) continue;
+              const auto& b = bounds_of[static_cast<size_t>(it->second)];
+              guess[static_cast<size_t>(it->second)] = std::clamp(value, b.lb, b.ub);
+            }
+          }
+          double zs = std::numeric_limits<double>::infinity();
+          for (size_t m = 0; m < dnns.size(); ++m) {
+            double sum = 0.0;
+            for (const auto& v : vars[m]) sum += guess[static_cast<size_t>(v.x)];
+            zs = std::min(zs, sum / dnns[m].weight);
+          }
+          const auto& zb = bounds_of[static_cast<size_t>(z)];
+          guess[static_cast<size_t>(z)] = std::clamp(zs, zb.lb, std::min(zb.ub, sr.bound));
+          if (opt.decomposition_trace) {
+            int bad = 0;
+            for (const auto& row : model.rows()) {
+              double v = 0.0;
+              for (const auto& t : row.terms) v += t.coef * guess[static_cast<size_t>(t.var)];
+              if (v < row.lb - 1e-6 || v > row.ub + 1e-6) {
+                if (++bad <= 5)
+                  std::fprintf(stderr, "start breaks %s: %.4f not in [%.4g, %.4g]\n",
+                               row.name.c_str(), v, row.lb, row.ub);
+              }
+            }
+            std::fprintf(stderr, "start z %.3f, %d rows broken\n", guess[static_cast<size_t>(z)],
+                         bad);
+          }
+          decomp_start = std::move(guess);
+        }
         if (sr.bound < lr.objective) {
           model.set_bounds(z, 0.0, std::min(sr.bound, model.vars()[static_cast<size_t>(z)].ub));
         }
@@ -464,7 +578,7 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
       const double used = static_cast<double>(std::clock() - cpu0) / CLOCKS_PER_SEC;
       out.plan.solve.decomposition_seconds = used;
       mo.time_limit_s = std::max(0.1, full_limit - cbc_used - used);
-      mo.start = r.values;
+      mo.start = decomp_start.empty() ? r.values : decomp_start;
       const long nodes = r.nodes;
       const MilpResult again = solve_cbc(model, mo);
       if (again.has_solution()) {
@@ -528,6 +642,19 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
       dp.throughput += thr;
       dp.pipelines.push_back(std::move(pl));
     }
+  }
+  if (!decomp_plan.empty() && st.decomposition_plan > st.objective) {
+    // The primal side beat CBC's incumbent: its per-DNN plans together fit every class
+    // (checked by the decomposition; the plan is re-checked outside like every plan).
+    for (size_t m = 0; m < dnns.size(); ++m) {
+      auto& dp = out.plan.dnns[m];
+      dp.pipelines = decomp_plan[m].pipelines;
+      dp.throughput = decomp_plan[m].throughput;
+    }
+    st.objective = st.decomposition_plan;
+    st.gap = std::max(0.0, st.bound - st.objective) / std::max(std::abs(st.bound), 1e-9);
+    if (st.gap <= opt.milp.relative_gap) st.status = "optimal";
+    st.detail = "the decomposition's combined per-DNN plans beat CBC's incumbent";
   }
   return out;
 }

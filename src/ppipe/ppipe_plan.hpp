@@ -85,6 +85,9 @@ struct SolveStats {
   double decomposition_bound = 0.0;
   int decomposition_calls = 0;
   double decomposition_seconds = 0.0;
+  // The decomposition's primal side: the objective of the best plan combined from per-DNN
+  // plans (0: none); when it beats CBC's incumbent it is the plan (not in plan.json).
+  double decomposition_plan = 0.0;
 };
 
 struct Plan {
