@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "fleet_support.hpp"
 #include "server/remote_model.hpp"
@@ -40,6 +41,15 @@ std::string endpoint(const Worker& w, bool grpc) {
   return grpc ? "127.0.0.1:" + std::to_string(w.grpc_port) : w.url();
 }
 
+// A remote model over `endpoints` with the test's timeout and `retries` re-sends.
+ModelSpec timed_remote(const std::vector<std::string>& endpoints, int retries, bool grpc) {
+  ModelSpec spec = remote_spec("m", {4}, endpoints, retries);
+  if (grpc) spec.remote.protocol = RemoteSpec::Protocol::kGrpc;
+  spec.remote.timeout_ms = kTimeoutMs;
+  spec.remote.output = {4};
+  return spec;
+}
+
 class FleetSlowBackend : public ::testing::TestWithParam<bool> {};  // gRPC?
 
 TEST_P(FleetSlowBackend, ATimedOutBatchIsReSentOnceAndTheBackendJudged) {
@@ -48,11 +58,7 @@ TEST_P(FleetSlowBackend, ATimedOutBatchIsReSentOnceAndTheBackendJudged) {
   slow.start(0, grpc);
   fast.start(0, grpc);
   // The slow backend first: the first call goes to it (equal load, round-robin from 0).
-  ModelSpec spec = remote_spec("m", {4}, {endpoint(slow, grpc), endpoint(fast, grpc)}, 1);
-  if (grpc) spec.remote.protocol = RemoteSpec::Protocol::kGrpc;
-  spec.remote.timeout_ms = kTimeoutMs;
-  spec.remote.output = {4};
-  RemoteModel remote(spec);
+  RemoteModel remote(timed_remote({endpoint(slow, grpc), endpoint(fast, grpc)}, 1, grpc));
 
   FloatTensor in{{4}, {1, 2, 3, 4}};
   const FloatTensor* batch[] = {&in};
@@ -83,11 +89,7 @@ TEST_P(FleetSlowBackend, WithNoRetryATimedOutBatchFailsOnceNamingTheTimeout) {
   const bool grpc = GetParam();
   Worker slow(slow_models());
   slow.start(0, grpc);
-  ModelSpec spec = remote_spec("m", {4}, {endpoint(slow, grpc)}, 0);
-  if (grpc) spec.remote.protocol = RemoteSpec::Protocol::kGrpc;
-  spec.remote.timeout_ms = kTimeoutMs;
-  spec.remote.output = {4};
-  RemoteModel remote(spec);
+  RemoteModel remote(timed_remote({endpoint(slow, grpc)}, 0, grpc));
 
   FloatTensor in{{4}, {1, 2, 3, 4}};
   const FloatTensor* batch[] = {&in};

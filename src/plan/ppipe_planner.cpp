@@ -444,17 +444,24 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
         for (const auto& d : dnns) weights.push_back(d.weight);
         std::vector<double> dnn_zcap(dnns.size(), 0.0);  // each DNN's LP cap, from its first call
         const double budget_s = std::max(0.0, full_limit - cbc_used) * 0.9;
-        const DnnTargetOracle oracle = [&](int m, double tau, const std::vector<double>& p) {
+        // One per-DNN solve at target tau and prices p; with caps, each class's budget row is
+        // capped at what the other DNNs' plans leave of it (the primal repair), and the
+        // answer's LP cap is not kept (it holds for the caps only).
+        const auto solve_dnn = [&](int m, double tau, const std::vector<double>& p,
+                                   const std::vector<int>* caps) {
           MilpMode q;
           q.target = tau;
           q.prices = p;
+          if (caps) q.caps = *caps;
           q.zcap = dnn_zcap[static_cast<size_t>(m)];
           // Within the decomposition's share: a call cut short still gives a valid bound.
           const double left = budget_s - static_cast<double>(std::clock() - cpu0) / CLOCKS_PER_SEC;
           q.limit_s = std::clamp(left, 0.05, std::max(0.05, opt.surrogate_call_s));
           const Solved s =
               solve_milp(cluster, {dnns[m]}, {rules[m]}, opt, max_partitions, method, q);
-          if (std::isfinite(s.zcap) && s.zcap > 0.0) dnn_zcap[static_cast<size_t>(m)] = s.zcap;
+          if (!caps && std::isfinite(s.zcap) && s.zcap > 0.0) {
+            dnn_zcap[static_cast<size_t>(m)] = s.zcap;
+          }
           DnnTargetAnswer a;
           a.cost_lower = s.cost_lower;
           a.gpus = s.gpus;
@@ -462,25 +469,12 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
           a.values = s.values;
           return a;
         };
-        // The primal repair: the same question with each class's budget row capped at what
-        // the other DNNs' plans leave of it (its LP cap is not kept: it holds for the caps).
+        const DnnTargetOracle oracle = [&](int m, double tau, const std::vector<double>& p) {
+          return solve_dnn(m, tau, p, nullptr);
+        };
         const DnnCappedOracle repair = [&](int m, double tau, const std::vector<double>& p,
                                            const std::vector<int>& caps) {
-          MilpMode q;
-          q.target = tau;
-          q.prices = p;
-          q.caps = caps;
-          q.zcap = dnn_zcap[static_cast<size_t>(m)];
-          const double left = budget_s - static_cast<double>(std::clock() - cpu0) / CLOCKS_PER_SEC;
-          q.limit_s = std::clamp(left, 0.05, std::max(0.05, opt.surrogate_call_s));
-          const Solved s =
-              solve_milp(cluster, {dnns[m]}, {rules[m]}, opt, max_partitions, method, q);
-          DnnTargetAnswer a;
-          a.cost_lower = s.cost_lower;
-          a.gpus = s.gpus;
-          if (s.feasible) a.plan = s.plan.dnns[0];
-          a.values = s.values;
-          return a;
+          return solve_dnn(m, tau, p, &caps);
         };
         SurrogateOptions so;
         // The repair's split: each DNN's physical GPUs per class in the LP relaxation,
