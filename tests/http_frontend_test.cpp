@@ -100,10 +100,12 @@ TEST(HttpFrontEnd, AHandlerSlowerThanTheReadTimeoutStillAnswers) {
   client.send_text(kRequest);
   auto waiting = handed.get_future();
   ASSERT_EQ(waiting.wait_for(std::chrono::seconds(10)), std::future_status::ready);
-  const Responder respond = waiting.get();
+  // Held in an optional so that it is gone before fe.stop(): a Responder holds its
+  // connection, which must not outlive the front end (http_frontend.hpp).
+  std::optional<Responder> respond(waiting.get());
   const auto handed_at = Clock::now();
   while (Clock::now() - handed_at < std::chrono::milliseconds(600)) std::this_thread::yield();
-  respond(HttpResponse(200, "{\"done\":true}"));
+  (*respond)(HttpResponse(200, "{\"done\":true}"));
   const std::string answer = client.read_answer();
   EXPECT_EQ(answer.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << answer;
   EXPECT_NE(answer.find("{\"done\":true}"), std::string::npos) << answer;
@@ -113,6 +115,7 @@ TEST(HttpFrontEnd, AHandlerSlowerThanTheReadTimeoutStillAnswers) {
   EXPECT_TRUE(client.closed_by_server());
   EXPECT_LT(Clock::now() - idle_from, std::chrono::seconds(5));
   EXPECT_EQ(fe.stats().timed_out, 1u);
+  respond.reset();
   fe.stop(1.0);
 }
 

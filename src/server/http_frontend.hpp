@@ -86,7 +86,9 @@ class ResponseStream {
 };
 
 // Answers one request exactly once (later calls are ignored). Copyable; the last copy
-// destroyed without an answer sends 503.
+// destroyed without an answer sends 503. A Responder holds its connection: every copy
+// must be gone before the front end's stop() returns (the server's drain waits for its
+// in-flight requests first).
 class Responder {
  public:
   struct State;
