@@ -121,7 +121,6 @@ class Linear {
     scale_ = weight.abs().amax(1, true).clamp_min(1e-12) / static_cast<double>(levels);
     torch::Tensor q =
         torch::round(weight / scale_).clamp(-levels - (mode == WeightQuant::kInt4 ? 1 : 0), levels);
-    scale_row_ = scale_.reshape({1, out_}).contiguous();
     if (mode == WeightQuant::kInt8) {
       quantised_ = q.to(torch::kChar);
       return;
@@ -154,7 +153,7 @@ class Linear {
       torch::Tensor out = yt.narrow(0, first, rows);
       torch::mm_out(out, w, xt);
     }
-    torch::Tensor y = yt.t() * scale_row_;
+    torch::Tensor y = (yt * scale_).t();  // scale_ is [out, 1]: one per row of y^T
     if (bias_.defined()) y = y + bias_;
     shape.back() = out_;
     return y.reshape(shape);
@@ -187,7 +186,7 @@ class Linear {
 
   WeightQuant mode_ = WeightQuant::kFp16;
   int64_t out_ = 0, in_ = 0;
-  torch::Tensor weight_, quantised_, scale_, scale_row_, bias_;
+  torch::Tensor weight_, quantised_, scale_, bias_;
 };
 
 struct Norm {
