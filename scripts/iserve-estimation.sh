@@ -14,6 +14,7 @@
 #   TESSERA_TORCH=build/tessera-torch scripts/iserve-estimation.sh   (skip the build)
 #   ISERVE_MODELS="llama-2-7b falcon-7b" ...   (a subset of the four models)
 #   TABLES_ONLY=1 ...                          (rewrite the page from out/ without measuring)
+#   REPEATS=5 FP_REPEATS=9 ...                 (timed requests per point: full model, fingerprints)
 # Measurements already in out/iserve-estimation are kept (delete it to measure again), so
 # an interrupted run resumes.
 set -euo pipefail
@@ -38,6 +39,7 @@ case "$SCALE" in
     OUT=out/iserve-estimation
     DOC=docs/results/iserve/estimation.md
     REPEATS=${REPEATS:-5}
+    FP_REPEATS=${FP_REPEATS:-$REPEATS}   # the fingerprints' (cheap: more steady medians)
     WARMUPS=${WARMUPS:-2}
     DEEP=(4 8)        # the iserve-deep variant's fingerprint layers
     LENGTHS=(2 16)    # output tokens after the first
@@ -53,6 +55,7 @@ case "$SCALE" in
     OUT=out/iserve-estimation-wide
     DOC=docs/results/iserve/estimation-wide.md
     REPEATS=${REPEATS:-3}
+    FP_REPEATS=${FP_REPEATS:-5}
     WARMUPS=${WARMUPS:-1}
     DEEP=(2 4)
     LENGTHS=(2 8)
@@ -102,7 +105,7 @@ for m in "${MODELS[@]}"; do
     [ -f "$dir/profile$suffix.json" ] || { "$T" llm profile "$dir/ckpt" --out "$dir/profile$suffix.json" \
       --work "$dir/fingerprints$suffix" --fingerprint-layers "${layers_fp[@]}" \
       --weights $(printf '%s\n' "${ws[@]}" | sort -u) --kv $(printf '%s\n' "${kvs[@]}" | sort -u) \
-      --tp 1 2 4 --lengths "${LENGTHS[@]}" --prompt-tokens $PROMPT --repeats "$REPEATS" \
+      --tp 1 2 4 --lengths "${LENGTHS[@]}" --prompt-tokens $PROMPT --repeats "$FP_REPEATS" \
       --warmups "$WARMUPS" >&2; sample_load; }
     "$T" llm estimate "$dir/profile$suffix.json" --model "$dir/ckpt" --gpus 8 \
       --out "$dir/map$suffix.json" >/dev/null
@@ -145,12 +148,13 @@ elif [ -f "$OUT/run-conditions.txt" ]; then
   { read -r LOAD_BEFORE; read -r LOAD_AFTER; read -r SECONDS_TAKEN; read -r CACHES; } < "$OUT/run-conditions.txt"
 fi
 python3 - "$OUT" "$DOC" "${LENGTHS[1]}" "$REPEATS" "$LOAD_BEFORE" "$LOAD_AFTER" "$SECONDS_TAKEN" "$(nproc)" \
-  "$WARMUPS" "$CACHES" "${DEEP[0]}" "${DEEP[1]}" "$DEPTH_MODEL" "$SCALE" <<'PY'
+  "$WARMUPS" "$CACHES" "${DEEP[0]}" "${DEEP[1]}" "$DEPTH_MODEL" "$SCALE" "$FP_REPEATS" <<'PY'
 import glob, json, os, statistics, sys
 out, doc, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 repeats, load_before, load_after, taken, cores, warmups, caches = sys.argv[4:11]
 deep_a, deep_b, depth_model = int(sys.argv[11]), int(sys.argv[12]), sys.argv[13]
 wide = sys.argv[14] == "wide"
+fp_repeats = sys.argv[15]
 mean = statistics.mean
 METHODS = (("iserve", ""), ("iserve-deep", "-deep"))
 CLOCKS = ("wall", "cpu")
@@ -309,7 +313,10 @@ with open(doc, "w") as fh:
     w("output lengths; the full model was measured under each configuration below (`tessera")
     w(f"llm measure`). Latency is one batch-1 request of a 16-token prompt and {n} tokens after")
     w(f"the first: {warmups} untimed requests, then the median of {repeats} per length (the two")
-    w("lengths taking turns), on two clocks: the wall clock (what iServe measures) and the CPU")
+    w(f"lengths taking turns; {fp_repeats} for the fingerprints, which the profiler loads together and")
+    w("times in turn, every length on both in each repeat, so that a slower spell of the machine")
+    w("falls on both depths alike instead of being multiplied by the extrapolation over layers),")
+    w("on two clocks: the wall clock (what iServe measures) and the CPU")
     w("time of the process (all shards' threads; it does not count time spent waiting for the")
     w("cores other work holds, and with TP > 1 it sums the shards' work instead of overlapping")
     w("it). Memory is the peak bytes libtorch holds while serving the request, each TP rank")
@@ -323,7 +330,7 @@ with open(doc, "w") as fh:
     w("|---|---|---|---|---|---|---|---|")
     ls = (f"{min(samples):.1f} / {mean(samples):.1f} / {max(samples):.1f} ({len(samples)})"
           if samples else "–")
-    w(f"| {cores} | {caches} | {warmups} | {repeats} | {load_before} | {load_after} | {ls} | {taken} |")
+    w(f"| {cores} | {caches} | {warmups} | {repeats} (fingerprints {fp_repeats}) | {load_before} | {load_after} | {ls} | {taken} |")
     w()
     w("## Summary (mean errors, %)")
     w()

@@ -13,6 +13,8 @@
 
 #include <cmath>
 #include <filesystem>
+#include <set>
+#include <tuple>
 
 #include "llm_arch/checkpoint_layout.hpp"
 
@@ -46,10 +48,14 @@ TEST(FingerprintProfiler, MemoryEstimatesMatchTheFullModel) {
   ASSERT_EQ(profile.compressions.size(), 2u);
   EXPECT_EQ(profile.compressions[0].memory.size(), 6u);   // 2 fingerprints × 3 points
   EXPECT_EQ(profile.compressions[0].latency.size(), 8u);  // 2 fingerprints × 2 TP × 2 lengths
+  std::set<std::tuple<int64_t, int, int64_t>> timed;      // the fingerprints are timed in turn
   for (const FingerprintLatency& l : profile.compressions[0].latency) {
     EXPECT_GT(l.seconds, 0.0);
     EXPECT_GT(l.cpu_seconds, 0.0);
+    EXPECT_TRUE(timed.insert({l.fingerprint_layers, l.tp, l.output_length}).second)
+        << l.fingerprint_layers << " layers, TP " << l.tp << ", " << l.output_length << " tokens";
   }
+  EXPECT_EQ(timed.size(), 8u);  // each (depth, TP, length) exactly once, both depths present
 
   const ConfigMap map = estimate_config_map(a, profile, 4);
   for (const CompressionProfile& c : profile.compressions) {

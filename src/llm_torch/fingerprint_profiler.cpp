@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <memory>
 #include <stdexcept>
 
 #include "llm_arch/checkpoint_layout.hpp"
@@ -42,6 +43,48 @@ double median(std::vector<double> v) {
   return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// Times batch-1 requests on each decoder: `warmups` untimed requests of the longest length on
+// each, then `repeats` rounds in which every (output length, decoder) pair serves one request
+// in turn, so that a change in what else the machine runs falls on every length and every
+// decoder alike (the TPOT is a difference of lengths, the per-layer cost a difference of
+// decoders). Medians per decoder and length.
+struct Timings {
+  std::vector<double> seconds, cpu_seconds;
+};
+std::vector<Timings> time_requests(const std::vector<const Decoder*>& decoders,
+                                   const MeasureOptions& how) {
+  using Clock = std::chrono::steady_clock;
+  const int64_t longest = *std::max_element(how.output_lengths.begin(), how.output_lengths.end());
+  std::vector<std::vector<int64_t>> prompts;
+  for (const Decoder* d : decoders) {
+    prompts.push_back(prompt_of(how.prompt_tokens, d->architecture().vocab));
+    for (int w = 0; w < how.warmups; ++w) serve(*d, prompts.back(), longest);
+  }
+  const std::size_t lengths = how.output_lengths.size();
+  std::vector<std::vector<std::vector<double>>> wall(decoders.size(),
+                                                     std::vector<std::vector<double>>(lengths)),
+      cpu = wall;
+  for (int r = 0; r < how.repeats; ++r) {
+    for (std::size_t i = 0; i < lengths; ++i) {
+      for (std::size_t d = 0; d < decoders.size(); ++d) {
+        const double c0 = process_cpu_seconds();
+        const auto t0 = Clock::now();
+        serve(*decoders[d], prompts[d], how.output_lengths[i]);
+        wall[d][i].push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+        cpu[d][i].push_back(process_cpu_seconds() - c0);
+      }
+    }
+  }
+  std::vector<Timings> out(decoders.size());
+  for (std::size_t d = 0; d < decoders.size(); ++d) {
+    for (std::size_t i = 0; i < lengths; ++i) {
+      out[d].seconds.push_back(median(wall[d][i]));
+      out[d].cpu_seconds.push_back(median(cpu[d][i]));
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 Measurement measure_checkpoint(const std::filesystem::path& checkpoint,
@@ -65,24 +108,9 @@ Measurement measure_checkpoint(const std::filesystem::path& checkpoint,
     m.peak_bytes = static_cast<double>(memory_meter::peak() - before);
   }
   if (latency) {
-    using Clock = std::chrono::steady_clock;
-    for (int w = 0; w < how.warmups; ++w) serve(*decoder, prompt, longest);
-    // The lengths take turns within each repeat, so a change in what else the machine runs
-    // falls on every length alike (the TPOT is their difference).
-    std::vector<std::vector<double>> runs(how.output_lengths.size()), cpu(runs.size());
-    for (int r = 0; r < how.repeats; ++r) {
-      for (std::size_t i = 0; i < how.output_lengths.size(); ++i) {
-        const double c0 = process_cpu_seconds();
-        const auto t0 = Clock::now();
-        serve(*decoder, prompt, how.output_lengths[i]);
-        runs[i].push_back(std::chrono::duration<double>(Clock::now() - t0).count());
-        cpu[i].push_back(process_cpu_seconds() - c0);
-      }
-    }
-    for (std::size_t i = 0; i < runs.size(); ++i) {
-      m.seconds.push_back(median(runs[i]));
-      m.cpu_seconds.push_back(median(cpu[i]));
-    }
+    const auto timed = time_requests({decoder.get()}, how);
+    m.seconds = timed[0].seconds;
+    m.cpu_seconds = timed[0].cpu_seconds;
   }
   return m;
 }
@@ -134,12 +162,22 @@ FingerprintProfile profile_fingerprints(const std::filesystem::path& checkpoint,
         const Measurement m = measure_checkpoint(dir, o, how, true, false);
         c.memory.push_back({layers, p.tp, p.pp, m.peak_bytes});
       }
-      for (int tp : tps) {
-        if (!parallelism_problem(arch, Parallelism{tp, 1}).empty()) continue;
-        const Measurement m = measure_checkpoint(
-            dir, {c.weights, c.kv_cache, tp, 1, {}, how.device}, how, false, true);
+    }
+    // Latency: both fingerprints loaded at once and timed in turn (time_requests), so that a
+    // slower spell of the machine does not fall on one depth only and come back multiplied
+    // by the extrapolation (the per-layer cost is their difference).
+    at::set_num_threads(1);  // as measure_checkpoint: one intra-op thread per shard
+    for (int tp : tps) {
+      if (!parallelism_problem(arch, Parallelism{tp, 1}).empty()) continue;
+      std::vector<std::unique_ptr<Decoder>> loaded;
+      for (int f = 0; f < 2; ++f) {
+        loaded.push_back(Decoder::load(fp[f], {c.weights, c.kv_cache, tp, 1, {}, how.device}));
+      }
+      const auto timed = time_requests({loaded[0].get(), loaded[1].get()}, how);
+      for (int f = 0; f < 2; ++f) {
         for (std::size_t i = 0; i < how.output_lengths.size(); ++i) {
-          c.latency.push_back({layers, tp, how.output_lengths[i], m.seconds[i], m.cpu_seconds[i]});
+          c.latency.push_back(
+              {depth[f], tp, how.output_lengths[i], timed[f].seconds[i], timed[f].cpu_seconds[i]});
         }
       }
     }

@@ -8,7 +8,10 @@
 // torch.cuda.max_memory_allocated), counted from before the load; latency is the median
 // wall time of `repeats` requests after `warmups` untimed ones (the output lengths taking
 // turns within each repeat), and the median CPU time the process spent on them (all
-// shards' threads); libtorch runs one intra-op thread per shard at every TP. A 1-layer fingerprint
+// shards' threads); libtorch runs one intra-op thread per shard at every TP. The profiler
+// loads both fingerprints at once and times them in turn too (each repeat serves every
+// length on each), so a slower spell of the machine falls on both depths alike instead of
+// being multiplied by the extrapolation over layers. A 1-layer fingerprint
 // at PP = 2 runs its layer on stage 0 and only the final norm and head on stage 1 (the paper does
 // not say how it runs one; digest §2.2 "open question").
 //
