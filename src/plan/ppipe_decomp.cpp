@@ -19,7 +19,8 @@ double cpu_now() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
 SurrogateResult surrogate_bound(const std::vector<double>& weights, const std::vector<int>& counts,
                                 const std::vector<double>& initial_prices, double incumbent,
                                 double upper, const SurrogateOptions& options,
-                                const DnnTargetOracle& oracle, const DnnCappedOracle& repair) {
+                                const DnnTargetOracle& oracle, const DnnCappedOracle& repair,
+                                const PlanImprover& improve) {
   std::vector<double> prices = initial_prices;
   if (weights.empty()) throw std::invalid_argument("surrogate bound: no DNNs");
   if (prices.size() != counts.size()) {
@@ -232,8 +233,9 @@ SurrogateResult surrogate_bound(const std::vector<double>& weights, const std::v
   };
   // First the target that would meet the stopping rule with a margin (incumbent x (1 + 0.8
   // stop_gap)), then bisection for the best bound the time allows.
+  const auto best = [&] { return std::max({incumbent, out.plan_objective, out.improved}); };
   const auto met = [&] {
-    const double have = std::max(incumbent, out.plan_objective);
+    const double have = best();
     return have > 0.0 && out.bound - have <= 0.9 * options.stop_gap * have;
   };
   double t = std::min(upper, std::max(incumbent, 1e-9) * (1.0 + 0.8 * options.stop_gap));
@@ -250,6 +252,12 @@ SurrogateResult surrogate_bound(const std::vector<double>& weights, const std::v
       if (options.extrapolate > 0.0 && last_sum > 0.0) {
         next = t * budget_of() / last_sum * (1.0 + options.extrapolate);
       }
+    }
+    if (improve && !met() && cpu_now() - start <= options.cpu_limit_s) {
+      const double z = improve();
+      if (std::isfinite(z) && z > out.improved) out.improved = std::min(z, out.bound);
+      if (options.trace) std::fprintf(stderr, "surrogate improved plan %.3f\n", out.improved);
+      lo = std::max(lo, out.improved);
     }
     if (met() || cpu_now() - start > options.cpu_limit_s) break;
     t = next > lo && next < out.bound ? next : 0.5 * (lo + out.bound);
