@@ -208,4 +208,42 @@ TEST(PpipeDecomp, SharesAloneRepairTheOverUse) {
   }
 }
 
+TEST(PpipeDecomp, ThePlanImproverRaisesTheLowerEndAndMeetsTheRule) {
+  // Two DNNs at 10 req/s per GPU, 5 GPUs: the optimum is 20, the LP's 25. From a weak
+  // incumbent (10) the caller's improver (the planner's column pool) holds the optimal plan:
+  // once it says so the bisection runs between 20 and the bound, and stops within the rule.
+  SurrogateOptions o;
+  o.stop_gap = 0.01;
+  o.max_tests = 30;
+  int asked = 0;
+  const PlanImprover improve = [&asked] {
+    ++asked;
+    return 20.0;
+  };
+  const SurrogateResult r = surrogate_bound({1.0, 1.0}, {5}, {1.0}, 10.0, 25.0, o,
+                                            linear_oracle({10.0, 10.0}), {}, improve);
+  EXPECT_GT(asked, 0);
+  EXPECT_EQ(r.improved, 20.0);
+  EXPECT_GE(r.bound, 20.0);                                   // valid
+  EXPECT_LE(r.bound - 20.0, 0.9 * o.stop_gap * 20.0 + 1e-9);  // the rule is met
+  // Without it the same search ends no better (the per-DNN plans reach 20 themselves), and
+  // an improver answering nonsense (NaN, negative) changes nothing.
+  const SurrogateResult plain =
+      surrogate_bound({1.0, 1.0}, {5}, {1.0}, 10.0, 25.0, o, linear_oracle({10.0, 10.0}));
+  EXPECT_EQ(plain.improved, 0.0);
+  for (double bad : {std::nan(""), -5.0}) {
+    const SurrogateResult q =
+        surrogate_bound({1.0, 1.0}, {5}, {1.0}, 10.0, 25.0, o, linear_oracle({10.0, 10.0}), {},
+                        [bad] { return bad; });
+    EXPECT_EQ(q.improved, 0.0);
+    EXPECT_EQ(q.bound, plain.bound);
+    EXPECT_EQ(q.plan_objective, plain.plan_objective);
+  }
+  // An improver claiming more than a proven bound is held to the bound.
+  o.max_tests = 1;
+  const SurrogateResult capped = surrogate_bound(
+      {1.0, 1.0}, {5}, {1.0}, 10.0, 25.0, o, linear_oracle({10.0, 10.0}), {}, [] { return 1e9; });
+  EXPECT_LE(capped.improved, capped.bound);
+}
+
 }  // namespace

@@ -341,6 +341,7 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
   // The decomposition's combined plan, if any (it replaces CBC's when better).
   std::vector<ppipe::DnnPlan> decomp_plan;
   std::vector<double> decomp_start;  // its values as CBC's start (empty: CBC's own)
+  double pool_plan = 0.0;            // the column pool's plan when it beat both (0: none)
   if (min_cost) {
     // The per-DNN question of the surrogate bound: its lower bound must be tight, so a
     // small gap; CBC's bound is what the caller uses.
@@ -651,6 +652,7 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
           r.objective = pool_best.objective;
           r.best_bound = bound;
           r.nodes = static_cast<int>(nodes + pool_best.nodes);
+          pool_plan = pool_best.objective;
           decomp_start.clear();
           decomp_plan.clear();
         }
@@ -726,6 +728,9 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
       dp.throughput += thr;
       dp.pipelines.push_back(std::move(pl));
     }
+  }
+  if (pool_plan > 0.0 && st.objective <= pool_plan * (1.0 + 1e-9)) {
+    st.detail = "the decomposition's column pool MILP beat CBC's incumbent and the combined plans";
   }
   if (!decomp_plan.empty() && st.decomposition_plan > st.objective) {
     // The primal side beat CBC's incumbent: its per-DNN plans together fit every class
