@@ -249,11 +249,12 @@ SurrogateResult surrogate_bound(const std::vector<double>& weights, const std::v
     }
   };
   // First the target that would meet the stopping rule with a margin (incumbent x (1 + 0.8
-  // stop_gap)), then bisection for the best bound the time allows.
+  // stop_gap)); after a target not proven, extrapolation; after a proof, the target the
+  // best plan needs; else bisection for the best bound the time allows.
   const auto best = [&] { return std::max({incumbent, out.plan_objective, out.improved}); };
   const auto met = [&] {
     const double have = best();
-    return have > 0.0 && out.bound - have <= 0.9 * options.stop_gap * have;
+    return have > 0.0 && out.bound - have <= options.stop_gap * have * (1.0 - 1e-9);
   };
   double t = std::min(upper, std::max(incumbent, 1e-9) * (1.0 + 0.8 * options.stop_gap));
   for (int i = 0; i < options.max_tests && !met(); ++i) {
@@ -277,8 +278,9 @@ SurrogateResult surrogate_bound(const std::vector<double>& weights, const std::v
       lo = std::max(lo, out.improved);
     }
     if (met() || cpu_now() - start > options.cpu_limit_s) break;
-    // After a proof: the target whose proof would meet the stopping rule with the best plan.
-    if (next == 0.0 && best() > 0.0) next = best() * (1.0 + 0.9 * options.stop_gap) * (1.0 - 1e-6);
+    // After a proof: the target whose proof would meet the stopping rule with the best plan
+    // (the highest such, the easiest to prove).
+    if (next == 0.0 && best() > 0.0) next = best() * (1.0 + options.stop_gap) * (1.0 - 1e-6);
     t = next > lo && next < out.bound ? next : 0.5 * (lo + out.bound);
     if ((out.bound - lo) <= 1e-4 * out.bound) break;
   }

@@ -52,7 +52,7 @@ using DnnCappedOracle = std::function<DnnTargetAnswer(
 using PlanImprover = std::function<double()>;
 
 struct SurrogateOptions {
-  double stop_gap = 0.01;   // stop once bound <= incumbent x (1 + 0.9 stop_gap)
+  double stop_gap = 0.01;   // stop once bound <= best plan x (1 + stop_gap)
   int max_tests = 8;        // bisection steps (each asks the oracle once per DNN)
   double cpu_limit_s = 10;  // CPU seconds for the whole bisection (checked between tests)
   bool trace = false;       // one line per tested target on stderr
