@@ -9,7 +9,9 @@
 // the 24 paper instances.
 // Usage: ppipe_milp_table [regex over instance names]; PPIPE_TIME / PPIPE_NODES override
 // the limits; PPIPE_NODECOMP=1 turns the decomposition bound off, PPIPE_DECOMP_ALWAYS=1
-// runs it on every multi-DNN instance, PPIPE_DECOMP_TRACE=1 prints its targets.
+// runs it on every multi-DNN instance, PPIPE_DECOMP_TRACE=1 prints its targets;
+// PPIPE_DECOMP_SHARE and PPIPE_REPAIR_GAP set the decomposition's share of the time and a
+// capped repair's relative gap, PPIPE_NOPOOL=1 turns its column pool's MILP off.
 // Single-threaded; not a Google Benchmark (one solve per instance).
 #include <ctime>
 
@@ -54,6 +56,9 @@ PpipeInput paper_instance(const std::string& cluster, const std::string& group, 
   if (std::getenv("PPIPE_DECOMP_TRACE")) in.options.decomposition_trace = true;
   if (const char* s = std::getenv("PPIPE_DECOMP_SHARE"))
     in.options.decomposition_share = std::atof(s);
+  if (std::getenv("PPIPE_NOPOOL")) in.options.decomposition_pool = false;
+  if (const char* s = std::getenv("PPIPE_REPAIR_GAP"))
+    in.options.surrogate_repair_gap = std::atof(s);
   return in;
 }
 

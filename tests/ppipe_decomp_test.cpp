@@ -208,4 +208,87 @@ TEST(PpipeDecomp, SharesAloneRepairTheOverUse) {
   }
 }
 
+TEST(PpipeDecomp, ThePlanImproverRaisesTheLowerEndAndMeetsTheRule) {
+  // Two DNNs at 10 req/s per GPU, 5 GPUs: the optimum is 20, the LP's 25. From a weak
+  // incumbent (10) the caller's improver (the planner's column pool) holds the optimal plan:
+  // once it says so the bisection runs between 20 and the bound, and stops within the rule.
+  SurrogateOptions o;
+  o.stop_gap = 0.01;
+  o.max_tests = 30;
+  int asked = 0;
+  const PlanImprover improve = [&asked] {
+    ++asked;
+    return 20.0;
+  };
+  const SurrogateResult r = surrogate_bound({1.0, 1.0}, {5}, {1.0}, 10.0, 25.0, o,
+                                            linear_oracle({10.0, 10.0}), {}, improve);
+  EXPECT_GT(asked, 0);
+  EXPECT_EQ(r.improved, 20.0);
+  EXPECT_GE(r.bound, 20.0);                             // valid
+  EXPECT_LE(r.bound - 20.0, o.stop_gap * 20.0 + 1e-9);  // the rule is met
+  // Without it the same search ends no better (the per-DNN plans reach 20 themselves), and
+  // an improver answering nonsense (NaN, negative) changes nothing.
+  const SurrogateResult plain =
+      surrogate_bound({1.0, 1.0}, {5}, {1.0}, 10.0, 25.0, o, linear_oracle({10.0, 10.0}));
+  EXPECT_EQ(plain.improved, 0.0);
+  for (double bad : {std::nan(""), -5.0}) {
+    const SurrogateResult q =
+        surrogate_bound({1.0, 1.0}, {5}, {1.0}, 10.0, 25.0, o, linear_oracle({10.0, 10.0}), {},
+                        [bad] { return bad; });
+    EXPECT_EQ(q.improved, 0.0);
+    EXPECT_EQ(q.bound, plain.bound);
+    EXPECT_EQ(q.plan_objective, plain.plan_objective);
+  }
+  // An improver claiming more than a proven bound is held to the bound.
+  o.max_tests = 1;
+  const SurrogateResult capped = surrogate_bound(
+      {1.0, 1.0}, {5}, {1.0}, 10.0, 25.0, o, linear_oracle({10.0, 10.0}), {}, [] { return 1e9; });
+  EXPECT_LE(capped.improved, capped.bound);
+}
+
+TEST(PpipeDecomp, AFailedRepricingKeepsThePricesThatCameClosest) {
+  // One DNN, classes A (10 req/s per GPU) and B (5), 4 GPUs each; its plan is the cheaper
+  // of A only and B only. At t = 50 the A plan over-uses A; the subgradient step makes A
+  // dear and B free, the plan jumps to B and the shortfall widens: the next target must
+  // start from the prices before that step, not from the step's.
+  std::vector<std::pair<double, std::vector<double>>> seen;
+  const DnnTargetOracle oracle = [&seen](int, double tau, const std::vector<double>& p) {
+    seen.push_back({tau, p});
+    const int a = static_cast<int>(std::ceil(tau / 10.0 - 1e-12));
+    const int b = static_cast<int>(std::ceil(tau / 5.0 - 1e-12));
+    DnnTargetAnswer r;
+    if (p.at(0) * a <= p.at(1) * b) {
+      r.cost_lower = p.at(0) * a;
+      r.gpus = {a, 0};
+      r.plan.throughput = 10.0 * a;
+    } else {
+      r.cost_lower = p.at(1) * b;
+      r.gpus = {0, b};
+      r.plan.throughput = 5.0 * b;
+    }
+    return r;
+  };
+  SurrogateOptions o;
+  o.stop_gap = 1e-6;
+  o.max_tests = 3;
+  o.price_rounds = 2;
+  o.reprice_within = 1.0;  // re-price whatever the shortfall
+  surrogate_bound({1.0}, {4, 4}, {1.0, 1.0}, 30.0, 60.0, o, oracle);
+  // Each target's first call, and whether a step was taken there.
+  std::vector<std::pair<double, std::vector<double>>> first;
+  bool repriced = false;
+  for (const auto& [tau, p] : seen) {
+    if (first.empty() || first.back().first != tau) {
+      first.push_back({tau, p});
+    } else if (p != first.back().second) {
+      repriced = true;
+    }
+  }
+  EXPECT_TRUE(repriced);
+  ASSERT_GE(first.size(), 3u);  // 30, 50 (re-priced), then at least one more
+  for (const auto& [tau, p] : first) {
+    EXPECT_EQ(p, (std::vector<double>{1.0, 1.0})) << "target " << tau;
+  }
+}
+
 }  // namespace

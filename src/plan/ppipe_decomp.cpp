@@ -19,7 +19,8 @@ double cpu_now() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
 SurrogateResult surrogate_bound(const std::vector<double>& weights, const std::vector<int>& counts,
                                 const std::vector<double>& initial_prices, double incumbent,
                                 double upper, const SurrogateOptions& options,
-                                const DnnTargetOracle& oracle, const DnnCappedOracle& repair) {
+                                const DnnTargetOracle& oracle, const DnnCappedOracle& repair,
+                                const PlanImprover& improve) {
   std::vector<double> prices = initial_prices;
   if (weights.empty()) throw std::invalid_argument("surrogate bound: no DNNs");
   if (prices.size() != counts.size()) {
@@ -202,13 +203,30 @@ SurrogateResult surrogate_bound(const std::vector<double>& weights, const std::v
   // give a valid test, so this only changes how strong it is.
   auto infeasible = [&](double t) {
     double deficit = std::numeric_limits<double>::infinity();  // budget - sum, relative
+    // A failed re-pricing keeps the prices that came closest (a step can widen the
+    // shortfall many times over, and every later target would be tested with them).
+    std::vector<double> kept_prices = prices;
+    double kept_sum = 0.0;
+    double kept_deficit = std::numeric_limits<double>::infinity();
+    const auto give_up = [&] {
+      if (std::isfinite(kept_deficit)) {
+        prices = kept_prices;
+        last_sum = kept_sum;
+      }
+      return false;
+    };
     for (int round = 0;; ++round) {
       if (test(t)) return true;
-      if (round >= options.price_rounds || used.empty()) return false;
+      const double now = (budget_of() - last_sum) / std::max(budget_of(), 1e-300);
+      if (now < kept_deficit) {
+        kept_deficit = now;
+        kept_prices = prices;
+        kept_sum = last_sum;
+      }
+      if (round >= options.price_rounds || used.empty()) return give_up();
       // Re-price only near the threshold, and only while it helps: far from it (or when the
       // last step widened the shortfall) the time is better spent on another target.
-      const double now = (budget_of() - last_sum) / std::max(budget_of(), 1e-300);
-      if (now > options.reprice_within || now >= deficit) return false;
+      if (now > options.reprice_within || now >= deficit) return give_up();
       deficit = now;
       bool over = false;
       double norm = 0.0;
@@ -217,7 +235,7 @@ SurrogateResult surrogate_bound(const std::vector<double>& weights, const std::v
         const double d = static_cast<double>(used[k] - counts[k]);
         norm += d * d;
       }
-      if (!over || norm <= 0.0) return false;  // the plans fit: t is reached
+      if (!over || norm <= 0.0) return give_up();  // the plans fit: t is reached
       const double step = 2.0 * std::max(budget_of() - last_sum, 1e-9 * budget_of()) / norm;
       for (size_t k = 0; k < counts.size(); ++k) {
         prices[k] = std::max(0.0, prices[k] + step * static_cast<double>(used[k] - counts[k]));
@@ -227,14 +245,16 @@ SurrogateResult surrogate_bound(const std::vector<double>& weights, const std::v
         for (double p : prices) std::fprintf(stderr, " %.4f", p);
         std::fprintf(stderr, "\n");
       }
-      if (cpu_now() - start > options.cpu_limit_s) return false;
+      if (cpu_now() - start > options.cpu_limit_s) return give_up();
     }
   };
   // First the target that would meet the stopping rule with a margin (incumbent x (1 + 0.8
-  // stop_gap)), then bisection for the best bound the time allows.
+  // stop_gap)); after a target not proven, extrapolation; after a proof, the target the
+  // best plan needs; else bisection for the best bound the time allows.
+  const auto best = [&] { return std::max({incumbent, out.plan_objective, out.improved}); };
   const auto met = [&] {
-    const double have = std::max(incumbent, out.plan_objective);
-    return have > 0.0 && out.bound - have <= 0.9 * options.stop_gap * have;
+    const double have = best();
+    return have > 0.0 && out.bound - have <= options.stop_gap * have * (1.0 - 1e-9);
   };
   double t = std::min(upper, std::max(incumbent, 1e-9) * (1.0 + 0.8 * options.stop_gap));
   for (int i = 0; i < options.max_tests && !met(); ++i) {
@@ -251,7 +271,16 @@ SurrogateResult surrogate_bound(const std::vector<double>& weights, const std::v
         next = t * budget_of() / last_sum * (1.0 + options.extrapolate);
       }
     }
+    if (improve && !met() && cpu_now() - start <= options.cpu_limit_s) {
+      const double z = improve();
+      if (std::isfinite(z) && z > out.improved) out.improved = std::min(z, out.bound);
+      if (options.trace) std::fprintf(stderr, "surrogate improved plan %.3f\n", out.improved);
+      lo = std::max(lo, out.improved);
+    }
     if (met() || cpu_now() - start > options.cpu_limit_s) break;
+    // After a proof: the target whose proof would meet the stopping rule with the best plan
+    // (the highest such, the easiest to prove).
+    if (next == 0.0 && best() > 0.0) next = best() * (1.0 + options.stop_gap) * (1.0 - 1e-6);
     t = next > lo && next < out.bound ? next : 0.5 * (lo + out.bound);
     if ((out.bound - lo) <= 1e-4 * out.bound) break;
   }

@@ -10,9 +10,10 @@
 // p-weighted physical GPUs of a plan of DNN m alone serving >= tau (a small per-DNN MILP).
 // When the condition fails at t, t is a proven upper bound on the optimum. The bound is
 // found by bisection on t; the per-DNN plans found on the way are combined into a plan when
-// they fit every class (the primal side). When they over-use a class, a repair re-solves each
-// over-using DNN with what the others leave of every class; the bisection runs between the
-// best combined plan (or unproven target) and the proven bound.
+// they fit every class (the primal side), and the caller may improve its plan after each
+// target (PlanImprover), whose plans also raise the bisection's lower end. When they over-use a
+// class, a repair re-solves each over-using DNN with what the others leave of every class; the
+// bisection runs between the best combined plan (or unproven target) and the proven bound.
 //
 // Plain functions over a caller-supplied oracle (the planner answers it with CBC; tests with
 // hand-made value functions). No shared state; not thread-safe only as far as the oracle is.
@@ -45,9 +46,13 @@ using DnnTargetOracle =
 // fits beside theirs.
 using DnnCappedOracle = std::function<DnnTargetAnswer(
     int m, double tau, const std::vector<double>& prices, const std::vector<int>& caps)>;
+// The caller's own primal step, asked after every tested target (the planner: the full
+// model restricted to the configurations the per-DNN plans used so far, a column pool):
+// returns the objective of the best plan it holds (0: none). Its plan stays the caller's.
+using PlanImprover = std::function<double()>;
 
 struct SurrogateOptions {
-  double stop_gap = 0.01;   // stop once bound <= incumbent x (1 + 0.9 stop_gap)
+  double stop_gap = 0.01;   // stop once bound <= best plan x (1 + stop_gap)
   int max_tests = 8;        // bisection steps (each asks the oracle once per DNN)
   double cpu_limit_s = 10;  // CPU seconds for the whole bisection (checked between tests)
   bool trace = false;       // one line per tested target on stderr
@@ -74,7 +79,8 @@ struct SurrogateResult {
   double bound = 0.0;  // proven: no plan has min_m x_m / w_m above it
   int tests = 0;       // targets tested
   int oracle_calls = 0;
-  int repair_calls = 0;  // capped-oracle calls of the primal repair
+  int repair_calls = 0;   // capped-oracle calls of the primal repair
+  double improved = 0.0;  // the best objective the PlanImprover returned (0: none)
   // The best plan assembled from per-DNN plans that fit every class (empty: none), and its
   // objective min_m x_m / w_m.
   std::vector<ppipe::DnnPlan> plan;
@@ -90,6 +96,7 @@ struct SurrogateResult {
 SurrogateResult surrogate_bound(const std::vector<double>& weights, const std::vector<int>& counts,
                                 const std::vector<double>& initial_prices, double incumbent,
                                 double upper, const SurrogateOptions& options,
-                                const DnnTargetOracle& oracle, const DnnCappedOracle& repair = {});
+                                const DnnTargetOracle& oracle, const DnnCappedOracle& repair = {},
+                                const PlanImprover& improve = {});
 
 }  // namespace tessera::plan

@@ -36,6 +36,9 @@ struct Solved {
   double zcap = 0.0;  // the LP-optimum cap the tightening found (+inf: none)
   // Min-cost mode: the solution's values by variable name (a start for the full model).
   std::vector<std::pair<std::string, double>> values;
+  // Min-cost mode: the configurations the solution uses (x > 0), numbered as in the whole
+  // cluster's model of the same DNN.
+  std::vector<int> used_configs;
 };
 
 // What solve_milp is asked. Default: the A.2 objective. With target > 0 (one DNN): the
@@ -48,6 +51,7 @@ struct MilpMode {
   // Non-empty: each class's budget row is capped here instead of at its count (the
   // configurations stay those of the whole cluster, numbered alike).
   std::vector<int> caps;
+  double gap = 0.0;  // > 0: CBC's relative gap for the min-cost MILP (else 1e-4)
 };
 
 // Throughput bound of one configuration alone on the whole cluster: physical GPUs per unit
@@ -337,10 +341,11 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
   // The decomposition's combined plan, if any (it replaces CBC's when better).
   std::vector<ppipe::DnnPlan> decomp_plan;
   std::vector<double> decomp_start;  // its values as CBC's start (empty: CBC's own)
+  double pool_plan = 0.0;            // the column pool's plan when it beat both (0: none)
   if (min_cost) {
     // The per-DNN question of the surrogate bound: its lower bound must be tight, so a
     // small gap; CBC's bound is what the caller uses.
-    mo.relative_gap = 1e-4;
+    mo.relative_gap = mode.gap > 0.0 ? mode.gap : 1e-4;
     mo.time_limit_s = mode.limit_s > 0.0 ? mode.limit_s : opt.surrogate_call_s;
     r = solve_cbc(model, mo);
     out.plan.solve.nodes = r.nodes;
@@ -352,6 +357,9 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
     out.cost_lower = std::max(0.0, r.best_bound);
     for (int j = 0; j < model.num_vars(); ++j)
       out.values.push_back({model.var_name(j), r.value(j)});
+    for (size_t c = 0; c < configs[0].size(); ++c) {
+      if (r.value(vars[0][c].x) > kEps) out.used_configs.push_back(static_cast<int>(c));
+    }
     out.gpus.assign(K, 0);
     for (int k = 0; k < K; ++k) {
       for (int y : class_gpu_vars[static_cast<size_t>(k)])
@@ -444,6 +452,10 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
         for (const auto& d : dnns) weights.push_back(d.weight);
         std::vector<double> dnn_zcap(dnns.size(), 0.0);  // each DNN's LP cap, from its first call
         const double budget_s = std::max(0.0, full_limit - cbc_used) * 0.9;
+        // The bisection's part; the rest is for a last column-pool solve (below).
+        const double surrogate_s = std::max(0.0, budget_s - opt.surrogate_call_s * 0.5);
+        // The column pool: per DNN, every configuration a per-DNN plan used.
+        std::vector<std::set<int>> pool(dnns.size());
         // One per-DNN solve at target tau and prices p; with caps, each class's budget row is
         // capped at what the other DNNs' plans leave of it (the primal repair), and the
         // answer's LP cap is not kept (it holds for the caps only).
@@ -452,13 +464,19 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
           MilpMode q;
           q.target = tau;
           q.prices = p;
-          if (caps) q.caps = *caps;
+          if (caps) {
+            q.caps = *caps;
+            // A repair needs a plan within the caps, not the least-cost one.
+            q.gap = opt.surrogate_repair_gap;
+          }
           q.zcap = dnn_zcap[static_cast<size_t>(m)];
           // Within the decomposition's share: a call cut short still gives a valid bound.
-          const double left = budget_s - static_cast<double>(std::clock() - cpu0) / CLOCKS_PER_SEC;
+          const double left =
+              surrogate_s - static_cast<double>(std::clock() - cpu0) / CLOCKS_PER_SEC;
           q.limit_s = std::clamp(left, 0.05, std::max(0.05, opt.surrogate_call_s));
           const Solved s =
               solve_milp(cluster, {dnns[m]}, {rules[m]}, opt, max_partitions, method, q);
+          pool[static_cast<size_t>(m)].insert(s.used_configs.begin(), s.used_configs.end());
           if (!caps && std::isfinite(s.zcap) && s.zcap > 0.0) {
             dnn_zcap[static_cast<size_t>(m)] = s.zcap;
           }
@@ -510,13 +528,69 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
         }
         so.stop_gap = opt.milp.relative_gap;
         so.extrapolate = 0.003;
-        so.cpu_limit_s = budget_s;
+        so.cpu_limit_s = surrogate_s;
         so.trace = opt.decomposition_trace;
+        // The column pool's MILP (a restricted master), the PlanImprover: the full model with
+        // every configuration fixed at zero that no per-DNN plan so far nor CBC's incumbent
+        // uses. Its plans are the full model's (only bounds differ); it combines the per-DNN
+        // plans across targets and with CBC's, which the repairs cannot.
+        MilpResult pool_best;
+        // One restricted solve within `until` CPU seconds of the decomposition's start.
+        const auto pool_solve = [&](double until) {
+          const double left = until - static_cast<double>(std::clock() - cpu0) / CLOCKS_PER_SEC;
+          if (left <= 0.05) return;
+          const std::vector<double>& from = pool_best.has_solution() ? pool_best.values : r.values;
+          MilpModel restricted = model;
+          int kept = 0;
+          for (size_t m = 0; m < dnns.size(); ++m) {
+            for (size_t c = 0; c < configs[m].size(); ++c) {
+              const Vars& v = vars[m][c];
+              if (pool[m].count(static_cast<int>(c)) > 0 || from[static_cast<size_t>(v.x)] > kEps) {
+                ++kept;
+                continue;
+              }
+              restricted.set_bounds(v.x, 0.0, 0.0);
+              if (v.u >= 0) restricted.set_bounds(v.u, 0.0, 0.0);
+              for (int g : v.g) restricted.set_bounds(g, 0.0, 0.0);
+            }
+          }
+          MilpOptions po = mo;
+          po.time_limit_s = std::min(left, std::max(0.05, opt.surrogate_call_s));
+          po.start = from;
+          // Within the pool the best plan is wanted, not one within the 1 % rule of the
+          // restricted model's own bound.
+          po.relative_gap = 1e-4;
+          const MilpResult pr = solve_cbc(restricted, po);
+          if (opt.decomposition_trace) {
+            std::fprintf(stderr, "pool MILP: %d configurations, %.2fs, %s %.3f, bound %.3f\n", kept,
+                         pr.seconds, pr.has_solution() ? "found" : "none",
+                         pr.has_solution() ? pr.objective : 0.0, pr.best_bound);
+          }
+          if (pr.has_solution() &&
+              (!pool_best.has_solution() || pr.objective > pool_best.objective)) {
+            pool_best = pr;
+            for (size_t m = 0; m < dnns.size(); ++m) {
+              for (size_t c = 0; c < configs[m].size(); ++c) {
+                if (pr.value(vars[m][c].x) > kEps) pool[m].insert(static_cast<int>(c));
+              }
+            }
+          }
+        };
+        const PlanImprover improve = [&]() -> double {
+          pool_solve(surrogate_s);
+          return pool_best.has_solution() ? pool_best.objective : 0.0;
+        };
         const double inc = std::min(r.objective, lr.objective);
-        const SurrogateResult sr = surrogate_bound(weights, counts, prices, std::max(0.0, inc),
-                                                   lr.objective, so, oracle, repair);
+        const SurrogateResult sr =
+            surrogate_bound(weights, counts, prices, std::max(0.0, inc), lr.objective, so, oracle,
+                            repair, opt.decomposition_pool ? improve : PlanImprover{});
         out.plan.solve.decomposition_bound = sr.bound;
         out.plan.solve.decomposition_calls = sr.oracle_calls + sr.repair_calls;
+        if (opt.decomposition_pool) {
+          // The last targets' plans into the pool too, unless the rule is already met.
+          const double have = std::max({r.objective, sr.plan_objective, sr.improved});
+          if (sr.bound - have > 0.9 * so.stop_gap * have) pool_solve(budget_s);
+        }
         if (sr.plan.size() == dnns.size() && sr.plan_objective > 0.0) {
           decomp_plan = sr.plan;
           out.plan.solve.decomposition_plan = sr.plan_objective;
@@ -568,6 +642,20 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
         if (sr.bound < lr.objective) {
           model.set_bounds(z, 0.0, std::min(sr.bound, model.vars()[static_cast<size_t>(z)].ub));
         }
+        if (pool_best.has_solution() &&
+            pool_best.objective > std::max(r.objective, sr.plan_objective) * (1.0 + 1e-9)) {
+          // The column pool's plan: feasible for the full model (only bounds differ); the
+          // bound stays the full model's.
+          const double bound = r.best_bound;
+          const long nodes = r.nodes;
+          r.values = pool_best.values;
+          r.objective = pool_best.objective;
+          r.best_bound = bound;
+          r.nodes = static_cast<int>(nodes + pool_best.nodes);
+          pool_plan = pool_best.objective;
+          decomp_start.clear();
+          decomp_plan.clear();
+        }
       }
       const double used = static_cast<double>(std::clock() - cpu0) / CLOCKS_PER_SEC;
       out.plan.solve.decomposition_seconds = used;
@@ -575,9 +663,13 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
       mo.start = decomp_start.empty() ? r.values : decomp_start;
       const long nodes = r.nodes;
       const MilpResult again = solve_cbc(model, mo);
-      if (again.has_solution()) {
+      if (again.has_solution() && again.objective >= r.objective - 1e-9) {
         r = again;
         r.nodes += static_cast<int>(nodes);
+      } else if (again.has_solution()) {
+        // CBC rejected the start and found worse: keep the start, take the bound.
+        r.best_bound = std::min(r.best_bound, again.best_bound);
+        r.nodes += again.nodes;
       }
     }
   }
@@ -636,6 +728,9 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
       dp.throughput += thr;
       dp.pipelines.push_back(std::move(pl));
     }
+  }
+  if (pool_plan > 0.0 && st.objective <= pool_plan * (1.0 + 1e-9)) {
+    st.detail = "the decomposition's column pool MILP beat CBC's incumbent and the combined plans";
   }
   if (!decomp_plan.empty() && st.decomposition_plan > st.objective) {
     // The primal side beat CBC's incumbent: its per-DNN plans together fit every class
