@@ -387,6 +387,13 @@ with open(doc, "w") as fh:
            "model does, and the cost of a layer does not depend on how many there are (the premise "
            "of the paper's linear extrapolation, which holds on a GPU where a real layer's weights "
            "exceed the caches)."
+           if wide and 0.9 <= growth <= 1.1 else
+           f"; one layer's FP32 weights take {layer_mb:.1f} MB, more than a core's L2 cache "
+           f"({caches}), so every depth streams its weights at each decode step, yet the cost of "
+           f"one more layer differs by {growth:.2f}× between the two ends of the depth table: at "
+           "this scale a layer's cost moves by that much with depth (the same-work table gives "
+           "the measurement noise of one configuration for comparison), and the paper's "
+           "extrapolation from 1 and 2 layers carries the shallow end's cost to every layer."
            if wide else
            ". In this run the cost per layer grows by less than 1.3× with depth (the per-layer "
            "table gives the fingerprints' ratio per model)."
