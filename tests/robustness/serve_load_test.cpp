@@ -206,8 +206,10 @@ TEST(ServeLoad, TenTimesCapacityDoesNotCollapseTheGoodput) {
   EXPECT_GT(at_capacity.ok_per_s, 80.0);
   // The collapse this guards against kept 0.2 % of the goodput (`dropping: expired`; `nexus-e2e`
   // keeps 7 %). The target itself, >= 90 % over 60 s, is measured on an idle machine
-  // (docs/reliability.md); on a shared CI machine a 3 s window has been seen at 84 %.
-  EXPECT_GE(overload.ok_per_s, 0.6 * at_capacity.ok_per_s);
+  // (docs/reliability.md); on a shared CI machine a 3 s window has been seen at 84 %, and
+  // under ASan on one core beside another job at 58 %. 30 % still fails either collapse by
+  // a wide margin without failing on a slow machine.
+  EXPECT_GE(overload.ok_per_s, 0.3 * at_capacity.ok_per_s);
   server.shutdown();
 }
 
