@@ -57,6 +57,7 @@ PpipeInput paper_instance(const std::string& cluster, const std::string& group, 
   if (const char* s = std::getenv("PPIPE_DECOMP_SHARE"))
     in.options.decomposition_share = std::atof(s);
   if (std::getenv("PPIPE_NOPOOL")) in.options.decomposition_pool = false;
+  if (std::getenv("PPIPE_NO_POOL_PRICING")) in.options.decomposition_pool_pricing = false;
   if (const char* s = std::getenv("PPIPE_REPAIR_GAP"))
     in.options.surrogate_repair_gap = std::atof(s);
   return in;
