@@ -337,7 +337,8 @@ TEST(PpipeMilp, PoolPricingPlansPassTheRecheckAndKeepTheBoundsValid) {
     in.options.warm_start_share = 0.0;
     in.options.milp.node_limit = 1;
     in.options.decomposition_always = true;
-    in.options.milp.relative_gap = 1e-6;  // the bisection goes on, the pool runs
+    in.options.milp.relative_gap = 1e-6;        // the bisection goes on, the pool runs
+    in.options.decomposition_many_classes = 2;  // the pricing runs on two classes too
     in.options.decomposition_pool_pricing = false;
     const PpipeResult off = plan_ppipe(in);
     in.options.decomposition_pool_pricing = true;

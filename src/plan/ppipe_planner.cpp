@@ -413,7 +413,12 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
     const double full_limit = mo.time_limit_s;
     // With the decomposition: CBC first for a share of what is left; only when that stops
     // above the gap rule the surrogate bound runs and CBC goes on with z capped by it.
-    if (decompose) mo.time_limit_s = full_limit * (1.0 - opt.decomposition_share);
+    // With many GPU classes: the larger share, and the column pool's pricing.
+    const bool many_classes = K >= opt.decomposition_many_classes;
+    const bool pool_pricing = opt.decomposition_pool_pricing && many_classes;
+    const double share =
+        many_classes ? opt.decomposition_share_many_classes : opt.decomposition_share;
+    if (decompose) mo.time_limit_s = full_limit * (1.0 - share);
     const std::clock_t cbc0 = std::clock();
     r = solve_cbc(model, mo);
     const auto above_rule = [&](const MilpResult& res) {
@@ -563,7 +568,7 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
           // restricted model's own bound.
           po.relative_gap = 1e-4;
           const MilpResult pr = solve_cbc(restricted, po);
-          if (opt.decomposition_pool_pricing) {
+          if (pool_pricing) {
             // The pool's LP relaxation: its budget duals price the next per-DNN plans.
             MilpOptions plo = opt.milp;
             plo.relax = true;
@@ -598,7 +603,7 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
         };
         const PlanImprover improve = [&]() -> double {
           pool_solve(surrogate_s);
-          if (opt.decomposition_pool_pricing && pool_best.has_solution() &&
+          if (pool_pricing && pool_best.has_solution() &&
               pool_prices.size() == static_cast<size_t>(K)) {
             // Price-and-branch: per-DNN plans at the pool LP's duals, for the target a plan
             // needs to meet the rule with the best bound known (their configurations join
