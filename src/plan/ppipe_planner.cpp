@@ -605,9 +605,9 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
           pool_solve(surrogate_s);
           if (pool_pricing && pool_best.has_solution() &&
               pool_prices.size() == static_cast<size_t>(K)) {
-            // Price-and-branch: per-DNN plans at the pool LP's duals, for the target a plan
-            // needs to meet the rule with the best bound known (their configurations join
-            // the pool), then the pool again.
+            // Price-and-branch: each DNN's least-cost plan at the pool LP's duals serving its
+            // share of the pool's best plan x (1 + half the gap rule) (its configurations
+            // join the pool), then the pool again.
             double sum = 0.0;
             for (double p : pool_prices) sum += p;
             if (sum > 0.0) {
