@@ -54,9 +54,12 @@ PpipeInput paper_instance(const std::string& cluster, const std::string& group, 
   if (std::getenv("PPIPE_NODECOMP")) in.options.decomposition_bound = false;
   if (std::getenv("PPIPE_DECOMP_ALWAYS")) in.options.decomposition_always = true;
   if (std::getenv("PPIPE_DECOMP_TRACE")) in.options.decomposition_trace = true;
-  if (const char* s = std::getenv("PPIPE_DECOMP_SHARE"))
+  if (const char* s = std::getenv("PPIPE_DECOMP_SHARE")) {
     in.options.decomposition_share = std::atof(s);
+    in.options.decomposition_share_many_classes = std::atof(s);
+  }
   if (std::getenv("PPIPE_NOPOOL")) in.options.decomposition_pool = false;
+  if (std::getenv("PPIPE_NO_POOL_PRICING")) in.options.decomposition_pool_pricing = false;
   if (const char* s = std::getenv("PPIPE_REPAIR_GAP"))
     in.options.surrogate_repair_gap = std::atof(s);
   return in;

@@ -324,6 +324,40 @@ TEST(PpipeMilp, ColumnPoolPlansPassTheRecheckAndNeverLoseToTheirStart) {
   EXPECT_GT(pooled, 0);  // the pool's plan was the output somewhere (seed 1..6: once)
 }
 
+// Price-and-branch in the column pool (PpipeOptions::decomposition_pool_pricing): per-DNN
+// plans priced by the pool LP's budget duals join the pool. Its plans pass the outside
+// re-check and serve what they claim, the bounds with and without it each hold against the
+// other's plan, and the pricing asks per-DNN MILPs of its own.
+TEST(PpipeMilp, PoolPricingPlansPassTheRecheckAndKeepTheBoundsValid) {
+  int priced = 0;
+  for (unsigned seed = 1; seed <= 6; ++seed) {
+    PpipeInput in = tiny_input(seed, 3, 4);
+    in.dnns.push_back(tiny_dnn(seed + 100, "other"));
+    if (seed % 2 == 0) in.dnns.push_back(tiny_dnn(seed + 200, "third"));
+    in.options.warm_start_share = 0.0;
+    in.options.milp.node_limit = 1;
+    in.options.decomposition_always = true;
+    in.options.milp.relative_gap = 1e-6;        // the bisection goes on, the pool runs
+    in.options.decomposition_many_classes = 2;  // the pricing runs on two classes too
+    in.options.decomposition_pool_pricing = false;
+    const PpipeResult off = plan_ppipe(in);
+    in.options.decomposition_pool_pricing = true;
+    const PpipeResult on = plan_ppipe(in);
+    ASSERT_TRUE(on.ok()) << "seed " << seed << ": " << on.problems.front();
+    ASSERT_TRUE(off.ok()) << "seed " << seed << ": " << off.problems.front();
+    const auto& s = on.plan.solve;
+    EXPECT_GE(s.objective, s.decomposition_plan - 1e-9) << "seed " << seed;
+    EXPECT_GE(s.bound, s.objective * (1 - 1e-9)) << "seed " << seed;
+    double z = 1e300;
+    for (const auto& d : on.plan.dnns) z = std::min(z, d.throughput / d.weight);
+    EXPECT_GE(z, s.objective * (1 - 1e-6)) << "seed " << seed;
+    EXPECT_LE(s.objective, off.plan.solve.bound * (1 + 1e-6)) << "seed " << seed;
+    EXPECT_LE(off.plan.solve.objective, s.bound * (1 + 1e-6)) << "seed " << seed;
+    if (s.decomposition_calls > off.plan.solve.decomposition_calls) ++priced;
+  }
+  EXPECT_GT(priced, 0);  // the pricing asked per-DNN MILPs on some instances
+}
+
 TEST(PpipeMilp, TemplatesAreThePapersDistinctPipelines) {
   EXPECT_EQ(enumerate_templates(2, 3).size(), 14u);  // §4: 2 + 4 + 8
   EXPECT_EQ(enumerate_templates(2, 2).size(), 6u);

@@ -413,7 +413,12 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
     const double full_limit = mo.time_limit_s;
     // With the decomposition: CBC first for a share of what is left; only when that stops
     // above the gap rule the surrogate bound runs and CBC goes on with z capped by it.
-    if (decompose) mo.time_limit_s = full_limit * (1.0 - opt.decomposition_share);
+    // With many GPU classes: the larger share, and the column pool's pricing.
+    const bool many_classes = K >= opt.decomposition_many_classes;
+    const bool pool_pricing = opt.decomposition_pool_pricing && many_classes;
+    const double share =
+        many_classes ? opt.decomposition_share_many_classes : opt.decomposition_share;
+    if (decompose) mo.time_limit_s = full_limit * (1.0 - share);
     const std::clock_t cbc0 = std::clock();
     r = solve_cbc(model, mo);
     const auto above_rule = [&](const MilpResult& res) {
@@ -535,6 +540,8 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
         // uses. Its plans are the full model's (only bounds differ); it combines the per-DNN
         // plans across targets and with CBC's, which the repairs cannot.
         MilpResult pool_best;
+        std::vector<double> pool_prices;  // the pool LP's budget duals (pool pricing)
+        int pricing_calls = 0;            // per-DNN MILPs the pool pricing asked
         // One restricted solve within `until` CPU seconds of the decomposition's start.
         const auto pool_solve = [&](double until) {
           const double left = until - static_cast<double>(std::clock() - cpu0) / CLOCKS_PER_SEC;
@@ -561,6 +568,24 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
           // restricted model's own bound.
           po.relative_gap = 1e-4;
           const MilpResult pr = solve_cbc(restricted, po);
+          if (pool_pricing) {
+            // The pool's LP relaxation: its budget duals price the next per-DNN plans.
+            MilpOptions plo = opt.milp;
+            plo.relax = true;
+            plo.duals = true;
+            plo.log = false;
+            plo.priority.clear();
+            plo.start.clear();
+            const MilpResult pl = solve_cbc(restricted, plo);
+            pool_prices.clear();
+            if (pl.has_solution() && !pl.duals.empty()) {
+              pool_prices.assign(K, 0.0);
+              for (int k = 0; k < K; ++k) {
+                const int row = budget_rows[static_cast<size_t>(k)];
+                if (row >= 0) pool_prices[k] = std::abs(pl.duals[static_cast<size_t>(row)]);
+              }
+            }
+          }
           if (opt.decomposition_trace) {
             std::fprintf(stderr, "pool MILP: %d configurations, %.2fs, %s %.3f, bound %.3f\n", kept,
                          pr.seconds, pr.has_solution() ? "found" : "none",
@@ -578,6 +603,30 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
         };
         const PlanImprover improve = [&]() -> double {
           pool_solve(surrogate_s);
+          if (pool_pricing && pool_best.has_solution() &&
+              pool_prices.size() == static_cast<size_t>(K)) {
+            // Price-and-branch: each DNN's least-cost plan at the pool LP's duals serving its
+            // share of the pool's best plan x (1 + half the gap rule) (its configurations
+            // join the pool), then the pool again.
+            double sum = 0.0;
+            for (double p : pool_prices) sum += p;
+            if (sum > 0.0) {
+              const double goal = pool_best.objective * (1.0 + 0.5 * opt.milp.relative_gap);
+              const std::vector<double> p = pool_prices;
+              for (size_t m = 0; m < dnns.size(); ++m) {
+                if (static_cast<double>(std::clock() - cpu0) / CLOCKS_PER_SEC > surrogate_s) break;
+                ++pricing_calls;
+                const DnnTargetAnswer a =
+                    solve_dnn(static_cast<int>(m), goal * dnns[m].weight, p, nullptr);
+                if (opt.decomposition_trace) {
+                  std::fprintf(stderr, "pool pricing dnn %zu at %.3f:", m, goal * dnns[m].weight);
+                  for (int g : a.gpus) std::fprintf(stderr, " %d", g);
+                  std::fprintf(stderr, "\n");
+                }
+              }
+              pool_solve(surrogate_s);
+            }
+          }
           return pool_best.has_solution() ? pool_best.objective : 0.0;
         };
         const double inc = std::min(r.objective, lr.objective);
@@ -585,7 +634,7 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
             surrogate_bound(weights, counts, prices, std::max(0.0, inc), lr.objective, so, oracle,
                             repair, opt.decomposition_pool ? improve : PlanImprover{});
         out.plan.solve.decomposition_bound = sr.bound;
-        out.plan.solve.decomposition_calls = sr.oracle_calls + sr.repair_calls;
+        out.plan.solve.decomposition_calls = sr.oracle_calls + sr.repair_calls + pricing_calls;
         if (opt.decomposition_pool) {
           // The last targets' plans into the pool too, unless the rule is already met.
           const double have = std::max({r.objective, sr.plan_objective, sr.improved});

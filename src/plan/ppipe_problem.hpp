@@ -76,12 +76,21 @@ struct PpipeOptions {
   // is capped by it. surrogate_call_s: CPU seconds per per-DNN MILP.
   bool decomposition_bound = true;
   double decomposition_share = 0.45;
+  // ... with decomposition_many_classes or more GPU classes (there CBC's first phase does not
+  // prove the gap on the bench's instances, and the column pool's pricing, which runs only
+  // there, needs the time; docs/benchmarks.md).
+  double decomposition_share_many_classes = 0.7;
+  int decomposition_many_classes = 4;
   double surrogate_call_s = 2.0;
   // The primal side: a capped repair's relative gap (it needs a plan within the caps, not
   // the cheapest), and the column pool's MILP after every tested target (the full model
   // restricted to the configurations the per-DNN plans used so far).
   double surrogate_repair_gap = 0.05;
   bool decomposition_pool = true;
+  // After each pool solve, per-DNN plans priced by the pool LP's budget duals join the pool
+  // (price-and-branch), and the pool is solved again (with decomposition_many_classes or
+  // more classes only).
+  bool decomposition_pool_pricing = true;
   // Run the decomposition even when CBC's first phase already proved the gap (tests,
   // experiments), and print each target it tests to stderr.
   bool decomposition_always = false;
