@@ -20,7 +20,8 @@
 # 2026-11-23 (s6-milp2, decomposition primal side, commit 3f9b322): 4types-G1 re-planned
 # (TESSERA=build-rel/tessera PPIPE_REUSE=1 PPIPE_JOBS=1: 33-74 s wall in all, load 2.6-4.8).
 # 2026-11-23 (s7-milp3, decomposition column pool, merge 179d7e7): 3types-G1 and 4types-G1
-# re-planned (TESSERA=build-rel/tessera PPIPE_REUSE=1 PPIPE_JOBS=1 taskset -c 0: 54 s wall).
+# re-planned (TESSERA=build-rel/tessera PPIPE_REUSE=1 PPIPE_JOBS=1 taskset -c 0: 54 s wall); again
+# after s7-milp4 (pool pricing, merge ba490c5): 49 s wall.
 # Knobs: PPIPE_DURATION (simulated s per load point, 30), PPIPE_PLAN_TIME (CBC limit, 30 s),
 # PPIPE_REUSE=1 (keep simulation CSVs from an earlier run instead of re-running them).
 set -euo pipefail
