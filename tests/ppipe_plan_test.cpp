@@ -289,6 +289,35 @@ TEST(PpipeMilp, DecompositionPlanReplacesAWeakIncumbentAndPassesTheRecheck) {
   EXPECT_GT(replaced, 0);
 }
 
+// A tiny instance of two or three DNNs on which the decomposition runs and its bisection goes
+// on past the first target (a gap rule it cannot meet), so the column pool runs.
+PpipeInput pool_input(unsigned seed) {
+  PpipeInput in = tiny_input(seed, 3, 4);
+  in.dnns.push_back(tiny_dnn(seed + 100, "other"));
+  if (seed % 2 == 0) in.dnns.push_back(tiny_dnn(seed + 200, "third"));
+  in.options.warm_start_share = 0.0;
+  in.options.milp.node_limit = 1;
+  in.options.decomposition_always = true;
+  in.options.milp.relative_gap = 1e-6;
+  return in;
+}
+
+// `on`'s plan is never below the combined per-DNN plans, serves what it claims and is within
+// its own bound; both runs' bounds are valid for the same model, so neither objective exceeds
+// the other's bound.
+void expect_valid_against(const PpipeResult& on, const PpipeResult& off, unsigned seed) {
+  ASSERT_TRUE(on.ok()) << "seed " << seed << ": " << on.problems.front();
+  ASSERT_TRUE(off.ok()) << "seed " << seed << ": " << off.problems.front();
+  const auto& s = on.plan.solve;
+  EXPECT_GE(s.objective, s.decomposition_plan - 1e-9) << "seed " << seed;
+  EXPECT_GE(s.bound, s.objective * (1 - 1e-9)) << "seed " << seed;
+  double z = 1e300;
+  for (const auto& d : on.plan.dnns) z = std::min(z, d.throughput / d.weight);
+  EXPECT_GE(z, s.objective * (1 - 1e-6)) << "seed " << seed;
+  EXPECT_LE(s.objective, off.plan.solve.bound * (1 + 1e-6)) << "seed " << seed;
+  EXPECT_LE(off.plan.solve.objective, s.bound * (1 + 1e-6)) << "seed " << seed;
+}
+
 // The column pool's MILP (the full model restricted to the configurations the per-DNN plans
 // used): its plan passes the outside re-check, is never below the combined per-DNN plans,
 // serves what it claims, and each run's bound (with and without the pool) holds against the
@@ -296,30 +325,13 @@ TEST(PpipeMilp, DecompositionPlanReplacesAWeakIncumbentAndPassesTheRecheck) {
 TEST(PpipeMilp, ColumnPoolPlansPassTheRecheckAndNeverLoseToTheirStart) {
   int pooled = 0;
   for (unsigned seed = 1; seed <= 6; ++seed) {
-    PpipeInput in = tiny_input(seed, 3, 4);
-    in.dnns.push_back(tiny_dnn(seed + 100, "other"));
-    if (seed % 2 == 0) in.dnns.push_back(tiny_dnn(seed + 200, "third"));
-    in.options.warm_start_share = 0.0;
-    in.options.milp.node_limit = 1;
-    in.options.decomposition_always = true;
-    // A gap rule the first target cannot meet, so the bisection goes on and the pool runs.
-    in.options.milp.relative_gap = 1e-6;
+    PpipeInput in = pool_input(seed);
     in.options.decomposition_pool = false;
     const PpipeResult off = plan_ppipe(in);
     in.options.decomposition_pool = true;
     const PpipeResult on = plan_ppipe(in);
-    ASSERT_TRUE(on.ok()) << "seed " << seed << ": " << on.problems.front();
-    ASSERT_TRUE(off.ok()) << "seed " << seed << ": " << off.problems.front();
-    const auto& s = on.plan.solve;
-    EXPECT_GE(s.objective, s.decomposition_plan - 1e-9) << "seed " << seed;
-    EXPECT_GE(s.bound, s.objective * (1 - 1e-9)) << "seed " << seed;
-    double z = 1e300;
-    for (const auto& d : on.plan.dnns) z = std::min(z, d.throughput / d.weight);
-    EXPECT_GE(z, s.objective * (1 - 1e-6)) << "seed " << seed;
-    if (s.detail.find("column pool") != std::string::npos) ++pooled;
-    // Both bounds are valid for the same model: neither objective exceeds the other's bound.
-    EXPECT_LE(s.objective, off.plan.solve.bound * (1 + 1e-6)) << "seed " << seed;
-    EXPECT_LE(off.plan.solve.objective, s.bound * (1 + 1e-6)) << "seed " << seed;
+    expect_valid_against(on, off, seed);
+    if (on.plan.solve.detail.find("column pool") != std::string::npos) ++pooled;
   }
   EXPECT_GT(pooled, 0);  // the pool's plan was the output somewhere (seed 1..6: once)
 }
@@ -331,29 +343,14 @@ TEST(PpipeMilp, ColumnPoolPlansPassTheRecheckAndNeverLoseToTheirStart) {
 TEST(PpipeMilp, PoolPricingPlansPassTheRecheckAndKeepTheBoundsValid) {
   int priced = 0;
   for (unsigned seed = 1; seed <= 6; ++seed) {
-    PpipeInput in = tiny_input(seed, 3, 4);
-    in.dnns.push_back(tiny_dnn(seed + 100, "other"));
-    if (seed % 2 == 0) in.dnns.push_back(tiny_dnn(seed + 200, "third"));
-    in.options.warm_start_share = 0.0;
-    in.options.milp.node_limit = 1;
-    in.options.decomposition_always = true;
-    in.options.milp.relative_gap = 1e-6;        // the bisection goes on, the pool runs
+    PpipeInput in = pool_input(seed);
     in.options.decomposition_many_classes = 2;  // the pricing runs on two classes too
     in.options.decomposition_pool_pricing = false;
     const PpipeResult off = plan_ppipe(in);
     in.options.decomposition_pool_pricing = true;
     const PpipeResult on = plan_ppipe(in);
-    ASSERT_TRUE(on.ok()) << "seed " << seed << ": " << on.problems.front();
-    ASSERT_TRUE(off.ok()) << "seed " << seed << ": " << off.problems.front();
-    const auto& s = on.plan.solve;
-    EXPECT_GE(s.objective, s.decomposition_plan - 1e-9) << "seed " << seed;
-    EXPECT_GE(s.bound, s.objective * (1 - 1e-9)) << "seed " << seed;
-    double z = 1e300;
-    for (const auto& d : on.plan.dnns) z = std::min(z, d.throughput / d.weight);
-    EXPECT_GE(z, s.objective * (1 - 1e-6)) << "seed " << seed;
-    EXPECT_LE(s.objective, off.plan.solve.bound * (1 + 1e-6)) << "seed " << seed;
-    EXPECT_LE(off.plan.solve.objective, s.bound * (1 + 1e-6)) << "seed " << seed;
-    if (s.decomposition_calls > off.plan.solve.decomposition_calls) ++priced;
+    expect_valid_against(on, off, seed);
+    if (on.plan.solve.decomposition_calls > off.plan.solve.decomposition_calls) ++priced;
   }
   EXPECT_GT(priced, 0);  // the pricing asked per-DNN MILPs on some instances
 }

@@ -17,6 +17,17 @@ namespace tessera::plan {
 
 namespace {
 
+// The options that solve a model's LP relaxation with its row duals (no branching
+// priorities, no start, quiet), from the MILP's.
+MilpOptions lp_relaxation_options(MilpOptions o) {
+  o.relax = true;
+  o.duals = true;
+  o.log = false;
+  o.priority.clear();
+  o.start.clear();
+  return o;
+}
+
 constexpr double kEps = 1e-6;
 
 int class_index(const ppipe::Cluster& c, const std::string& name) {
@@ -438,13 +449,7 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
       MilpModel lp_model;
       build(lp_model, false);
       zcap = saved;
-      MilpOptions lo = opt.milp;
-      lo.relax = true;
-      lo.duals = true;
-      lo.log = false;
-      lo.priority.clear();
-      lo.start.clear();
-      const MilpResult lr = solve_cbc(lp_model, lo);
+      const MilpResult lr = solve_cbc(lp_model, lp_relaxation_options(opt.milp));
       if (lr.has_solution() && !lr.duals.empty()) {
         std::vector<double> prices(K, 0.0);
         std::vector<int> counts(K, 0);
@@ -570,13 +575,7 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
           const MilpResult pr = solve_cbc(restricted, po);
           if (pool_pricing) {
             // The pool's LP relaxation: its budget duals price the next per-DNN plans.
-            MilpOptions plo = opt.milp;
-            plo.relax = true;
-            plo.duals = true;
-            plo.log = false;
-            plo.priority.clear();
-            plo.start.clear();
-            const MilpResult pl = solve_cbc(restricted, plo);
+            const MilpResult pl = solve_cbc(restricted, lp_relaxation_options(opt.milp));
             pool_prices.clear();
             if (pl.has_solution() && !pl.duals.empty()) {
               pool_prices.assign(K, 0.0);
