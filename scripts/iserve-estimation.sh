@@ -43,6 +43,7 @@ case "$SCALE" in
     WARMUPS=${WARMUPS:-2}
     DEEP=(4 8)        # the iserve-deep variant's fingerprint layers
     LENGTHS=(2 16)    # output tokens after the first
+    FP_LENGTHS=("${LENGTHS[@]}")   # the fingerprints'
     # name | bundled model | random-checkpoint shape flags (true depth, hidden 256, vocabulary
     # 4096 so that the LM head weighs in the model about as much as in the real one)
     MODELS=(
@@ -59,6 +60,10 @@ case "$SCALE" in
     WARMUPS=${WARMUPS:-1}
     DEEP=(2 4)
     LENGTHS=(2 8)
+    # The fingerprints' lengths: prefill costs about seven decode steps here, so the TPOT
+    # (a difference of two lengths) is steadier from a longer one; the cheap fingerprints
+    # afford it, and the estimate is compared with the full model at LENGTHS[1] either way.
+    FP_LENGTHS=(2 16)
     # the same FFN / hidden ratios as the real models, hidden 1024
     MODELS=(
       "llama-2-7b|llama-2-7b|--layers 8 --hidden 1024 --heads 8 --kv-heads 8 --ffn 2752 --vocab 4096"
@@ -105,7 +110,7 @@ for m in "${MODELS[@]}"; do
     [ -f "$dir/profile$suffix.json" ] || { "$T" llm profile "$dir/ckpt" --out "$dir/profile$suffix.json" \
       --work "$dir/fingerprints$suffix" --fingerprint-layers "${layers_fp[@]}" \
       --weights $(printf '%s\n' "${ws[@]}" | sort -u) --kv $(printf '%s\n' "${kvs[@]}" | sort -u) \
-      --tp 1 2 4 --lengths "${LENGTHS[@]}" --prompt-tokens $PROMPT --repeats "$FP_REPEATS" \
+      --tp 1 2 4 --lengths "${FP_LENGTHS[@]}" --prompt-tokens $PROMPT --repeats "$FP_REPEATS" \
       --warmups "$WARMUPS" >&2; sample_load; }
     "$T" llm estimate "$dir/profile$suffix.json" --model "$dir/ckpt" --gpus 8 \
       --out "$dir/map$suffix.json" >/dev/null
@@ -155,6 +160,7 @@ repeats, load_before, load_after, taken, cores, warmups, caches = sys.argv[4:11]
 deep_a, deep_b, depth_model = int(sys.argv[11]), int(sys.argv[12]), sys.argv[13]
 wide = sys.argv[14] == "wide"
 fp_repeats = sys.argv[15]
+fp_lengths = set()  # the fingerprints' output lengths, as the profiles record them
 mean = statistics.mean
 METHODS = (("iserve", ""), ("iserve-deep", "-deep"))
 CLOCKS = ("wall", "cpu")
@@ -235,6 +241,7 @@ for model in ["llama-2-7b", "llama-2-70b", "falcon-7b", "gpt-j-6b"]:
         if not os.path.exists(pf):
             continue
         prof = json.load(open(pf))
+        fp_lengths.update(r["output_length"] for c in prof["compressions"] for r in c["latency"])
         a, b = prof.get("fingerprint_depths", [1, 2])
         for comp in prof["compressions"]:
             f = os.path.join(d, f"measured-tp1-pp1-{comp['weights']}-{comp['kv_cache']}.json")
@@ -310,7 +317,8 @@ with open(doc, "w") as fh:
         w("the CPU's L2 cache as the full model's do).")
     w("Each profile (`tessera llm profile`) holds")
     w("memory at (TP, PP) = (1, 1), (1, 2), (2, 1) and latency at PP = 1 for TP 1, 2, 4 at two")
-    w("output lengths; the full model was measured under each configuration below (`tessera")
+    w(f"output lengths ({' and '.join(str(x) for x in sorted(fp_lengths))} tokens after the first);")
+    w("the full model was measured under each configuration below (`tessera")
     w(f"llm measure`). Latency is one batch-1 request of a 16-token prompt and {n} tokens after")
     w(f"the first: {warmups} untimed requests, then the median of {repeats} per length (the two")
     w(f"lengths taking turns; {fp_repeats} for the fingerprints, which the profiler loads together and")
