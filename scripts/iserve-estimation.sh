@@ -15,6 +15,7 @@
 #   ISERVE_MODELS="llama-2-7b falcon-7b" ...   (a subset of the four models)
 #   TABLES_ONLY=1 ...                          (rewrite the page from out/ without measuring)
 #   REPEATS=5 FP_REPEATS=9 ...                 (timed requests per point: full model, fingerprints)
+#   FP_LENGTHS='2 16' ...                      (the fingerprints' two output lengths)
 # Measurements already in out/iserve-estimation are kept (delete it to measure again), so
 # an interrupted run resumes.
 set -euo pipefail
@@ -43,7 +44,7 @@ case "$SCALE" in
     WARMUPS=${WARMUPS:-2}
     DEEP=(4 8)        # the iserve-deep variant's fingerprint layers
     LENGTHS=(2 16)    # output tokens after the first
-    FP_LENGTHS=("${LENGTHS[@]}")   # the fingerprints'
+    read -r -a FP_LENGTHS <<<"${FP_LENGTHS:-${LENGTHS[*]}}"   # the fingerprints'
     # name | bundled model | random-checkpoint shape flags (true depth, hidden 256, vocabulary
     # 4096 so that the LM head weighs in the model about as much as in the real one)
     MODELS=(
@@ -60,10 +61,11 @@ case "$SCALE" in
     WARMUPS=${WARMUPS:-1}
     DEEP=(2 4)
     LENGTHS=(2 8)
-    # The fingerprints' lengths: prefill costs about seven decode steps here, so the TPOT
-    # (a difference of two lengths) is steadier from a longer one; the cheap fingerprints
-    # afford it, and the estimate is compared with the full model at LENGTHS[1] either way.
-    FP_LENGTHS=(2 16)
+    # The fingerprints' lengths (FP_LENGTHS="2 16": prefill costs about seven decode steps
+    # here, so the TPOT, a difference of two lengths, is steadier from a longer one, which
+    # the cheap fingerprints afford; the estimate is compared with the full model at
+    # LENGTHS[1] either way). The page in docs/ was measured with the default.
+    read -r -a FP_LENGTHS <<<"${FP_LENGTHS:-2 8}"
     # the same FFN / hidden ratios as the real models, hidden 1024
     MODELS=(
       "llama-2-7b|llama-2-7b|--layers 8 --hidden 1024 --heads 8 --kv-heads 8 --ffn 2752 --vocab 4096"
