@@ -100,8 +100,6 @@ TEST(HttpFrontEnd, AHandlerSlowerThanTheReadTimeoutStillAnswers) {
   client.send_text(kRequest);
   auto waiting = handed.get_future();
   ASSERT_EQ(waiting.wait_for(std::chrono::seconds(10)), std::future_status::ready);
-  // Held in an optional so that it is gone before fe.stop(): a Responder holds its
-  // connection, which must not outlive the front end (http_frontend.hpp).
   std::optional<Responder> respond(waiting.get());
   const auto handed_at = Clock::now();
   while (Clock::now() - handed_at < std::chrono::milliseconds(600)) std::this_thread::yield();
@@ -117,6 +115,33 @@ TEST(HttpFrontEnd, AHandlerSlowerThanTheReadTimeoutStillAnswers) {
   EXPECT_EQ(fe.stats().timed_out, 1u);
   respond.reset();
   fe.stop(1.0);
+}
+
+// A model that never answers keeps its Responder past the front end's stop() (the server
+// refuses what is still in flight, but the model's callback still holds it): the answer it
+// gives after stop(), and the Responder's end after the front end itself is gone, touch no
+// freed connection (ASan: the socket's strand used to outlive its io_context), and the
+// client sees its connection closed.
+TEST(HttpFrontEnd, AResponderThatOutlivesStopAnswersIntoNothing) {
+  std::promise<Responder> handed;
+  std::optional<Responder> respond;
+  {
+    HttpFrontEnd fe(
+        short_limits(), [&handed](HttpRequest&&, Responder r) { handed.set_value(std::move(r)); },
+        nullptr, error_json);
+    const int port = fe.start("127.0.0.1", 0);
+    Client client(port);
+    ASSERT_TRUE(client.connected());
+    client.send_text(kRequest);
+    auto waiting = handed.get_future();
+    ASSERT_EQ(waiting.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+    respond.emplace(waiting.get());
+    fe.stop(0.0);
+    EXPECT_TRUE(client.closed_by_server());
+    (*respond)(HttpResponse(200, "{\"late\":true}"));  // after stop(): goes nowhere
+  }
+  Responder copy = *respond;  // the front end is gone; its copies still end cleanly
+  respond.reset();
 }
 
 TEST(HttpFrontEnd, AHalfSentRequestIsClosedAfterTheReadTimeout) {

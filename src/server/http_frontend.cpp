@@ -19,6 +19,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <shared_mutex>
 #include <stdexcept>
 #include <thread>
 
@@ -64,6 +65,9 @@ struct HttpFrontEnd::Impl {
   std::atomic<uint64_t> accepted{0}, shed_idle{0}, refused_full{0}, timed_out{0}, requests{0};
 
   mutable std::mutex mutex;  // guards sessions, next_id
+  // Guards every Session's socket against stop()'s detach(): the entry points other
+  // threads call (a Responder's answer, the sweeper) hold it shared while they post.
+  std::shared_mutex detach_mutex;
   std::condition_variable all_closed;
   // The open connections, oldest first. `raw` is valid while the entry is (a Session
   // erases its own under the mutex before its members go); admit() reads its idle flag.
@@ -114,66 +118,80 @@ class Session : public std::enable_shared_from_this<Session> {
   Session& operator=(const Session&) = delete;
 
   void start() {
-    asio::dispatch(socket_.get_executor(), [self = shared_from_this()] { self->next_request(); });
+    asio::dispatch(socket_->get_executor(), [self = shared_from_this()] { self->next_request(); });
   }
   // Any thread: closes the connection if it is still waiting for a request.
   // Any thread: whether the connection waits for a request's first byte; take_idle()
   // also marks it taken (admit(): one shed per idle connection).
   bool take_idle() { return idle_flag_.exchange(false, std::memory_order_relaxed); }
   void close_if_idle() {
-    asio::post(socket_.get_executor(), [self = shared_from_this()] {
+    post_to_strand([self = shared_from_this()] {
       if (self->idle_) self->close_now();
     });
   }
   void close_any() {
-    asio::post(socket_.get_executor(), [self = shared_from_this()] { self->close_now(); });
+    post_to_strand([self = shared_from_this()] { self->close_now(); });
   }
   // Any thread (the sweeper): whether the connection's deadline has passed.
   bool overdue(int64_t now) const { return deadline_.load(std::memory_order_relaxed) <= now; }
   // Any thread (the sweeper): closes the connection if its deadline has passed, on its
   // strand. A read, write or linger in progress then ends with an error.
   void expire() {
-    asio::post(socket_.get_executor(), [self = shared_from_this()] {
+    post_to_strand([self = shared_from_this()] {
       if (self->closed_ || !self->overdue(ticks(std::chrono::steady_clock::now()))) return;
       if (self->deadline_counts_) self->fe_->timed_out++;
       self->close_now();
     });
   }
-  bool on_strand() { return socket_.get_executor().running_in_this_thread(); }
+  bool on_strand() {
+    std::shared_lock lock(fe_->detach_mutex);
+    return socket_ && socket_->get_executor().running_in_this_thread();
+  }
   // Any thread: writes the answer of the request being handled; at once when called on
   // the connection's strand (a handler that answered before returning: no post).
   void send(HttpResponse&& r) {
     if (on_strand()) return write(std::move(r), false);
-    asio::post(socket_.get_executor(), [self = shared_from_this(), r = std::move(r)]() mutable {
+    post_to_strand([self = shared_from_this(), r = std::move(r)]() mutable {
       self->write(std::move(r), false);
     });
   }
   void send_later(std::function<HttpResponse()> make) {
     if (on_strand()) return write(build(make), false);
-    asio::post(socket_.get_executor(), [self = shared_from_this(), m = std::move(make)] {
-      self->write(self->build(m), false);
-    });
+    post_to_strand(
+        [self = shared_from_this(), m = std::move(make)] { self->write(self->build(m), false); });
   }
   // Streamed answers (ResponseStream): any thread; run on the strand.
   void stream_begin(HttpResponse head, std::shared_ptr<std::atomic<bool>> broken) {
-    asio::post(socket_.get_executor(),
-               [self = shared_from_this(), h = std::move(head), b = std::move(broken)]() mutable {
-                 self->begin_stream(std::move(h), std::move(b));
-               });
+    post_to_strand(
+        [self = shared_from_this(), h = std::move(head), b = std::move(broken)]() mutable {
+          self->begin_stream(std::move(h), std::move(b));
+        });
   }
   void stream_write(std::string chunk) {
-    asio::post(socket_.get_executor(), [self = shared_from_this(), c = std::move(chunk)]() mutable {
+    post_to_strand([self = shared_from_this(), c = std::move(chunk)]() mutable {
       if (!self->streaming_) return;
       self->chunks_.push_back(std::move(c));
       self->pump();
     });
   }
   void stream_end() {
-    asio::post(socket_.get_executor(), [self = shared_from_this()] {
+    post_to_strand([self = shared_from_this()] {
       if (!self->streaming_) return;
       self->stream_done_ = true;
       self->pump();
     });
+  }
+  // stop() only, once the front end's threads have joined and before the io_context goes:
+  // closes and destroys the socket and its strand while the io_context they belong to is
+  // alive. A Session a Responder still holds (a model that has not answered) outlives the
+  // io_context; its late answer then goes nowhere (post_to_strand), as the connection is
+  // closed.
+  void detach() {
+    std::unique_lock lock(fe_->detach_mutex);
+    if (!socket_) return;
+    error_code ec;
+    socket_->close(ec);
+    socket_.reset();
   }
   HttpResponse fallback() const {
     HttpResponse r{503, fe_->error_body("the server is shutting down")};
@@ -230,7 +248,7 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void read_more() {
-    socket_.async_read_some(
+    socket_->async_read_some(
         buffer_.prepare(beast::read_size(buffer_, 65536)),
         [self = shared_from_this()](error_code ec, std::size_t n) { self->on_read(ec, n); });
   }
@@ -293,7 +311,7 @@ class Session : public std::enable_shared_from_this<Session> {
     if (!parser_->is_done() && beast::iequals(req[http::field::expect], "100-continue")) {
       auto cont =
           std::make_shared<http::response<http::empty_body>>(http::status::continue_, version_);
-      http::async_write(socket_, *cont,
+      http::async_write(*socket_, *cont,
                         [self = shared_from_this(), cont](error_code e, std::size_t) {
                           if (e) return self->close_now();
                           self->parse();
@@ -406,7 +424,7 @@ class Session : public std::enable_shared_from_this<Session> {
       head += "\r\n\r\n";
       arm(limits().write_timeout_s);
       const std::array<asio::const_buffer, 2> bytes{asio::buffer(head_), asio::buffer(body_)};
-      asio::async_write(socket_, bytes,
+      asio::async_write(*socket_, bytes,
                         [self = shared_from_this(), close](error_code ec, std::size_t) {
                           self->written(ec, close);
                         });
@@ -422,7 +440,7 @@ class Session : public std::enable_shared_from_this<Session> {
     res->body() = std::move(r.body);
     res->prepare_payload();
     arm(limits().write_timeout_s);
-    http::async_write(socket_, *res,
+    http::async_write(*socket_, *res,
                       [self = shared_from_this(), res, close](error_code ec, std::size_t) {
                         self->written(ec, close);
                       });
@@ -457,7 +475,7 @@ class Session : public std::enable_shared_from_this<Session> {
     res->chunked(true);
     auto sr = std::make_shared<http::response_serializer<http::empty_body>>(*res);
     arm(limits().write_timeout_s);
-    http::async_write_header(socket_, *sr,
+    http::async_write_header(*socket_, *sr,
                              [self = shared_from_this(), res, sr](error_code ec, std::size_t) {
                                self->disarm();
                                if (ec) return self->stream_failed(ec);
@@ -474,7 +492,7 @@ class Session : public std::enable_shared_from_this<Session> {
       if (text->empty()) return pump();  // an empty chunk would end the body
       chunk_busy_ = true;
       arm(limits().write_timeout_s);
-      asio::async_write(socket_, http::make_chunk(asio::buffer(*text)),
+      asio::async_write(*socket_, http::make_chunk(asio::buffer(*text)),
                         [self = shared_from_this(), text](error_code ec, std::size_t) {
                           self->chunk_busy_ = false;
                           self->disarm();
@@ -486,7 +504,7 @@ class Session : public std::enable_shared_from_this<Session> {
     if (!stream_done_) return;
     chunk_busy_ = true;
     arm(limits().write_timeout_s);
-    asio::async_write(socket_, http::make_chunk_last(),
+    asio::async_write(*socket_, http::make_chunk_last(),
                       [self = shared_from_this()](error_code ec, std::size_t) {
                         self->chunk_busy_ = false;
                         self->streaming_ = false;
@@ -512,18 +530,18 @@ class Session : public std::enable_shared_from_this<Session> {
   // would destroy the answer before the client reads it.
   void linger_close() {
     error_code ec;
-    socket_.shutdown(tcp::socket::shutdown_send, ec);
+    socket_->shutdown(tcp::socket::shutdown_send, ec);
     arm(1.0, false);
     scratch_.resize(8192);
     drain();
   }
   void drain() {
-    socket_.async_read_some(asio::buffer(scratch_),
-                            [self = shared_from_this()](error_code ec, std::size_t n) {
-                              self->drained_ += n;
-                              if (ec || self->drained_ > (1u << 20)) return self->close_now();
-                              self->drain();
-                            });
+    socket_->async_read_some(asio::buffer(scratch_),
+                             [self = shared_from_this()](error_code ec, std::size_t n) {
+                               self->drained_ += n;
+                               if (ec || self->drained_ > (1u << 20)) return self->close_now();
+                               self->drain();
+                             });
   }
 
   void close_now() {
@@ -532,8 +550,8 @@ class Session : public std::enable_shared_from_this<Session> {
     set_idle(false);
     error_code ec;
     disarm();
-    socket_.shutdown(tcp::socket::shutdown_both, ec);
-    socket_.close(ec);
+    socket_->shutdown(tcp::socket::shutdown_both, ec);
+    socket_->close(ec);
   }
 
   void release_body() {
@@ -544,7 +562,14 @@ class Session : public std::enable_shared_from_this<Session> {
     reserved_ = 0;
   }
 
-  Socket socket_;
+  // Any thread: posts `f` to the connection's strand, unless stop() has detached the socket.
+  template <class F>
+  void post_to_strand(F&& f) {
+    std::shared_lock lock(fe_->detach_mutex);
+    if (socket_) asio::post(socket_->get_executor(), std::forward<F>(f));
+  }
+
+  std::optional<Socket> socket_;                // empty once stop() has detached it (detach())
   std::atomic<int64_t> deadline_{kNoDeadline};  // steady-clock ticks (arm())
   bool deadline_counts_ = true;
   std::shared_ptr<HttpFrontEnd::Impl> fe_;
@@ -812,6 +837,9 @@ void HttpFrontEnd::stop(double grace_s) {
   fe.ioc->stop();
   for (auto& t : fe.threads) t.join();
   fe.threads.clear();
+  // A connection a Responder still holds (a model that has not answered) outlives the
+  // io_context: its socket and strand go now, while the io_context is alive.
+  each([](Session& s) { s.detach(); });
   fe.sweeper.reset();
   fe.acceptor.reset();
   fe.ioc.reset();  // destroys the handlers still queued, and the sessions they hold

@@ -86,9 +86,9 @@ class ResponseStream {
 };
 
 // Answers one request exactly once (later calls are ignored). Copyable; the last copy
-// destroyed without an answer sends 503. A Responder holds its connection: every copy
-// must be gone before the front end's stop() returns (the server's drain waits for its
-// in-flight requests first).
+// destroyed without an answer sends 503. A Responder holds its connection; one may outlive
+// the front end's stop() (a model that never answered): stop() closes the connection and
+// frees its socket while the io_context is alive, and a later answer goes nowhere.
 class Responder {
  public:
   struct State;
