@@ -88,19 +88,31 @@ std::string error_json(const std::string& message) { return "{\"error\":\"" + me
 
 const char* kRequest = "POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}";
 
+// A front end whose handler hands its Responder to the test, and a client connected to it.
+struct HandedOver {
+  std::promise<Responder> handed;
+  HttpFrontEnd fe{short_limits(),
+                  [this](HttpRequest&&, Responder r) { handed.set_value(std::move(r)); }, nullptr,
+                  error_json};
+  Client client{fe.start("127.0.0.1", 0)};
+  // Sends kRequest and waits (10 s at most) for the handler's Responder.
+  std::optional<Responder> request() {
+    if (!client.connected()) return std::nullopt;
+    client.send_text(kRequest);
+    auto waiting = handed.get_future();
+    if (waiting.wait_for(std::chrono::seconds(10)) != std::future_status::ready)
+      return std::nullopt;
+    return waiting.get();
+  }
+};
+
 TEST(HttpFrontEnd, AHandlerSlowerThanTheReadTimeoutStillAnswers) {
   // The handler keeps the responder; the test answers after 3x the read timeout.
-  std::promise<Responder> handed;
-  HttpFrontEnd fe(
-      short_limits(), [&handed](HttpRequest&&, Responder r) { handed.set_value(std::move(r)); },
-      nullptr, error_json);
-  const int port = fe.start("127.0.0.1", 0);
-  Client client(port);
-  ASSERT_TRUE(client.connected());
-  client.send_text(kRequest);
-  auto waiting = handed.get_future();
-  ASSERT_EQ(waiting.wait_for(std::chrono::seconds(10)), std::future_status::ready);
-  std::optional<Responder> respond(waiting.get());
+  HandedOver h;
+  auto& fe = h.fe;
+  auto& client = h.client;
+  std::optional<Responder> respond = h.request();
+  ASSERT_TRUE(respond.has_value());
   const auto handed_at = Clock::now();
   while (Clock::now() - handed_at < std::chrono::milliseconds(600)) std::this_thread::yield();
   (*respond)(HttpResponse(200, "{\"done\":true}"));
@@ -123,21 +135,13 @@ TEST(HttpFrontEnd, AHandlerSlowerThanTheReadTimeoutStillAnswers) {
 // freed connection (ASan: the socket's strand used to outlive its io_context), and the
 // client sees its connection closed.
 TEST(HttpFrontEnd, AResponderThatOutlivesStopAnswersIntoNothing) {
-  std::promise<Responder> handed;
   std::optional<Responder> respond;
   {
-    HttpFrontEnd fe(
-        short_limits(), [&handed](HttpRequest&&, Responder r) { handed.set_value(std::move(r)); },
-        nullptr, error_json);
-    const int port = fe.start("127.0.0.1", 0);
-    Client client(port);
-    ASSERT_TRUE(client.connected());
-    client.send_text(kRequest);
-    auto waiting = handed.get_future();
-    ASSERT_EQ(waiting.wait_for(std::chrono::seconds(10)), std::future_status::ready);
-    respond.emplace(waiting.get());
-    fe.stop(0.0);
-    EXPECT_TRUE(client.closed_by_server());
+    HandedOver h;
+    respond = h.request();
+    ASSERT_TRUE(respond.has_value());
+    h.fe.stop(0.0);
+    EXPECT_TRUE(h.client.closed_by_server());
     (*respond)(HttpResponse(200, "{\"late\":true}"));  // after stop(): goes nowhere
   }
   Responder copy = *respond;  // the front end is gone; its copies still end cleanly

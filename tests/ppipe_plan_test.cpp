@@ -254,19 +254,25 @@ TEST(PpipeMilp, DecompositionBoundAgreesWithTheMonolithicMilp) {
   }
 }
 
+// A tiny instance of two or three DNNs with CBC cut to its root (a weak incumbent) and the
+// decomposition always on.
+PpipeInput decomposition_input(unsigned seed) {
+  PpipeInput in = tiny_input(seed, 3, 4);
+  in.dnns.push_back(tiny_dnn(seed + 100, "other"));
+  if (seed % 2 == 0) in.dnns.push_back(tiny_dnn(seed + 200, "third"));
+  in.options.warm_start_share = 0.0;
+  in.options.milp.node_limit = 1;
+  in.options.decomposition_always = true;
+  return in;
+}
+
 // The decomposition's primal side: with CBC cut to its root (a weak incumbent), the
 // per-DNN plans combined by the decomposition (or by its column pool's MILP) become the
 // plan where they are better, and that plan passes the outside re-check like every plan.
 TEST(PpipeMilp, DecompositionPlanReplacesAWeakIncumbentAndPassesTheRecheck) {
   int replaced = 0;
   for (unsigned seed = 1; seed <= 6; ++seed) {
-    PpipeInput in = tiny_input(seed, 3, 4);
-    in.dnns.push_back(tiny_dnn(seed + 100, "other"));
-    if (seed % 2 == 0) in.dnns.push_back(tiny_dnn(seed + 200, "third"));
-    in.options.warm_start_share = 0.0;
-    in.options.milp.node_limit = 1;
-    in.options.decomposition_always = true;
-    const PpipeResult r = plan_ppipe(in);
+    const PpipeResult r = plan_ppipe(decomposition_input(seed));
     ASSERT_TRUE(r.ok()) << "seed " << seed << ": " << r.problems.front();
     const auto& s = r.plan.solve;
     EXPECT_GE(s.objective, s.decomposition_plan - 1e-9) << "seed " << seed;
@@ -289,15 +295,10 @@ TEST(PpipeMilp, DecompositionPlanReplacesAWeakIncumbentAndPassesTheRecheck) {
   EXPECT_GT(replaced, 0);
 }
 
-// A tiny instance of two or three DNNs on which the decomposition runs and its bisection goes
-// on past the first target (a gap rule it cannot meet), so the column pool runs.
+// The same instance with a gap rule its first target cannot meet, so the bisection goes on
+// and the column pool runs.
 PpipeInput pool_input(unsigned seed) {
-  PpipeInput in = tiny_input(seed, 3, 4);
-  in.dnns.push_back(tiny_dnn(seed + 100, "other"));
-  if (seed % 2 == 0) in.dnns.push_back(tiny_dnn(seed + 200, "third"));
-  in.options.warm_start_share = 0.0;
-  in.options.milp.node_limit = 1;
-  in.options.decomposition_always = true;
+  PpipeInput in = decomposition_input(seed);
   in.options.milp.relative_gap = 1e-6;
   return in;
 }
