@@ -450,14 +450,22 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
       build(lp_model, false);
       zcap = saved;
       const MilpResult lr = solve_cbc(lp_model, lp_relaxation_options(opt.milp));
-      if (lr.has_solution() && !lr.duals.empty()) {
-        std::vector<double> prices(K, 0.0);
-        std::vector<int> counts(K, 0);
+      // Each GPU class's price: the |dual| of its budget row in an LP relaxation (empty when
+      // the LP gave no duals).
+      const auto budget_prices = [&](const MilpResult& lp) {
+        std::vector<double> p;
+        if (!lp.has_solution() || lp.duals.empty()) return p;
+        p.assign(K, 0.0);
         for (int k = 0; k < K; ++k) {
-          counts[k] = cluster.classes[k].count;
           const int row = budget_rows[static_cast<size_t>(k)];
-          if (row >= 0) prices[k] = std::abs(lr.duals[static_cast<size_t>(row)]);
+          if (row >= 0) p[k] = std::abs(lp.duals[static_cast<size_t>(row)]);
         }
+        return p;
+      };
+      const std::vector<double> prices = budget_prices(lr);
+      if (!prices.empty()) {
+        std::vector<int> counts(K, 0);
+        for (int k = 0; k < K; ++k) counts[k] = cluster.classes[k].count;
         std::vector<double> weights;
         for (const auto& d : dnns) weights.push_back(d.weight);
         std::vector<double> dnn_zcap(dnns.size(), 0.0);  // each DNN's LP cap, from its first call
@@ -575,15 +583,7 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
           const MilpResult pr = solve_cbc(restricted, po);
           if (pool_pricing) {
             // The pool's LP relaxation: its budget duals price the next per-DNN plans.
-            const MilpResult pl = solve_cbc(restricted, lp_relaxation_options(opt.milp));
-            pool_prices.clear();
-            if (pl.has_solution() && !pl.duals.empty()) {
-              pool_prices.assign(K, 0.0);
-              for (int k = 0; k < K; ++k) {
-                const int row = budget_rows[static_cast<size_t>(k)];
-                if (row >= 0) pool_prices[k] = std::abs(pl.duals[static_cast<size_t>(row)]);
-              }
-            }
+            pool_prices = budget_prices(solve_cbc(restricted, lp_relaxation_options(opt.milp)));
           }
           if (opt.decomposition_trace) {
             std::fprintf(stderr, "pool MILP: %d configurations, %.2fs, %s %.3f, bound %.3f\n", kept,
