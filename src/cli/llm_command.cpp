@@ -17,6 +17,7 @@
 #include "llm_arch/llm_architecture.hpp"
 #include "llm_torch/decoder.hpp"
 #include "llm_torch/fingerprint_profiler.hpp"
+#include "llm_torch/host_memory.hpp"
 
 namespace tessera::cli {
 namespace {
@@ -324,6 +325,8 @@ void run_measure(const MeasureCliOptions& o) {
   j["device"] = o.device;
   j["prompt_tokens"] = o.prompt_tokens;
   j["repeats"] = o.repeats;
+  // what the host allocator did with freed memory while it measured (host_memory.hpp)
+  j["host_memory"] = host_memory::holding_freed_host_memory() ? "held" : "returned";
   j["memory_bytes"] = m.peak_bytes;
   j["latency"] = nlohmann::ordered_json::array();
   for (std::size_t i = 0; i < o.lengths.size(); ++i) {

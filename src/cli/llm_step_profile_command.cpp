@@ -17,6 +17,7 @@
 #include "llm/llm_measured_cost.hpp"
 #include "llm_serve/step_profile.hpp"
 #include "llm_torch/decoder.hpp"
+#include "llm_torch/host_memory.hpp"
 
 namespace tessera::cli {
 namespace {
@@ -50,6 +51,7 @@ void to_table(const std::vector<std::pair<int64_t, double>>& points, MeasuredSte
 }
 
 void run_step_profile(const StepProfileOptions& o) {
+  host_memory::hold_freed_host_memory();  // as the server and the profiler time requests
   auto decoder = Decoder::load(o.checkpoint);
   const int64_t positions = decoder->architecture().max_positions;
   std::vector<int> batches;

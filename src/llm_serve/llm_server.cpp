@@ -15,6 +15,7 @@
 #include "llm_serve/step_log.hpp"
 #include "llm_serve/tokenizer.hpp"
 #include "llm_torch/decoder.hpp"
+#include "llm_torch/host_memory.hpp"
 #include "server/http_frontend.hpp"
 #include "spec/run_spec.hpp"
 
@@ -338,6 +339,7 @@ std::unique_ptr<LlmServer> LlmServer::from_run(const RunSpec& run,
   if (!run.llm) {
     throw SpecError(run.file.string(), "llm", "an LLM server needs the run spec's llm: section");
   }
+  host_memory::hold_freed_host_memory();  // as a GPU's caching allocator: steady requests
   DecoderOptions decoder_options;
   decoder_options.device = options.device;
   std::shared_ptr<const Decoder> decoder = Decoder::load(checkpoint, decoder_options);

@@ -10,6 +10,7 @@
 
 #include "llm_arch/checkpoint_layout.hpp"
 #include "llm_arch/deployment_config.hpp"
+#include "llm_torch/host_memory.hpp"
 #include "llm_torch/memory_meter.hpp"
 
 namespace tessera {
@@ -94,6 +95,7 @@ Measurement measure_checkpoint(const std::filesystem::path& checkpoint,
     throw std::invalid_argument("a measurement needs output lengths, a prompt and a repeat");
   }
   memory_meter::install();
+  host_memory::hold_freed_host_memory();  // a request's buffers do not depend on the last's
   // One intra-op thread per shard at every TP (the decoder sets it for TP > 1; TP 1 must
   // match, or its timings would use a thread pool the shards do not have).
   at::set_num_threads(1);
@@ -128,6 +130,7 @@ FingerprintProfile profile_fingerprints(const std::filesystem::path& checkpoint,
   if (how.output_lengths.size() < 2) {
     throw std::invalid_argument("latency profiling needs two output lengths");
   }
+  host_memory::hold_freed_host_memory();
   std::filesystem::create_directories(work_dir);
   const int64_t depth[2] = {depths.first, depths.second};
   const std::filesystem::path fp[2] = {work_dir / ("fp" + std::to_string(depth[0])),
@@ -141,6 +144,7 @@ FingerprintProfile profile_fingerprints(const std::filesystem::path& checkpoint,
   profile.layers = arch.layers;
   profile.device = how.device.is_cpu() ? "cpu (libtorch, 1 intra-op thread per shard)"
                                        : how.device.text() + " (libtorch, every shard on it)";
+  if (host_memory::holding_freed_host_memory()) profile.device += "; freed host memory held";
   profile.prompt_tokens = how.prompt_tokens;
   profile.repeats = how.repeats;
   profile.depths = depths;

@@ -11,7 +11,9 @@
 // shards' threads); libtorch runs one intra-op thread per shard at every TP. The profiler
 // loads both fingerprints at once and times them in turn too (each repeat serves every
 // length on each), so a slower spell of the machine falls on both depths alike instead of
-// being multiplied by the extrapolation over layers. A 1-layer fingerprint
+// being multiplied by the extrapolation over layers. Both entry points first make the
+// process hold the host memory libtorch frees (host_memory.hpp: a request's buffers then do
+// not depend on what ran before it), and the profile's `device` says so. A 1-layer fingerprint
 // at PP = 2 runs its layer on stage 0 and only the final norm and head on stage 1 (the paper does
 // not say how it runs one; digest §2.2 "open question").
 //
