@@ -16,6 +16,8 @@
 #   TABLES_ONLY=1 ...                          (rewrite the page from out/ without measuring)
 #   REPEATS=5 FP_REPEATS=9 ...                 (timed requests per point: full model, fingerprints)
 #   FP_LENGTHS='2 16' ...                      (the fingerprints' two output lengths)
+#   PAIRED=0 ...                               (skip the paired check: the full model measured
+#                                                again with its fingerprints timed alongside)
 # Measurements already in out/iserve-estimation are kept (delete it to measure again), so
 # an interrupted run resumes.
 set -euo pipefail
@@ -148,6 +150,60 @@ done
 
 LOAD_AFTER=$(cut -d" " -f1-3 /proc/loadavg)
 SECONDS_TAKEN=$(($(date +%s) - START))
+
+# Paired (PAIRED=0 skips it): each configuration's full model measured again with the 1- and
+# 2-layer fingerprints timed in the same loop (`tessera llm measure --alongside`, the
+# fingerprints at PP 1 with the configuration's TP and compression), and the estimate made
+# by the same estimator from a copy of the profile whose latencies for that TP and
+# compression are the ones timed alongside. The estimate's inputs and the measurement it is
+# compared with then see the same machine: what it runs meanwhile, and what its caches hold
+# (each request follows another model's).
+PAIRED_START=$(date +%s) PAIRED_LOAD_BEFORE=$(cut -d" " -f1-3 /proc/loadavg) PAIRED_MEASURED=
+for m in "${MODELS[@]}"; do
+  IFS='|' read -r name _ _ <<<"$m"
+  dir=$OUT/$name
+  [[ " $SELECTED " == *" $name "* ]] || continue
+  [ -z "${TABLES_ONLY:-}" ] && [ "${PAIRED:-1}" != 0 ] || continue
+  [ -f "$dir/profile.json" ] || continue
+  for c in "${COMPRESSIONS[@]}"; do
+    read -r w k <<<"$c"
+    for p in "${PARALLEL[@]}"; do
+      read -r tp pp <<<"$p"
+      cfg=tp$tp-pp$pp-$w-$k
+      if [ ! -f "$dir/paired/measured-$cfg.json" ]; then
+        mkdir -p "$dir/paired"
+        "$T" llm measure "$dir/ckpt" --tp "$tp" --pp "$pp" --weights "$w" --kv "$k" \
+          --lengths "${LENGTHS[@]}" --prompt-tokens $PROMPT --repeats "$REPEATS" --warmups "$WARMUPS" \
+          --alongside "$dir/fingerprints/fp1" "$dir/fingerprints/fp2" \
+          --out "$dir/paired/measured-$cfg.json"
+        PAIRED_MEASURED=1
+      fi
+      # The profile with this TP's and compression's latencies replaced by the paired ones.
+      python3 - "$dir/profile.json" "$dir/paired/measured-$cfg.json" "$dir/paired/profile-$cfg.json" <<'PATCH'
+import json, sys
+prof, meas = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+depth = {1: meas["alongside"][0], 2: meas["alongside"][1]}
+for comp in prof["compressions"]:
+    if (comp["weights"], comp["kv_cache"]) != (meas["weights"], meas["kv_cache"]):
+        continue
+    comp["latency"] = [r for r in comp["latency"] if r["tp"] != meas["tp"]] + [
+        {"fingerprint_layers": layers, "tp": meas["tp"], "output_length": x["output_length"],
+         "seconds": x["seconds"], "cpu_seconds": x["cpu_seconds"]}
+        for layers, a in depth.items() for x in a["latency"]]
+json.dump(prof, open(sys.argv[3], "w"), indent=1)
+PATCH
+      for clock in wall cpu; do
+        "$T" llm estimate "$dir/paired/profile-$cfg.json" --model "$dir/ckpt" --gpus 8 \
+          --clock $clock --out "$dir/paired/map-$cfg-$clock.json" >/dev/null
+      done
+    done
+  done
+  echo "paired $name" >&2
+done
+if [ -n "$PAIRED_MEASURED" ]; then
+  printf '%s\n%s\n%s\n' "$PAIRED_LOAD_BEFORE" "$(cut -d" " -f1-3 /proc/loadavg)" \
+    $(($(date +%s) - PAIRED_START)) > "$OUT/paired-conditions.txt"
+fi
 # The run conditions belong to the measuring run: a run that measured nothing (TABLES_ONLY,
 # or everything already measured) reuses the last one's.
 if [ -n "$MEASURED" ] || [ ! -f "$OUT/run-conditions.txt" ]; then
@@ -185,6 +241,7 @@ if os.path.exists(os.path.join(out, "load-samples.txt")):
     samples = [float(x) for x in open(os.path.join(out, "load-samples.txt")) if x.strip()]
 
 rows, summary, layer_rows, by_group, same_work = [], [], [], {}, {}
+paired_rows, paired_summary = [], []
 for model in ["llama-2-7b", "llama-2-70b", "falcon-7b", "gpt-j-6b"]:
     d = os.path.join(out, model)
     if not glob.glob(os.path.join(d, "measured-*.json")):
@@ -238,6 +295,27 @@ for model in ["llama-2-7b", "llama-2-70b", "falcon-7b", "gpt-j-6b"]:
         rows.append(r + " |")
     layers = json.load(open(os.path.join(d, "map.json")))["entries"][0]["layers"]
     summary.append((model, layers, e_))
+    # Paired: the full model measured again beside its 1- and 2-layer fingerprints.
+    pe = {"cpu": [], "wall": []}
+    for f in sorted(glob.glob(os.path.join(d, "paired", "measured-*.json"))):
+        m = json.load(open(f))
+        cfg = os.path.basename(f)[len("measured-"):-len(".json")]
+        key = (m["tp"], m["pp"], m["weights"], m["kv_cache"])
+        cells = []
+        for clock, field in (("cpu", "cpu_seconds"), ("wall", "seconds")):
+            mf = os.path.join(d, "paired", f"map-{cfg}-{clock}.json")
+            if not os.path.exists(mf):
+                break
+            e = {(c["tp"], c["pp"], c["weights"], c["kv_cache"]): c
+                 for c in json.load(open(mf))["entries"]}[key]
+            est, meas = e["ttft_s"] + n * e["tpot_s"], by_len(m, field)[n]
+            pe[clock].append(err(est, meas))
+            cells.append(f"{1e3*meas:.1f} | {1e3*est:.1f} ({err(est, meas):.1f})")
+        else:
+            paired_rows.append(f"| {model} | {e['config']} | " + " | ".join(cells) + " |")
+    if pe["cpu"]:
+        paired_summary.append((model, layers, pe, e_.get(("iserve", "cpu"), []),
+                               e_.get(("iserve", "wall"), [])))
     # Per-layer decode cost: the fingerprints' ((b-layer minus a-layer) / (b - a)) against
     # what the full model implies ((its TPOT - the fingerprints' TPOT_other) / layers), TP 1,
     # PP 1, CPU time.
@@ -461,7 +539,50 @@ with open(doc, "w") as fh:
           f"{mean(spreads):.1f} % of its mean on average and up to {max(spreads):.1f} %; iServe's "
           "PP estimate reuses PP 1's, so that spread enters the latency error of either method "
           "whatever the estimate.")
+    if paired_summary:
+        allp = {c: [x for r in paired_summary for x in r[2][c]] for c in ("cpu", "wall")}
+        allprof = {c: [x for r in paired_summary for x in r[3 if c == "cpu" else 4]]
+                   for c in ("cpu", "wall")}
+        goal = lambda v: "met" if v <= 5 else "missed"
+        w(f"- iserve, paired (the paired table): mean latency error {mean(allp['cpu']):.2f} % on "
+          f"the CPU-time clock and {mean(allp['wall']):.2f} % on the wall clock (goal ≤ 5 %: "
+          f"{goal(mean(allp['cpu']))} on CPU time, {goal(mean(allp['wall']))} on the wall clock), "
+          f"{len(allp['cpu'])} configurations, when the fingerprints are timed in the same loop "
+          f"as the full model; from the profile, timed minutes before the full model, "
+          f"{mean(allprof['cpu']):.2f} % and {mean(allprof['wall']):.2f} % (the same estimator; "
+          "only when its inputs were timed differs). The difference is what changed on this "
+          "shared machine between the two timings, which the paired loop lets the estimate's "
+          "inputs and the measurement share.")
     w()
+    if paired_summary:
+        w("## Paired: the fingerprints timed beside each measurement (iserve)")
+        w()
+        w("Each configuration's full model measured again (`tessera llm measure --alongside`) with")
+        w("the 1- and 2-layer fingerprints (PP 1, the configuration's TP and compression) in the")
+        w("same loop: every repeat serves every length on each of the three in turn, so each")
+        w("request follows another model's and the machine's changes of speed fall on all three.")
+        w("The estimate is the same estimator's (`tessera llm estimate`, Eqs. 1–3) from a copy of")
+        w("the profile whose latencies for that TP and compression are the ones timed alongside")
+        w("(memory is the profile's). Error against the measurement taken in that loop.")
+        pc = open(os.path.join(out, "paired-conditions.txt")).read().split("\n") if os.path.exists(
+            os.path.join(out, "paired-conditions.txt")) else ["–", "–", "–"]
+        w()
+        w("| load average (1, 5, 15 min) at start | at end | seconds |")
+        w("|---|---|---|")
+        w(f"| {pc[0]} | {pc[1]} | {pc[2]} |")
+        w()
+        w("| model | layers | configs | latency error, CPU time, paired % | max | from the profile % | wall clock, paired % | max | from the profile % |")
+        w("|---|---|---|---|---|---|---|---|---|")
+        for model, layers, pe, pcpu, pwall in paired_summary + [
+                ("**all**", "", allp, allprof["cpu"], allprof["wall"])]:
+            w(f"| {model} | {layers} | {len(pe['cpu'])} | {mean(pe['cpu']):.2f} | {max(pe['cpu']):.1f} | "
+              f"{mean(pcpu):.2f} | {mean(pe['wall']):.2f} | {max(pe['wall']):.1f} | {mean(pwall):.2f} |")
+        w()
+        w("| model | configuration | CPU ms, measured | paired estimate (error %) | wall ms, measured | paired estimate (error %) |")
+        w("|---|---|---|---|---|---|")
+        for r in paired_rows:
+            w(r)
+        w()
     w("## Same work, different PP: the full model's measured CPU time (noise)")
     w()
     w("| model | TP | compression | CPU ms by PP | spread (max − min) / mean % |")

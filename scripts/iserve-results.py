@@ -202,9 +202,10 @@ if ESTIMATION:
     p("[docs/results/iserve/estimation.md](iserve/estimation.md) (narrow: the true depth at")
     p("hidden size 256, one layer's weights small enough for a core's cache) and")
     p("[docs/results/iserve/estimation-wide.md](iserve/estimation-wide.md) (wide: hidden size")
-    p("1024 at reduced depth, one layer's weights larger than the caches, as on a GPU). Each")
-    p("page's run conditions, summary and findings follow (the depth, same-work, per-layer and")
-    p("per-configuration tables the findings name are on those pages).")
+    p("1024 at reduced depth, one layer's weights larger than a core's L2 cache, as a real")
+    p("layer's are than a GPU's caches). Each page's run conditions, summary and findings follow")
+    p("(the depth, same-work, paired, per-layer and per-configuration tables the findings name")
+    p("are on those pages).")
     # The estimation pages' sections, two heading levels down.
     for label, page in (("Narrow scale", "estimation.md"), ("Wide scale", "estimation-wide.md")):
         path = "docs/results/iserve/" + page

@@ -4,7 +4,7 @@
 // with the full model measured under the same configurations (to 10 %: on a model this
 // small the PP term of the memory model is coarse), INT8 at TP > 1 included; the peak
 // memory of INT8 at TP 2 and 4 is the same from run to run; latencies are positive and
-// measured on both clocks.
+// measured on both clocks; measure_alongside times fingerprints beside the full model.
 
 #include "llm_torch/fingerprint_profiler.hpp"
 
@@ -138,6 +138,52 @@ TEST(FingerprintProfiler, MeasuresEveryFamilyUnderTheMemoryMeter) {
     EXPECT_GT(m.cpu_seconds[1], 0.0) << model;
     std::filesystem::remove_all(dir);
   }
+}
+
+// measure_alongside (validation's paired timing): one measurement per checkpoint, the first
+// metered as measure_checkpoint meters it (the others are loaded after its peak is read),
+// every checkpoint timed at every length, the others at PP 1 with the first's TP.
+TEST(FingerprintProfiler, MeasuresFingerprintsAlongsideTheFullModel) {
+  LlmArchitecture a =
+      load_llm_architecture(std::string(TESSERA_SOURCE_DIR) + "/data/llm/llama-2-7b/config.json");
+  a.layers = 3;
+  a.hidden = 64;
+  a.heads = 4;
+  a.kv_heads = 4;
+  a.ffn = 160;
+  a.vocab = 300;
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("tessera_profiler_alongside_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  write_random_checkpoint(a, dir / "ckpt", Dtype::kF16, 5);
+  write_fingerprint(dir / "ckpt", 1, dir / "fp1");
+  write_fingerprint(dir / "ckpt", 2, dir / "fp2");
+  MeasureOptions how;
+  how.prompt_tokens = 8;
+  how.output_lengths = {1, 4};
+  how.repeats = 2;
+  const DecoderOptions o{WeightQuant::kInt8, KvQuant::kInt8, 2, 2, {}};
+  const std::vector<Measurement> all =
+      measure_alongside(dir / "ckpt", o, {dir / "fp1", dir / "fp2"}, how);
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[0].peak_bytes, measure_checkpoint(dir / "ckpt", o, how, true, false).peak_bytes);
+  EXPECT_EQ(all[1].peak_bytes, 0.0);  // not metered
+  for (std::size_t d = 0; d < all.size(); ++d) {
+    ASSERT_EQ(all[d].seconds.size(), 2u) << d;
+    ASSERT_EQ(all[d].cpu_seconds.size(), 2u) << d;
+    for (int i = 0; i < 2; ++i) {
+      EXPECT_GT(all[d].seconds[i], 0.0) << d;
+      EXPECT_GT(all[d].cpu_seconds[i], 0.0) << d;
+    }
+  }
+  // A checkpoint that cannot run the first's TP is refused before anything is timed.
+  LlmArchitecture odd = a;
+  odd.heads = 3;
+  odd.kv_heads = 3;
+  odd.hidden = 48;
+  write_random_checkpoint(odd, dir / "odd", Dtype::kF16, 5);
+  EXPECT_THROW(measure_alongside(dir / "ckpt", o, {dir / "odd"}, how), std::invalid_argument);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -297,6 +297,7 @@ struct MeasureCliOptions {
   int64_t prompt_tokens = 16;
   std::vector<int64_t> lengths{4, 24};
   int repeats = 3;
+  std::vector<std::string> alongside;  // checkpoints timed in the same loop (at PP 1)
   std::string device = "cpu";
   int warmups = 2;
 };
@@ -315,7 +316,18 @@ void run_measure(const MeasureCliOptions& o) {
                                o.pp,
                                {},
                                llm_device(o.device)};
-  const Measurement m = measure_checkpoint(o.checkpoint, options, how);
+  std::vector<std::filesystem::path> alongside(o.alongside.begin(), o.alongside.end());
+  const std::vector<Measurement> all = measure_alongside(o.checkpoint, options, alongside, how);
+  const Measurement& m = all.front();
+  const auto latency_json = [&](const Measurement& x) {
+    auto rows = nlohmann::ordered_json::array();
+    for (std::size_t i = 0; i < o.lengths.size(); ++i) {
+      rows.push_back({{"output_length", o.lengths[i]},
+                      {"seconds", x.seconds[i]},
+                      {"cpu_seconds", x.cpu_seconds[i]}});
+    }
+    return rows;
+  };
   nlohmann::ordered_json j;
   j["checkpoint"] = o.checkpoint;
   j["tp"] = o.tp;
@@ -328,11 +340,15 @@ void run_measure(const MeasureCliOptions& o) {
   // what the host allocator did with freed memory while it measured (host_memory.hpp)
   j["host_memory"] = host_memory::holding_freed_host_memory() ? "held" : "returned";
   j["memory_bytes"] = m.peak_bytes;
-  j["latency"] = nlohmann::ordered_json::array();
-  for (std::size_t i = 0; i < o.lengths.size(); ++i) {
-    j["latency"].push_back({{"output_length", o.lengths[i]},
-                            {"seconds", m.seconds[i]},
-                            {"cpu_seconds", m.cpu_seconds[i]}});
+  j["latency"] = latency_json(m);
+  if (!alongside.empty()) {
+    j["alongside"] = nlohmann::ordered_json::array();
+    for (std::size_t a = 0; a < alongside.size(); ++a) {
+      j["alongside"].push_back({{"checkpoint", o.alongside[a]},
+                                {"tp", o.tp},
+                                {"pp", 1},
+                                {"latency", latency_json(all[a + 1])}});
+    }
   }
   if (o.out.empty()) {
     std::cout << j.dump(2) << "\n";
@@ -495,6 +511,11 @@ void add_llm_command(CLI::App& app) {
                       "CUDA_VISIBLE_DEVICES (docs/iserve.md#devices)");
   measure->add_option("--warmups", me->warmups, "Untimed requests before the timed ones")
       ->check(CLI::Range(0, 100));
+  measure
+      ->add_option("--alongside", me->alongside,
+                   "Checkpoints timed in the same loop (each at PP 1, this TP and quantisation; "
+                   "e.g. the fingerprints, for validation)")
+      ->check(CLI::ExistingDirectory);
   measure->callback([me] { run_measure(*me); });
   add_llm_step_profile_command(*llm);
 }

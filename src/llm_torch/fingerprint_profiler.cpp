@@ -91,6 +91,13 @@ std::vector<Timings> time_requests(const std::vector<const Decoder*>& decoders,
 Measurement measure_checkpoint(const std::filesystem::path& checkpoint,
                                const DecoderOptions& options, const MeasureOptions& how,
                                bool memory, bool latency) {
+  return measure_alongside(checkpoint, options, {}, how, memory, latency).front();
+}
+
+std::vector<Measurement> measure_alongside(const std::filesystem::path& checkpoint,
+                                           const DecoderOptions& options,
+                                           const std::vector<std::filesystem::path>& alongside,
+                                           const MeasureOptions& how, bool memory, bool latency) {
   if (how.output_lengths.empty() || how.repeats < 1 || how.prompt_tokens < 1) {
     throw std::invalid_argument("a measurement needs output lengths, a prompt and a repeat");
   }
@@ -99,7 +106,7 @@ Measurement measure_checkpoint(const std::filesystem::path& checkpoint,
   // One intra-op thread per shard at every TP (the decoder sets it for TP > 1; TP 1 must
   // match, or its timings would use a thread pool the shards do not have).
   at::set_num_threads(1);
-  Measurement m;
+  std::vector<Measurement> out(1 + alongside.size());
   const uint64_t before = memory_meter::current();
   const auto decoder = Decoder::load(checkpoint, options);
   const std::vector<int64_t> prompt = prompt_of(how.prompt_tokens, decoder->architecture().vocab);
@@ -107,14 +114,24 @@ Measurement measure_checkpoint(const std::filesystem::path& checkpoint,
   if (memory) {
     memory_meter::reset_peak();
     serve(*decoder, prompt, longest);
-    m.peak_bytes = static_cast<double>(memory_meter::peak() - before);
+    out[0].peak_bytes = static_cast<double>(memory_meter::peak() - before);
   }
   if (latency) {
-    const auto timed = time_requests({decoder.get()}, how);
-    m.seconds = timed[0].seconds;
-    m.cpu_seconds = timed[0].cpu_seconds;
+    // The others at PP 1 with the same TP and quantisation, loaded after the peak was read.
+    std::vector<std::unique_ptr<Decoder>> others;
+    std::vector<const Decoder*> timed_decoders{decoder.get()};
+    for (const auto& dir : alongside) {
+      others.push_back(Decoder::load(
+          dir, {options.weights, options.kv_cache, options.tp, 1, {}, options.device}));
+      timed_decoders.push_back(others.back().get());
+    }
+    const auto timed = time_requests(timed_decoders, how);
+    for (std::size_t d = 0; d < out.size(); ++d) {
+      out[d].seconds = timed[d].seconds;
+      out[d].cpu_seconds = timed[d].cpu_seconds;
+    }
   }
-  return m;
+  return out;
 }
 
 FingerprintProfile profile_fingerprints(const std::filesystem::path& checkpoint,

@@ -51,6 +51,17 @@ Measurement measure_checkpoint(const std::filesystem::path& checkpoint,
                                const DecoderOptions& options, const MeasureOptions& how,
                                bool memory = true, bool latency = true);
 
+// As measure_checkpoint, and in the same timing loop the `alongside` checkpoints (each at PP 1
+// with `options`' TP, quantisation and device; no memory): every repeat serves every length
+// on each in turn, so the machine's changes of speed fall on all of them alike. The first
+// measurement is the checkpoint's, then one per `alongside` in order. Validation uses it to
+// time a model's fingerprints beside the full model (scripts/iserve-estimation.sh, paired).
+std::vector<Measurement> measure_alongside(const std::filesystem::path& checkpoint,
+                                           const DecoderOptions& options,
+                                           const std::vector<std::filesystem::path>& alongside,
+                                           const MeasureOptions& how, bool memory = true,
+                                           bool latency = true);
+
 // Writes the fingerprints of `depths` layers under `work_dir` (fp1/, fp2/ for the paper's
 // {1, 2}; {4, 8} gives fp4/, fp8/, the iserve-deep variant) and profiles them for each
 // compression, at TP degrees `tps` (those the model cannot run are skipped). A fingerprint
