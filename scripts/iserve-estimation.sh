@@ -22,11 +22,8 @@
 # an interrupted run resumes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ -z "${TESSERA_TORCH:-}" ] && [ -z "${TABLES_ONLY:-}" ]; then
-  TESSERA=$(scripts/release-build.sh)
-  TESSERA_TORCH="$(dirname "$TESSERA")/tessera-torch"
-fi
 T=${TESSERA_TORCH:-}
+[ -n "$T" ] || [ -n "${TABLES_ONLY:-}" ] || T=$(scripts/release-build.sh --torch)
 # Two scales of the same validation (ISERVE_SCALE):
 #   narrow (default): the true depth at hidden size 256. One layer's FP32 weights (3–4 MB)
 #     fit in a core's L2 cache, so a 1- or 2-layer fingerprint runs from cache while the

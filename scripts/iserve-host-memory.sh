@@ -14,11 +14,8 @@
 # Trials already in out/iserve-host-memory are kept (delete it to measure again).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ -z "${TESSERA_TORCH:-}" ] && [ -z "${TABLES_ONLY:-}" ]; then
-  TESSERA=$(scripts/release-build.sh)
-  TESSERA_TORCH="$(dirname "$TESSERA")/tessera-torch"
-fi
 T=${TESSERA_TORCH:-}
+[ -n "$T" ] || [ -n "${TABLES_ONLY:-}" ] || T=$(scripts/release-build.sh --torch)
 OUT=out/iserve-host-memory
 DOC=docs/results/iserve/host-memory.md
 TRIALS=${TRIALS:-6}

@@ -14,25 +14,40 @@
 #include <cmath>
 #include <filesystem>
 #include <set>
+#include <string>
 #include <tuple>
+#include <utility>
 
 #include "llm_arch/checkpoint_layout.hpp"
 
 namespace tessera {
 namespace {
 
-TEST(FingerprintProfiler, MemoryEstimatesMatchTheFullModel) {
-  LlmArchitecture a =
-      load_llm_architecture(std::string(TESSERA_SOURCE_DIR) + "/data/llm/llama-2-70b/config.json");
-  a.layers = 6;
+// A tiny model of a bundled architecture's shape (hidden 64, vocabulary 300).
+LlmArchitecture tiny(const std::string& model, int64_t layers, int64_t heads, int64_t kv_heads,
+                     int64_t ffn) {
+  LlmArchitecture a = load_llm_architecture(std::string(TESSERA_SOURCE_DIR) + "/data/llm/" + model +
+                                            "/config.json");
+  a.layers = layers;
   a.hidden = 64;
-  a.heads = 8;
-  a.kv_heads = 2;
-  a.ffn = 160;
+  a.heads = heads;
+  a.kv_heads = kv_heads;
+  a.ffn = ffn;
   a.vocab = 300;
+  return a;
+}
+
+// An empty folder of this test process's own.
+std::filesystem::path scratch(const std::string& tag) {
   const auto dir = std::filesystem::temp_directory_path() /
-                   ("tessera_profiler_test_" + std::to_string(::getpid()));
+                   ("tessera_profiler_" + tag + "_" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
+  return dir;
+}
+
+TEST(FingerprintProfiler, MemoryEstimatesMatchTheFullModel) {
+  const LlmArchitecture a = tiny("llama-2-70b", 6, 8, 2, 160);
+  const auto dir = scratch("test");
   write_random_checkpoint(a, dir / "ckpt", Dtype::kF16, 3);
 
   CompressionProfile fp16;
@@ -82,17 +97,8 @@ TEST(FingerprintProfiler, MemoryEstimatesMatchTheFullModel) {
 // the meter charges each rank's buffers to the rank's own account, so the peak is the
 // same however the shards' threads interleave, to the byte.
 TEST(FingerprintProfiler, Int8TensorParallelPeakMemoryIsRepeatable) {
-  LlmArchitecture a =
-      load_llm_architecture(std::string(TESSERA_SOURCE_DIR) + "/data/llm/llama-2-7b/config.json");
-  a.layers = 3;
-  a.hidden = 64;
-  a.heads = 4;
-  a.kv_heads = 4;
-  a.ffn = 160;
-  a.vocab = 300;
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("tessera_profiler_repeat_" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
+  const LlmArchitecture a = tiny("llama-2-7b", 3, 4, 4, 160);
+  const auto dir = scratch("repeat");
   write_random_checkpoint(a, dir, Dtype::kF16, 5);
   MeasureOptions how;
   how.prompt_tokens = 8;
@@ -113,19 +119,11 @@ TEST(FingerprintProfiler, Int8TensorParallelPeakMemoryIsRepeatable) {
 // Every family's kernels run under the counting allocator (GELU asks libtorch for raw
 // buffers, which need the allocation's context to be its data).
 TEST(FingerprintProfiler, MeasuresEveryFamilyUnderTheMemoryMeter) {
-  for (const char* model : {"falcon-7b", "gpt-j-6b"}) {
-    LlmArchitecture a = load_llm_architecture(std::string(TESSERA_SOURCE_DIR) + "/data/llm/" +
-                                              model + "/config.json");
-    a.layers = 2;
-    a.hidden = 64;
-    a.heads = 4;
-    a.kv_heads = std::min<int64_t>(a.kv_heads, 4);
-    a.ffn = 128;
-    a.vocab = 300;
+  // Falcon-7B's multi-query attention keeps its one KV head; GPT-J's 4 of 4.
+  for (const auto& [model, kv_heads] : {std::pair{"falcon-7b", 1}, std::pair{"gpt-j-6b", 4}}) {
+    LlmArchitecture a = tiny(model, 2, 4, kv_heads, 128);
     a.rotary_dim = std::min<int64_t>(a.rotary_dim, 16);
-    const auto dir = std::filesystem::temp_directory_path() /
-                     ("tessera_profiler_family_" + std::to_string(::getpid()));
-    std::filesystem::remove_all(dir);
+    const auto dir = scratch("family");
     write_random_checkpoint(a, dir, Dtype::kF16, 3);
     MeasureOptions how;
     how.prompt_tokens = 4;
@@ -144,17 +142,8 @@ TEST(FingerprintProfiler, MeasuresEveryFamilyUnderTheMemoryMeter) {
 // metered as measure_checkpoint meters it (the others are loaded after its peak is read),
 // every checkpoint timed at every length, the others at PP 1 with the first's TP.
 TEST(FingerprintProfiler, MeasuresFingerprintsAlongsideTheFullModel) {
-  LlmArchitecture a =
-      load_llm_architecture(std::string(TESSERA_SOURCE_DIR) + "/data/llm/llama-2-7b/config.json");
-  a.layers = 3;
-  a.hidden = 64;
-  a.heads = 4;
-  a.kv_heads = 4;
-  a.ffn = 160;
-  a.vocab = 300;
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("tessera_profiler_alongside_" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
+  const LlmArchitecture a = tiny("llama-2-7b", 3, 4, 4, 160);
+  const auto dir = scratch("alongside");
   write_random_checkpoint(a, dir / "ckpt", Dtype::kF16, 5);
   write_fingerprint(dir / "ckpt", 1, dir / "fp1");
   write_fingerprint(dir / "ckpt", 2, dir / "fp2");
