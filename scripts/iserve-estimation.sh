@@ -230,6 +230,12 @@ def solve(lat):  # Eq. 1 from the two measured lengths
     tpot = (lat[hi] - lat[lo]) / (hi - lo)
     return lat[lo] - lo * tpot, tpot
 
+def config_key(x):  # a configuration-map entry's or a measurement's (TP, PP, weights, KV)
+    return (x["tp"], x["pp"], x["weights"], x["kv_cache"])
+
+def entries_by_config(path):
+    return {config_key(c): c for c in json.load(open(path))["entries"]}
+
 def by_len(m, key):
     return {r["output_length"]: r[key] for r in m["latency"]}
 
@@ -249,14 +255,12 @@ for model in ["llama-2-7b", "llama-2-70b", "falcon-7b", "gpt-j-6b"]:
             f = os.path.join(d, f"map{suf}{'-cpu' if clock == 'cpu' else ''}.json")
             if not os.path.exists(f):
                 continue
-            cmap = json.load(open(f))
-            maps[(meth, clock)] = {(c["tp"], c["pp"], c["weights"], c["kv_cache"]): c
-                                   for c in cmap["entries"]}
+            maps[(meth, clock)] = entries_by_config(f)
     e_ = {}
     for f in sorted(glob.glob(os.path.join(d, "measured-*.json"))):
         m = json.load(open(f))
         host_memory.add(m.get("host_memory", "not recorded"))
-        key = (m["tp"], m["pp"], m["weights"], m["kv_cache"])
+        key = config_key(m)
         meas = {"wall": by_len(m, "seconds")[n], "cpu": by_len(m, "cpu_seconds")[n]}
         cells = {}
         for meth, _ in METHODS:
@@ -297,19 +301,18 @@ for model in ["llama-2-7b", "llama-2-70b", "falcon-7b", "gpt-j-6b"]:
     for f in sorted(glob.glob(os.path.join(d, "paired", "measured-*.json"))):
         m = json.load(open(f))
         cfg = os.path.basename(f)[len("measured-"):-len(".json")]
-        key = (m["tp"], m["pp"], m["weights"], m["kv_cache"])
+        key = config_key(m)
+        clocks = (("cpu", "cpu_seconds"), ("wall", "seconds"))
+        maps_ = {c: os.path.join(d, "paired", f"map-{cfg}-{c}.json") for c, _ in clocks}
+        if not all(os.path.exists(f) for f in maps_.values()):
+            continue  # measured, not estimated yet
         cells = []
-        for clock, field in (("cpu", "cpu_seconds"), ("wall", "seconds")):
-            mf = os.path.join(d, "paired", f"map-{cfg}-{clock}.json")
-            if not os.path.exists(mf):
-                break
-            e = {(c["tp"], c["pp"], c["weights"], c["kv_cache"]): c
-                 for c in json.load(open(mf))["entries"]}[key]
+        for clock, field in clocks:
+            e = entries_by_config(maps_[clock])[key]
             est, meas = e["ttft_s"] + n * e["tpot_s"], by_len(m, field)[n]
             pe[clock].append(err(est, meas))
             cells.append(f"{1e3*meas:.1f} | {1e3*est:.1f} ({err(est, meas):.1f})")
-        else:
-            paired_rows.append(f"| {model} | {e['config']} | " + " | ".join(cells) + " |")
+        paired_rows.append(f"| {model} | {e['config']} | " + " | ".join(cells) + " |")
     if pe["cpu"]:
         paired_summary.append((model, layers, pe, e_.get(("iserve", "cpu"), []),
                                e_.get(("iserve", "wall"), [])))

@@ -147,7 +147,7 @@ FingerprintProfile profile_fingerprints(const std::filesystem::path& checkpoint,
   if (how.output_lengths.size() < 2) {
     throw std::invalid_argument("latency profiling needs two output lengths");
   }
-  host_memory::hold_freed_host_memory();
+  host_memory::hold_freed_host_memory();  // before `device` below records it
   std::filesystem::create_directories(work_dir);
   const int64_t depth[2] = {depths.first, depths.second};
   const std::filesystem::path fp[2] = {work_dir / ("fp" + std::to_string(depth[0])),
