@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "loadgen/http_loadgen.hpp"
+#include "metrics/report.hpp"
 #include "server/protocol.hpp"
 #include "server/server.hpp"
 #include "test_support.hpp"
@@ -369,6 +370,45 @@ TEST(Loadgen, ReplaysArrivalsAndFillsTheSummaryMetrics) {
   ASSERT_EQ(r.stats.status_counts.size(), 1u);
   EXPECT_EQ(r.stats.status_counts[0], std::make_pair(200, uint64_t{20}));
   server->shutdown();
+
+  // The summary holds only what a client measured: the server's answers carry accuracy,
+  // but batches, GPU time and sub-requests are null with the reason, and out of the table.
+  const json summary = summarize(r.metrics, f.app, r.unmeasured);
+  EXPECT_TRUE(summary["mean_accuracy"].is_number());
+  for (const char* key : {"gpu_seconds", "wasted_gpu_seconds", "invalid_rate", "subrequests"}) {
+    EXPECT_TRUE(summary[key].is_null()) << key << ": " << summary[key];
+    EXPECT_TRUE(summary["not_measured"].contains(key)) << key;
+  }
+  EXPECT_FALSE(summary["not_measured"].contains("mean_accuracy"));
+  for (const auto& [task, t] : summary["tasks"].items()) {
+    EXPECT_TRUE(t["batches"].is_null()) << task;
+    EXPECT_TRUE(t["gpu_seconds"].is_null()) << task;
+    EXPECT_EQ(t["dropped"], 0) << task;
+  }
+  const std::string table = format_summary(summary);
+  EXPECT_EQ(table.find("sub-request violations"), std::string::npos) << table;
+  EXPECT_EQ(table.find("invalid (wasted) GPU"), std::string::npos) << table;
+  EXPECT_NE(table.find("mean accuracy"), std::string::npos) << table;
+  EXPECT_NE(table.find("not measured: GPU time"), std::string::npos) << table;
+}
+
+TEST(Loadgen, AClosedPortIsReportedWithTheWholeReason) {
+  httplib::Server probe;  // a port nobody listens on: bound, noted and closed
+  const int port = probe.bind_to_any_port("127.0.0.1");
+  probe.stop();
+  Fixture f = chain_fixture();
+  LoadgenOptions o;
+  o.port = port;
+  try {
+    run_loadgen(f.app, {Arrival{}}, o);
+    FAIL() << "no error for a closed port";
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("could not connect to 127.0.0.1:" + std::to_string(port) +
+                        ": Connection refused"),
+              std::string::npos)
+        << what;
+  }
 }
 
 }  // namespace
