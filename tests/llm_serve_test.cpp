@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "closed_port.hpp"
 #include "core/error.hpp"
 #include "llm_arch/checkpoint_layout.hpp"
 #include "llm_serve/llm_protocol.hpp"
@@ -672,18 +673,20 @@ TEST_F(LlmServerTest, LoadgenReplaysAnLlmTraceIntoTheSimulatorsSummary) {
   EXPECT_EQ(summary["tasks"]["llm"]["failed"], 1);
   const std::string table = format_summary(summary);
   for (const char* row : {"mean accuracy", "sub-request violations", "invalid (wasted) GPU",
-                          "KV cache", "preemptions"}) {
-    EXPECT_EQ(table.find(row), std::string::npos) << row << " in\n" << table;
+                          "GPU time", "LLM steps", "KV cache used", "preemptions", "stage"}) {
+    EXPECT_EQ(table.find(std::string("\n  ") + row + " "), std::string::npos) << row << " in\n"
+                                                                              << table;
   }
-  EXPECT_NE(table.find("TTFT p50/p99"), std::string::npos) << table;
-  EXPECT_NE(table.find("not measured: "), std::string::npos) << table;
+  EXPECT_NE(table.find("\n  TTFT p50/p99 "), std::string::npos) << table;
+  EXPECT_NE(table.find("\n  not measured: LLM steps, tokens per step, preemptions, KV cache"),
+            std::string::npos)
+      << table;
 }
 
 TEST(LlmLoadgen, AClosedPortIsReportedWithTheWholeReason) {
-  // A port nobody listens on: bind one, note it, close it.
-  httplib::Server probe;
-  const int port = probe.bind_to_any_port("127.0.0.1");
-  probe.stop();
+  const testing::ClosedPort closed;
+  ASSERT_GT(closed.port(), 0);
+  const int port = closed.port();
   App app;
   app.name = "llm";
   Task task;

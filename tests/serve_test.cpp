@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "closed_port.hpp"
 #include "loadgen/http_loadgen.hpp"
 #include "metrics/report.hpp"
 #include "server/protocol.hpp"
@@ -386,16 +387,18 @@ TEST(Loadgen, ReplaysArrivalsAndFillsTheSummaryMetrics) {
     EXPECT_EQ(t["dropped"], 0) << task;
   }
   const std::string table = format_summary(summary);
-  EXPECT_EQ(table.find("sub-request violations"), std::string::npos) << table;
-  EXPECT_EQ(table.find("invalid (wasted) GPU"), std::string::npos) << table;
-  EXPECT_NE(table.find("mean accuracy"), std::string::npos) << table;
-  EXPECT_NE(table.find("not measured: GPU time"), std::string::npos) << table;
+  EXPECT_EQ(table.find("\n  sub-request violations "), std::string::npos) << table;
+  EXPECT_EQ(table.find("\n  invalid (wasted) GPU "), std::string::npos) << table;
+  EXPECT_EQ(table.find("\n  stage "), std::string::npos) << table;
+  EXPECT_NE(table.find("\n  mean accuracy "), std::string::npos) << table;
+  EXPECT_NE(table.find("\n  not measured: batches and GPU time"), std::string::npos) << table;
+  EXPECT_NE(table.find("\n  not measured: sub-request violations"), std::string::npos) << table;
 }
 
 TEST(Loadgen, AClosedPortIsReportedWithTheWholeReason) {
-  httplib::Server probe;  // a port nobody listens on: bound, noted and closed
-  const int port = probe.bind_to_any_port("127.0.0.1");
-  probe.stop();
+  const testing::ClosedPort closed;
+  ASSERT_GT(closed.port(), 0);
+  const int port = closed.port();
   Fixture f = chain_fixture();
   LoadgenOptions o;
   o.port = port;
