@@ -284,7 +284,9 @@ void write_report(const std::filesystem::path& dir, const nlohmann::json& summar
   write_file(dir / "latency_histogram.csv", latency_histogram_csv(m.latency()));
 
   const double w = m.window();
-  const bool queues = m.queues_sampled();
+  // An LLM instance takes every request into its scheduler's waiting line at once, which
+  // the engine's queue sample does not see: in LLM runs the columns would read 0 throughout.
+  const bool queues = m.queues_sampled() && !summary.contains("llm");
   const bool gpu = !summary.value("gpu_seconds", nlohmann::json()).is_null();
   std::string csv = "window_start_s,arrivals_rps,goodput_rps,late_rps,dropped_rps,failed_rps";
   if (gpu) csv += ",gpu_busy";

@@ -39,8 +39,9 @@ std::string latency_histogram_csv(const LogHistogram& latency);
 
 // Writes DIR/summary.json, DIR/timeseries.csv, DIR/timeseries.svg and
 // DIR/latency_histogram.csv. Queue columns and the queue panel are left out when the
-// collector did not sample queues (a load generator's), and the gpu_busy column when the
-// summary says GPU time was not measured.
+// collector did not sample queues (a load generator's) or could not see them (an LLM
+// run's waiting lines are inside its instances' schedulers), and the gpu_busy column when
+// the summary says GPU time was not measured.
 void write_report(const std::filesystem::path& dir, const nlohmann::json& summary,
                   const MetricsCollector& metrics, const App& app);
 

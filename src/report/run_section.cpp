@@ -111,7 +111,10 @@ void timeseries(HtmlPage& page, const fs::path& file) {
     page.figure(render_svg({queues}, 900, 250, &page.palette()),
                 "Items queued or in a forming batch at each stage, sampled at each window's end.");
   } else {
-    page.note("Queues: not measured (a load generator cannot see the server's queues).");
+    page.note(
+        "Queues: not measured (a load generator cannot see the server's queues; an LLM "
+        "instance's waiting line is inside its scheduler, where the queue sample does not "
+        "look).");
   }
 }
 
