@@ -5,12 +5,14 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <chrono>
 #include <future>
 #include <nlohmann/json.hpp>
 #include <thread>
 
 #include "closed_port.hpp"
 #include "loadgen/http_loadgen.hpp"
+#include "loadgen/open_loop.hpp"
 #include "metrics/report.hpp"
 #include "server/protocol.hpp"
 #include "server/server.hpp"
@@ -393,6 +395,22 @@ TEST(Loadgen, ReplaysArrivalsAndFillsTheSummaryMetrics) {
   EXPECT_NE(table.find("\n  mean accuracy "), std::string::npos) << table;
   EXPECT_NE(table.find("\n  not measured: batches and GPU time"), std::string::npos) << table;
   EXPECT_NE(table.find("\n  not measured: sub-request violations"), std::string::npos) << table;
+}
+
+TEST(Loadgen, LateSendsAreCountedByTheirCause) {
+  // One connection and answers that take 50 ms: requests 1 and 2 (due 1 and 2 ms in) wait
+  // for it, so they are late because no connection was free, not because the client was
+  // slow to send. (Request 0's send may be late on a busy machine: the other cause.)
+  const OpenLoopClient one{"127.0.0.1", 1, 1, 1.0, "", false};
+  const OpenLoopStats sent = run_open_loop(
+      std::vector<double>{0.0, 0.001, 0.002}, one,
+      [](std::size_t, httplib::Client&, const SinceStart&) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the answer's time
+      });
+  EXPECT_EQ(sent.late_no_free_connection.count, 2u);
+  EXPECT_GE(sent.late_no_free_connection.worst_s, 0.098);  // request 2 waits for two answers
+  EXPECT_LE(sent.late_client_slow.count, 1u);
+  EXPECT_GE(sent.max_send_lag_s, sent.late_no_free_connection.worst_s);
 }
 
 TEST(Loadgen, AClosedPortIsReportedWithTheWholeReason) {
