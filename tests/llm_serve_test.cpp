@@ -24,7 +24,7 @@
 #include "llm_serve/llm_runtime.hpp"
 #include "llm_serve/llm_server.hpp"
 #include "llm_serve/step_log.hpp"
-#include "llm_serve/tokenizer.hpp"
+#include "tokenizer/tokenizer.hpp"
 #include "llm_torch/decoder.hpp"
 #include "loadgen/llm_loadgen.hpp"
 #include "metrics/report.hpp"

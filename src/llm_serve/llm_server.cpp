@@ -13,7 +13,7 @@
 #include "llm/llm_cost_model.hpp"
 #include "llm_serve/llm_metrics.hpp"
 #include "llm_serve/step_log.hpp"
-#include "llm_serve/tokenizer.hpp"
+#include "tokenizer/tokenizer.hpp"
 #include "llm_torch/decoder.hpp"
 #include "llm_torch/host_memory.hpp"
 #include "server/http_frontend.hpp"

@@ -1,4 +1,4 @@
-#include "llm_serve/tokenizer.hpp"
+#include "tokenizer/tokenizer.hpp"
 
 #include <algorithm>
 #include <climits>
