@@ -12,6 +12,7 @@ PACKAGES=(
   libtorch-dev libcpp-httplib-dev libboost-dev
   libgrpc++-dev protobuf-compiler-grpc protobuf-compiler # the gRPC front end
   chromium # the report tests open report.html in headless Chromium
+  python3-numpy # tests/llm_reference.py: the reference the engine's logits are checked against
 )
 
 missing=()

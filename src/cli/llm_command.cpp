@@ -88,9 +88,9 @@ void run_configs(const ConfigsOptions& o) {
     return;
   }
   std::printf("%s (%s): %lld layers, hidden %lld, %lld heads / %lld KV heads, %.2fB parameters\n",
-              arch.name.c_str(), arch.family.c_str(), static_cast<long long>(arch.layers),
-              static_cast<long long>(arch.hidden), static_cast<long long>(arch.heads),
-              static_cast<long long>(arch.kv_heads),
+              arch.name.c_str(), std::string(family_name(arch.family)).c_str(),
+              static_cast<long long>(arch.layers), static_cast<long long>(arch.hidden),
+              static_cast<long long>(arch.heads), static_cast<long long>(arch.kv_heads),
               static_cast<double>(arch.total_params()) / 1e9);
   std::ostringstream pairs;
   for (const Parallelism& p : options) pairs << " " << p.tp << "x" << p.pp;
@@ -132,9 +132,10 @@ void run_random_checkpoint(const RandomCheckpointOptions& o) {
                                           : Dtype::kF16;
   write_random_checkpoint(arch, o.out, dtype, o.seed);
   std::printf("wrote %s: %s-shaped, %lld layers, hidden %lld, %.3fB parameters, %s, seed %llu\n",
-              o.out.c_str(), arch.family.c_str(), static_cast<long long>(arch.layers),
-              static_cast<long long>(arch.hidden), static_cast<double>(arch.total_params()) / 1e9,
-              o.dtype.c_str(), static_cast<unsigned long long>(o.seed));
+              o.out.c_str(), std::string(family_name(arch.family)).c_str(),
+              static_cast<long long>(arch.layers), static_cast<long long>(arch.hidden),
+              static_cast<double>(arch.total_params()) / 1e9, o.dtype.c_str(),
+              static_cast<unsigned long long>(o.seed));
 }
 
 struct FingerprintOptions {
@@ -198,8 +199,8 @@ void run_generate(const GenerateOptions& o) {
   std::string text;
   for (int64_t id : out) text += (id >= 32 && id < 127) ? static_cast<char>(id) : '.';
   std::printf("model %s (%s), weights %s, KV cache %s: %.1f MB of weights, %.2f MB of KV cache\n",
-              arch.name.c_str(), arch.family.c_str(), o.weights.c_str(), o.kv.c_str(),
-              static_cast<double>(decoder->weight_bytes()) / 1e6,
+              arch.name.c_str(), std::string(family_name(arch.family)).c_str(), o.weights.c_str(),
+              o.kv.c_str(), static_cast<double>(decoder->weight_bytes()) / 1e6,
               static_cast<double>(seq->kv_bytes()) / 1e6);
   std::printf("prompt %zu tokens, generated %lld: TTFT %.1f ms, TPOT %.2f ms\n", prompt.size(),
               static_cast<long long>(out.size()), 1e3 * ttft,
