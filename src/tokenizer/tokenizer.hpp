@@ -1,24 +1,28 @@
 #pragma once
 
-// Tokenizers of the live LLM server (docs/llm-serve.md#tokenizers): text <-> token ids.
-//  - ByteTokenizer (the default): one token per byte, id = the byte's value (0..255); the
-//    model's vocabulary must hold at least 256 ids. Ids >= 256 decode to nothing.
-//  - BpeTokenizer: a Hugging Face `tokenizer.json` whose model is byte-level BPE (GPT-2,
-//    Llama-3 style: `model.type` "BPE" with a ByteLevel pre-tokenizer or decoder). Other
-//    model types (WordPiece, Unigram, WordLevel) and non-byte-level BPE (SentencePiece
-//    style, Metaspace) are refused with an error naming the file and the field.
-//    Pre-tokenisation splits like GPT-2's pattern on ASCII classes (an optional leading
-//    space, then a run of letters, of digits or of other symbols; whitespace runs), a
-//    documented simplification of the regular expression.
+// Tokenizers of the LLM engine (docs/llm-serve.md#tokenizers): text <-> token ids.
+//  - ByteTokenizer (when a checkpoint has no tokenizer.json): one token per byte, id = the
+//    byte's value (0..255); the model's vocabulary must hold at least 256 ids. Ids >= 256
+//    decode to nothing.
+//  - HfTokenizer (tokenizer/hf_tokenizer.hpp): a Hugging Face tokenizer.json with a BPE
+//    model, byte-level (GPT-2, Llama-3, Qwen) or SentencePiece-style (Llama-2, Mistral:
+//    Metaspace, byte fallback), with the file's normalizer, pre-tokenizer, added tokens,
+//    post-processor and decoder chain; its ids equal Hugging Face's (tests/tokenizer_test.cpp
+//    checks golden ids made by Hugging Face's tokenizers).
+//  - TextStream: decoded text of a growing id sequence, piece by piece, never splitting a
+//    UTF-8 character (what a streamed answer sends).
 //
-// Immutable after construction; safe to share between threads.
+// Tokenizers are immutable after construction and safe to share between threads; a
+// TextStream belongs to one caller.
 
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
+
+#include "tokenizer/unicode_text.hpp"
 
 namespace tessera {
 
@@ -26,42 +30,56 @@ class Tokenizer {
  public:
   virtual ~Tokenizer() = default;
   virtual std::string name() const = 0;
-  virtual std::vector<int64_t> encode(const std::string& text) const = 0;
-  // The bytes of one token (possibly part of a UTF-8 character).
-  virtual std::string decode_token(int64_t id) const = 0;
-  std::string decode(const std::vector<int64_t>& ids) const;
+  // `text` (UTF-8; invalid bytes are read as U+FFFD) as ids; `add_special_tokens`: with the
+  // tokens the post-processor adds (e.g. Llama's beginning-of-sequence token).
+  virtual std::vector<int64_t> encode(const std::string& text, bool add_special_tokens) const = 0;
+  std::vector<int64_t> encode(const std::string& text) const { return encode(text, false); }
+  // The text of `ids` through the decoder chain (valid UTF-8; a character whose bytes are
+  // not all there becomes U+FFFD); `skip_special_tokens` leaves special tokens out.
+  virtual std::string decode(const std::vector<int64_t>& ids, bool skip_special_tokens) const = 0;
+  std::string decode(const std::vector<int64_t>& ids) const { return decode(ids, false); }
+  // decode({id}).
+  std::string decode_token(int64_t id) const { return decode({id}); }
+  // The id of a token's text (an added or vocabulary token), if it has one.
+  virtual std::optional<int64_t> token_id(const std::string& token) const = 0;
+  // One more than the largest id this tokenizer produces.
+  virtual int64_t vocab_size() const = 0;
 };
 
 class ByteTokenizer final : public Tokenizer {
  public:
   std::string name() const override { return "byte"; }
-  std::vector<int64_t> encode(const std::string& text) const override;
-  std::string decode_token(int64_t id) const override;
-};
-
-class BpeTokenizer final : public Tokenizer {
- public:
-  // Reads a tokenizer.json; SpecError naming the file and field on anything it cannot use.
-  static std::unique_ptr<BpeTokenizer> load(const std::filesystem::path& file);
-  std::string name() const override { return "bpe"; }
-  std::vector<int64_t> encode(const std::string& text) const override;
-  std::string decode_token(int64_t id) const override;
-  std::size_t vocab_size() const { return id_to_token_.size(); }
-
- private:
-  std::vector<int64_t> encode_chunk(const std::string& bytes) const;
-
-  std::unordered_map<std::string, int64_t> token_to_id_;  // byte-level unicode strings
-  std::vector<std::string> id_to_token_;                  // raw bytes of each id
-  std::unordered_map<std::string, int> merge_rank_;       // "left\x01right" -> rank
-  std::vector<std::pair<std::string, int64_t>> added_;    // added tokens, matched verbatim
+  std::vector<int64_t> encode(const std::string& text, bool add_special_tokens) const override;
+  using Tokenizer::encode;
+  std::string decode(const std::vector<int64_t>& ids, bool skip_special_tokens) const override;
+  using Tokenizer::decode;
+  std::optional<int64_t> token_id(const std::string& token) const override;
+  int64_t vocab_size() const override { return 256; }
 };
 
 // The tokenizer of a checkpoint: DIR/tokenizer.json when it exists, else the byte
-// tokenizer. Checks that every id it can produce is below `vocab`.
+// tokenizer. Checks that every id it can produce is below `vocab`. A file it cannot use is
+// a SpecError naming the file and the JSON field.
 std::unique_ptr<Tokenizer> load_tokenizer(const std::filesystem::path& dir, int64_t vocab);
 
-// Whether `s` is valid UTF-8.
-bool valid_utf8(const std::string& s);
+// The decoded text of ids arriving one by one: push() returns the text the new id
+// completes (possibly empty, e.g. the first bytes of a character that spans tokens), and
+// the concatenation of every push() and finish() equals tokenizer.decode(all ids) (for
+// decoders whose output does not change retroactively, which holds for the ones tessera
+// implements). Holds a window of the last few ids, not the whole sequence.
+class TextStream {
+ public:
+  explicit TextStream(const Tokenizer& tokenizer, bool skip_special_tokens = false)
+      : tokenizer_(tokenizer), skip_special_(skip_special_tokens) {}
+  std::string push(int64_t id);
+  // The text still held back (an incomplete character at the end becomes U+FFFD).
+  std::string finish();
+
+ private:
+  const Tokenizer& tokenizer_;
+  bool skip_special_;
+  std::vector<int64_t> ids_;  // the window: ids_[0, read_) are already sent
+  std::size_t read_ = 0;
+};
 
 }  // namespace tessera
