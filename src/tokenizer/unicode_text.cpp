@@ -184,6 +184,57 @@ std::string unicode_normalize(std::string_view s, NormalForm form) {
   return result;
 }
 
+namespace {
+
+std::u16string to_utf16(std::string_view s) {
+  int32_t n16 = 0;
+  UErrorCode status = U_ZERO_ERROR;
+  u_strFromUTF8(nullptr, 0, &n16, s.data(), static_cast<int32_t>(s.size()), &status);
+  std::u16string out(static_cast<std::size_t>(n16), u'\0');
+  status = U_ZERO_ERROR;
+  u_strFromUTF8(reinterpret_cast<UChar*>(out.data()), n16, nullptr, s.data(),
+                static_cast<int32_t>(s.size()), &status);
+  if (U_FAILURE(status)) throw std::runtime_error("text is not valid UTF-8");
+  return out;
+}
+
+std::string to_utf8(const std::u16string& s) {
+  int32_t n8 = 0;
+  UErrorCode status = U_ZERO_ERROR;
+  const auto* data = reinterpret_cast<const UChar*>(s.data());
+  const auto n = static_cast<int32_t>(s.size());
+  u_strToUTF8(nullptr, 0, &n8, data, n, &status);
+  std::string out(static_cast<std::size_t>(n8), '\0');
+  status = U_ZERO_ERROR;
+  u_strToUTF8(out.data(), n8, nullptr, data, n, &status);
+  if (U_FAILURE(status)) throw std::runtime_error("ICU could not encode the text");
+  return out;
+}
+
+std::string change_case(std::string_view s, bool upper) {
+  const std::u16string in = to_utf16(utf8_lossy(s));
+  const auto* data = reinterpret_cast<const UChar*>(in.data());
+  const auto n = static_cast<int32_t>(in.size());
+  UErrorCode status = U_ZERO_ERROR;
+  const int32_t len = upper ? u_strToUpper(nullptr, 0, data, n, "", &status)
+                            : u_strToLower(nullptr, 0, data, n, "", &status);
+  std::u16string out(static_cast<std::size_t>(len), u'\0');
+  status = U_ZERO_ERROR;
+  auto* dest = reinterpret_cast<UChar*>(out.data());
+  if (upper) {
+    u_strToUpper(dest, len, data, n, "", &status);
+  } else {
+    u_strToLower(dest, len, data, n, "", &status);
+  }
+  if (U_FAILURE(status)) throw std::runtime_error("ICU could not change the case");
+  return to_utf8(out);
+}
+
+}  // namespace
+
+std::string unicode_upper(std::string_view s) { return change_case(s, true); }
+std::string unicode_lower(std::string_view s) { return change_case(s, false); }
+
 const std::string& byte_to_char(unsigned char byte) { return byte_chars().to_char[byte]; }
 
 int char_to_byte(std::string_view ch) {

@@ -32,6 +32,10 @@ enum class NormalForm : uint8_t { kNfc, kNfd, kNfkc, kNfkd };
 // `s` (valid UTF-8) in normalization form `form`. std::runtime_error if ICU fails.
 std::string unicode_normalize(std::string_view s, NormalForm form);
 
+// `s` (valid UTF-8) in upper or lower case by Unicode's default case mapping (ICU).
+std::string unicode_upper(std::string_view s);
+std::string unicode_lower(std::string_view s);
+
 // GPT-2's bytes_to_unicode: the printable character (UTF-8) standing for each byte, and
 // back (-1 for a character that stands for no byte).
 const std::string& byte_to_char(unsigned char byte);
