@@ -35,12 +35,12 @@ TEST_P(GoldenChat, RendersAsHuggingFaceJinja) {
     const JinjaValue messages = jinja_from_json(c["messages"].dump());
     const bool gen = c["add_generation_prompt"].get<bool>();
     if (c.contains("error")) {
-      EXPECT_THROW(t.apply(messages, gen), JinjaError)
+      EXPECT_THROW(t.render(messages, gen), JinjaError)
           << GetParam() << ": " << c["messages"].dump();
       continue;
     }
     try {
-      EXPECT_EQ(t.apply(messages, gen), c["output"].get<std::string>())
+      EXPECT_EQ(t.render(messages, gen), c["output"].get<std::string>())
           << GetParam() << ": " << c["messages"].dump() << " generation prompt " << gen;
     } catch (const JinjaError& e) {
       ADD_FAILURE() << GetParam() << ": " << e.what() << " on " << c["messages"].dump();
@@ -162,7 +162,7 @@ TEST(ChatTemplate, LoadsFromTokenizerConfig) {
              "chat_template": "{{ bos_token }}{% for m in messages %}{{ m.role }}:{{ m.content }}{{ eos_token }}{% endfor %}"})";
   const auto t = ChatTemplate::load(dir / "tokenizer_config.json");
   ASSERT_TRUE(t.has_value());
-  EXPECT_EQ(t->apply(std::vector<ChatMessage>{{"user", "hi"}}, false), "<s>user:hi</s>");
+  EXPECT_EQ(t->apply({{"user", "hi"}}, false), "<s>user:hi</s>");
   EXPECT_EQ(t->special_token("eos_token"), "</s>");
   std::ofstream(dir / "tokenizer_config.json")
       << R"({"chat_template": "{% macro x() %}{% endmacro %}"})";

@@ -287,6 +287,19 @@ class KvSequence final : public Decoder::Sequence {
   }
   void advance(int64_t tokens) { length_ += tokens; }
   bool int8() const { return int8_; }
+  // This cache's first length() tokens copied into `into` (a fresh, larger sequence).
+  void copy_to(KvSequence& into) const {
+    const auto copy = [&](const std::vector<torch::Tensor>& from, std::vector<torch::Tensor>& to) {
+      for (std::size_t i = 0; i < from.size(); ++i) {
+        to[i].narrow(1, 0, length_).copy_(from[i].narrow(1, 0, length_));
+      }
+    };
+    copy(k_, into.k_);
+    copy(v_, into.v_);
+    copy(k_scale_, into.k_scale_);
+    copy(v_scale_, into.v_scale_);
+    into.length_ = length_;
+  }
   // Slot `slot`'s FP32 keys and values, [kv_heads, capacity, head_dim] (not INT8 caches).
   const torch::Tensor& keys(std::size_t slot) const { return k_[slot]; }
   const torch::Tensor& values(std::size_t slot) const { return v_[slot]; }
@@ -446,6 +459,19 @@ class TorchDecoder final : public Decoder {
     }
     return std::make_unique<KvSequence>(slots, max_tokens, arch_.head_dim(),
                                         options_.kv_cache == KvQuant::kInt8, device_);
+  }
+
+  std::unique_ptr<Sequence> fork(const Sequence& from, int64_t max_tokens) const override {
+    const auto& source = dynamic_cast<const KvSequence&>(from);
+    if (max_tokens < source.length()) {
+      throw std::invalid_argument("a fork holds at least the " + std::to_string(source.length()) +
+                                  " tokens of its source");
+    }
+    auto seq = start(max_tokens);
+    std::lock_guard<std::mutex> lock(step_mutex_);
+    c10::InferenceMode inference;
+    source.copy_to(dynamic_cast<KvSequence&>(*seq));
+    return seq;
   }
 
   std::vector<std::vector<float>> step_batch(const std::vector<StepInput>& inputs) const override {

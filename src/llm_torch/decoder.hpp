@@ -100,6 +100,10 @@ class Decoder {
   // architecture's context_length()).
   virtual std::unique_ptr<Sequence> start(int64_t max_tokens) const = 0;
 
+  // A new sequence holding a copy of `from`'s cache (its tokens so far), with room for
+  // `max_tokens` in all (at least from's length); std::invalid_argument otherwise.
+  virtual std::unique_ptr<Sequence> fork(const Sequence& from, int64_t max_tokens) const = 0;
+
   // One sequence's part of a step: `tokens` appended to `sequence` (a prefill chunk when
   // several, a decode step when one); `logits`: whether to return the logits at its last
   // position (a prefill chunk that ends before the prompt does needs none).

@@ -60,8 +60,8 @@ ChatTemplate::ChatTemplate(const std::string& source, JinjaValue special_tokens)
     : template_(std::make_shared<JinjaTemplate>(source)),
       special_tokens_(special_tokens.is_dict() ? special_tokens : JinjaValue(JinjaValue::Dict{})) {}
 
-std::string ChatTemplate::apply(const JinjaValue& messages, bool add_generation_prompt,
-                                const JinjaValue& extra) const {
+std::string ChatTemplate::render(const JinjaValue& messages, bool add_generation_prompt,
+                                 const JinjaValue& extra) const {
   JinjaValue::Dict context;
   for (const auto& [k, v] : special_tokens_.dict().items) context.set(k, v);
   context.set("messages", messages);
@@ -81,7 +81,7 @@ std::string ChatTemplate::apply(const std::vector<ChatMessage>& messages,
     d.set("content", JinjaValue(m.content));
     list.push_back(JinjaValue(std::move(d)));
   }
-  return apply(JinjaValue(std::move(list)), add_generation_prompt);
+  return render(JinjaValue(std::move(list)), add_generation_prompt);
 }
 
 std::string ChatTemplate::special_token(const std::string& name) const {

@@ -33,8 +33,8 @@ class ChatTemplate {
   // The prompt text for `messages` (a list of dicts with at least role and content);
   // `extra` (a dict, may be undefined) adds variables such as tools or enable_thinking.
   // JinjaError for raise_exception and runtime errors.
-  std::string apply(const JinjaValue& messages, bool add_generation_prompt,
-                    const JinjaValue& extra = JinjaValue()) const;
+  std::string render(const JinjaValue& messages, bool add_generation_prompt,
+                     const JinjaValue& extra = JinjaValue()) const;
   std::string apply(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const;
 
   // The special token's text ("" when the config names none).
