@@ -286,7 +286,6 @@ class KvSequence final : public Decoder::Sequence {
             v_[slot].narrow(1, 0, end).to(torch::kFloat) * v_scale_[slot].narrow(1, 0, end)};
   }
   void advance(int64_t tokens) { length_ += tokens; }
-  bool int8() const { return int8_; }
   // This cache's first length() tokens copied into `into` (a fresh, larger sequence).
   void copy_to(KvSequence& into) const {
     const auto copy = [&](const std::vector<torch::Tensor>& from, std::vector<torch::Tensor>& to) {
@@ -300,9 +299,6 @@ class KvSequence final : public Decoder::Sequence {
     copy(v_scale_, into.v_scale_);
     into.length_ = length_;
   }
-  // Slot `slot`'s FP32 keys and values, [kv_heads, capacity, head_dim] (not INT8 caches).
-  const torch::Tensor& keys(std::size_t slot) const { return k_[slot]; }
-  const torch::Tensor& values(std::size_t slot) const { return v_[slot]; }
 
  private:
   static void store_int8(torch::Tensor cache, torch::Tensor scales, const torch::Tensor& x) {
@@ -352,17 +348,6 @@ struct StepBatch {
   std::vector<BatchRow> rows;
   torch::Tensor cos, sin;  // [tokens, 1, rotary_dim]: each token's rotary angles
   torch::Tensor last;      // the rows whose logits are wanted (each one's last token)
-  // Decode tokens (one new token on an FP32 cache) attend together, padded: the indices
-  // in `rows` of those sequences, their activation rows, and for the keys each one sees
-  // (its cache after the append, the last sliding_window of it with a window) their
-  // positions in the concatenation of those keys, padded to the longest, with a mask of
-  // the padding.
-  std::vector<std::size_t> decode;
-  torch::Tensor decode_rows;  // [B] activation rows
-  torch::Tensor gather;       // [B * longest] indices into the concatenated keys
-  torch::Tensor padding;      // [B, 1, 1, longest], true where padded
-  std::vector<std::pair<int64_t, int64_t>> key_span;  // per decode sequence: first key, count
-  int64_t longest = 0;
 };
 
 // What travels between stages: the activations and the step's context.
@@ -507,7 +492,6 @@ class TorchDecoder final : public Decoder {
     std::lock_guard<std::mutex> lock(step_mutex_);
     c10::InferenceMode inference;
     if (arch_.positions == PositionKind::kRotary) std::tie(batch.cos, batch.sin) = rotary(batch);
-    plan_decode_attention(batch);
     batch.last = torch::tensor(last, torch::kLong).to(device_);
     const torch::Tensor id_tensor = torch::tensor(ids, torch::kLong).to(device_);
     torch::Tensor x = embedding_.index_select(0, id_tensor).to(torch::kFloat);  // [N, hidden]
@@ -885,45 +869,6 @@ class TorchDecoder final : public Decoder {
     return {cos, sin};
   }
 
-  // Which sequences' tokens attend together as decode tokens, and how their keys are
-  // gathered (StepBatch::decode...). Needs two or more of them to pay off.
-  void plan_decode_attention(StepBatch& batch) const {
-    std::vector<int64_t> rows, gather;
-    for (std::size_t i = 0; i < batch.rows.size(); ++i) {
-      const BatchRow& r = batch.rows[i];
-      if (r.count != 1 || r.seq->int8()) continue;
-      const int64_t total = r.start + 1;
-      const int64_t first =
-          arch_.sliding_window > 0 ? std::max<int64_t>(0, total - arch_.sliding_window) : 0;
-      batch.decode.push_back(i);
-      batch.key_span.emplace_back(first, total - first);
-      batch.longest = std::max(batch.longest, total - first);
-      rows.push_back(r.offset);
-    }
-    if (batch.decode.size() < 2) {
-      batch.decode.clear();
-      batch.key_span.clear();
-      batch.longest = 0;
-      return;
-    }
-    const auto b = static_cast<int64_t>(batch.decode.size());
-    std::vector<uint8_t> pad(static_cast<std::size_t>(b * batch.longest), 0);
-    int64_t base = 0;
-    for (int64_t i = 0; i < b; ++i) {
-      const int64_t n = batch.key_span[static_cast<std::size_t>(i)].second;
-      for (int64_t j = 0; j < batch.longest; ++j) {
-        gather.push_back(base + std::min(j, n - 1));
-        pad[static_cast<std::size_t>(i * batch.longest + j)] = j >= n;
-      }
-      base += n;
-    }
-    batch.decode_rows = torch::tensor(rows, torch::kLong).to(device_);
-    batch.gather = torch::tensor(gather, torch::kLong).to(device_);
-    batch.padding = torch::from_blob(pad.data(), {b, 1, 1, batch.longest}, torch::kUInt8)
-                        .to(torch::kBool)
-                        .to(device_);
-  }
-
   torch::Tensor host_floats(const std::vector<double>& values) const {
     std::vector<float> f(values.begin(), values.end());
     return torch::tensor(f, torch::kFloat).to(device_);
@@ -964,37 +909,7 @@ class TorchDecoder final : public Decoder {
     q = q * (1.0 / std::sqrt(static_cast<double>(hd)));
     torch::Tensor out = torch::empty({n, heads, hd}, floats());
     const int64_t window = arch_.sliding_window;
-    std::vector<bool> grouped(batch.rows.size(), false);
-    if (!batch.decode.empty()) {
-      // Decode tokens together: append each one's key and value, gather every cache
-      // (padded to the longest), one masked attention over all of them.
-      const auto b = static_cast<int64_t>(batch.decode.size());
-      std::vector<torch::Tensor> keys, values;
-      for (std::size_t i = 0; i < batch.decode.size(); ++i) {
-        const BatchRow& r = batch.rows[batch.decode[i]];
-        grouped[batch.decode[i]] = true;
-        KvSequence& seq = *r.seq;
-        seq.keys(slot).narrow(1, r.start, 1).copy_(k.narrow(0, r.offset, 1).transpose(0, 1));
-        seq.values(slot).narrow(1, r.start, 1).copy_(v.narrow(0, r.offset, 1).transpose(0, 1));
-        const auto [first, count] = batch.key_span[i];
-        keys.push_back(seq.keys(slot).narrow(1, first, count));
-        values.push_back(seq.values(slot).narrow(1, first, count));
-      }
-      const auto padded = [&](const std::vector<torch::Tensor>& parts) {  // [b, kvh, L, hd]
-        return torch::cat(parts, 1)
-            .index_select(1, batch.gather)
-            .view({kvh, b, batch.longest, hd})
-            .transpose(0, 1);
-      };
-      const torch::Tensor qd = q.index_select(0, batch.decode_rows).view({b, kvh, group, hd});
-      torch::Tensor scores = torch::matmul(qd, padded(keys).transpose(-1, -2));  // [b,kvh,g,L]
-      scores = scores.masked_fill(batch.padding, -std::numeric_limits<float>::infinity());
-      const torch::Tensor o = torch::matmul(torch::softmax(scores, -1), padded(values));
-      out.index_copy_(0, batch.decode_rows, o.reshape({b, heads, hd}));
-    }
-    for (std::size_t i = 0; i < batch.rows.size(); ++i) {
-      if (grouped[i]) continue;
-      const BatchRow& r = batch.rows[i];
+    for (const BatchRow& r : batch.rows) {
       const int64_t t = r.count;
       auto [keys, values] = r.seq->append(slot, k.narrow(0, r.offset, t).transpose(0, 1),
                                           v.narrow(0, r.offset, t).transpose(0, 1));
