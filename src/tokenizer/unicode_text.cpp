@@ -137,53 +137,6 @@ std::string utf8_encode(uint32_t cp) {
   return u;
 }
 
-std::string unicode_normalize(std::string_view s, NormalForm form) {
-  if (s.empty()) return {};
-  UErrorCode status = U_ZERO_ERROR;
-  const UNormalizer2* norm = nullptr;
-  switch (form) {
-    case NormalForm::kNfc:
-      norm = unorm2_getNFCInstance(&status);
-      break;
-    case NormalForm::kNfd:
-      norm = unorm2_getNFDInstance(&status);
-      break;
-    case NormalForm::kNfkc:
-      norm = unorm2_getNFKCInstance(&status);
-      break;
-    case NormalForm::kNfkd:
-      norm = unorm2_getNFKDInstance(&status);
-      break;
-  }
-  if (U_FAILURE(status)) throw std::runtime_error("ICU normalizer unavailable");
-  // UTF-8 -> UTF-16 -> normalized UTF-16 -> UTF-8.
-  int32_t n16 = 0;
-  status = U_ZERO_ERROR;
-  u_strFromUTF8(nullptr, 0, &n16, s.data(), static_cast<int32_t>(s.size()), &status);
-  std::u16string in(static_cast<std::size_t>(n16), u'\0');
-  status = U_ZERO_ERROR;
-  u_strFromUTF8(reinterpret_cast<UChar*>(in.data()), n16, nullptr, s.data(),
-                static_cast<int32_t>(s.size()), &status);
-  if (U_FAILURE(status)) throw std::runtime_error("text is not valid UTF-8");
-  status = U_ZERO_ERROR;
-  const int32_t nout =
-      unorm2_normalize(norm, reinterpret_cast<const UChar*>(in.data()), n16, nullptr, 0, &status);
-  std::u16string out(static_cast<std::size_t>(nout), u'\0');
-  status = U_ZERO_ERROR;
-  unorm2_normalize(norm, reinterpret_cast<const UChar*>(in.data()), n16,
-                   reinterpret_cast<UChar*>(out.data()), nout, &status);
-  if (U_FAILURE(status)) throw std::runtime_error("ICU could not normalize the text");
-  int32_t n8 = 0;
-  status = U_ZERO_ERROR;
-  u_strToUTF8(nullptr, 0, &n8, reinterpret_cast<const UChar*>(out.data()), nout, &status);
-  std::string result(static_cast<std::size_t>(n8), '\0');
-  status = U_ZERO_ERROR;
-  u_strToUTF8(result.data(), n8, nullptr, reinterpret_cast<const UChar*>(out.data()), nout,
-              &status);
-  if (U_FAILURE(status)) throw std::runtime_error("ICU could not encode the text");
-  return result;
-}
-
 namespace {
 
 std::u16string to_utf16(std::string_view s) {
@@ -231,6 +184,37 @@ std::string change_case(std::string_view s, bool upper) {
 }
 
 }  // namespace
+
+std::string unicode_normalize(std::string_view s, NormalForm form) {
+  if (s.empty()) return {};
+  UErrorCode status = U_ZERO_ERROR;
+  const UNormalizer2* norm = nullptr;
+  switch (form) {
+    case NormalForm::kNfc:
+      norm = unorm2_getNFCInstance(&status);
+      break;
+    case NormalForm::kNfd:
+      norm = unorm2_getNFDInstance(&status);
+      break;
+    case NormalForm::kNfkc:
+      norm = unorm2_getNFKCInstance(&status);
+      break;
+    case NormalForm::kNfkd:
+      norm = unorm2_getNFKDInstance(&status);
+      break;
+  }
+  if (U_FAILURE(status)) throw std::runtime_error("ICU normalizer unavailable");
+  const std::u16string in = to_utf16(s);
+  const auto* data = reinterpret_cast<const UChar*>(in.data());
+  const auto n = static_cast<int32_t>(in.size());
+  status = U_ZERO_ERROR;
+  const int32_t len = unorm2_normalize(norm, data, n, nullptr, 0, &status);
+  std::u16string out(static_cast<std::size_t>(len), u'\0');
+  status = U_ZERO_ERROR;
+  unorm2_normalize(norm, data, n, reinterpret_cast<UChar*>(out.data()), len, &status);
+  if (U_FAILURE(status)) throw std::runtime_error("ICU could not normalize the text");
+  return to_utf8(out);
+}
 
 std::string unicode_upper(std::string_view s) { return change_case(s, true); }
 std::string unicode_lower(std::string_view s) { return change_case(s, false); }
