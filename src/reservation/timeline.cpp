@@ -5,6 +5,7 @@
 namespace tessera::reservation {
 
 Time Timeline::earliest_fit(Time t, Time len) const {
+  if (t >= free_from_) return t;  // the scan below would skip every interval
   Time s = t;
   for (const Interval& iv : intervals_) {
     if (iv.end <= s) continue;
@@ -18,6 +19,15 @@ void Timeline::insert(const Interval& iv) {
   auto at = std::upper_bound(intervals_.begin(), intervals_.end(), iv.start,
                              [](Time s, const Interval& x) { return s < x.start; });
   intervals_.insert(at, iv);
+  free_from_ = std::max(free_from_, iv.end);
+}
+
+void Timeline::erase(std::vector<Interval>::iterator at) {
+  const bool latest = at->end >= free_from_;
+  intervals_.erase(at);
+  if (!latest) return;
+  free_from_ = -std::numeric_limits<Time>::infinity();
+  for (const Interval& iv : intervals_) free_from_ = std::max(free_from_, iv.end);
 }
 
 void Timeline::reserve(ReservationId id, Time start, Time len) {
@@ -34,7 +44,7 @@ bool Timeline::release(ReservationId id) {
   auto it = std::find_if(intervals_.begin(), intervals_.end(),
                          [id](const Interval& x) { return x.id == id; });
   if (it == intervals_.end()) return false;
-  intervals_.erase(it);
+  erase(it);
   return true;
 }
 

@@ -10,9 +10,13 @@
 // once it lies in the past (or was given up), so a table holds only current and future
 // reservations and stays short.
 //
+// free_from() (the latest end) is kept with every change, so earliest_fit at or after it
+// answers without looking at the intervals: the probe's common case.
+//
 // A plain value owned by its ReservationBook; not thread-safe.
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "core/time.hpp"
@@ -42,10 +46,14 @@ class Timeline {
 
   const std::vector<Interval>& intervals() const { return intervals_; }  // sorted by start
   bool empty() const { return intervals_.empty(); }
+  // The resource is free from here on: the latest end of an interval (-infinity if none).
+  Time free_from() const { return free_from_; }
 
  private:
   void insert(const Interval& iv);
+  void erase(std::vector<Interval>::iterator at);
   std::vector<Interval> intervals_;
+  Time free_from_ = -std::numeric_limits<Time>::infinity();
 };
 
 // The earliest s >= t at which both timelines are free for `len` (a transfer needs the
