@@ -10,8 +10,10 @@
 // once it lies in the past (or was given up), so a table holds only current and future
 // reservations and stays short.
 //
-// free_from() (the latest end) is kept with every change, so earliest_fit at or after it
-// answers without looking at the intervals: the probe's common case.
+// A summary is kept with every change (the latest end, the earliest start, whether the
+// intervals' union is one run), so earliest_fit answers without a scan when the union is
+// one run [a, F): t if [t, t + len) lies before a or t >= F, else F (what the scan gives:
+// the probe's common case). A union with gaps is scanned.
 //
 // A plain value owned by its ReservationBook; not thread-safe.
 
@@ -51,9 +53,11 @@ class Timeline {
 
  private:
   void insert(const Interval& iv);
-  void erase(std::vector<Interval>::iterator at);
+  void summarize();
   std::vector<Interval> intervals_;
   Time free_from_ = -std::numeric_limits<Time>::infinity();
+  Time first_start_ = std::numeric_limits<Time>::infinity();
+  bool one_run_ = true;  // the union of the intervals has no gap
 };
 
 // The earliest s >= t at which both timelines are free for `len` (a transfer needs the
