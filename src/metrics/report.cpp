@@ -76,6 +76,15 @@ nlohmann::json summarize(const MetricsCollector& m, const App& app) {
       by_reason[std::string(drop_reason_name(reason))] = m.dropped_for(reason);
   }
   s["dropped_by_reason"] = by_reason;
+  // Only where a failed request carries a reason (an LLM request refused for its length),
+  // so that other runs' summaries are as before.
+  json failed_by_reason = json::object();
+  for (std::size_t r = 1; r < static_cast<std::size_t>(DropReason::kCount); ++r) {
+    const auto reason = static_cast<DropReason>(r);
+    if (m.failed_for(reason) > 0)
+      failed_by_reason[std::string(drop_reason_name(reason))] = m.failed_for(reason);
+  }
+  if (!failed_by_reason.empty()) s["failed_by_reason"] = failed_by_reason;
   s["tasks"] = tasks;
   const LlmStats& llm = m.llm();
   if (llm.steps > 0 || llm.requests > 0) {
@@ -181,26 +190,30 @@ void write_report(const std::filesystem::path& dir, const nlohmann::json& summar
 
   const double w = m.window();
   const bool queues = m.queues_sampled();
-  std::string csv =
+  // Row by row to the file: a long run's time series is never held as one string.
+  std::ofstream csv(dir / "timeseries.csv");
+  if (!csv) throw std::runtime_error("cannot write " + (dir / "timeseries.csv").string());
+  std::string row =
       "window_start_s,arrivals_rps,goodput_rps,late_rps,dropped_rps,failed_rps,gpu_busy";
   if (queues) {
-    for (const Task& t : app.tasks) csv += ",queue_" + t.name;
+    for (const Task& t : app.tasks) row += ",queue_" + t.name;
   }
-  csv += "\n";
+  row += "\n";
+  csv << row;
   Chart rates{"Request rates per window", "time (s)", "requests/s", w, {}};
   Chart queued{"Queued items per stage (sampled at window end)", "time (s)", "items", w, {}};
   rates.series = {{"arrivals", {}}, {"goodput", {}}, {"late", {}}, {"dropped", {}}};
   for (const Task& t : app.tasks) queued.series.push_back({t.name, {}});
-  for (std::size_t i = 0; i < m.windows().size(); ++i) {
-    const WindowStats& ws = m.windows()[i];
+  m.for_each_window([&](std::size_t i, const WindowStats& ws) {
     auto per_s = [w](uint64_t n) { return static_cast<double>(n) / w; };
-    csv += fmt::format("{},{},{},{},{},{},{:.6g}", static_cast<double>(i) * w, per_s(ws.arrivals),
-                       per_s(ws.ok), per_s(ws.late), per_s(ws.dropped), per_s(ws.failed),
-                       ws.gpu_busy / w);
+    row = fmt::format("{},{},{},{},{},{},{:.6g}", static_cast<double>(i) * w, per_s(ws.arrivals),
+                      per_s(ws.ok), per_s(ws.late), per_s(ws.dropped), per_s(ws.failed),
+                      ws.gpu_busy / w);
     if (queues) {
-      for (uint64_t q : ws.queue_length) csv += fmt::format(",{}", q);
+      for (uint64_t q : ws.queue_length) row += fmt::format(",{}", q);
     }
-    csv += "\n";
+    row += "\n";
+    csv << row;
     rates.series[0].values.push_back(per_s(ws.arrivals));
     rates.series[1].values.push_back(per_s(ws.ok));
     rates.series[2].values.push_back(per_s(ws.late));
@@ -208,8 +221,9 @@ void write_report(const std::filesystem::path& dir, const nlohmann::json& summar
     for (std::size_t t = 0; t < ws.queue_length.size(); ++t) {
       queued.series[t].values.push_back(static_cast<double>(ws.queue_length[t]));
     }
-  }
-  write_file(dir / "timeseries.csv", csv);
+  });
+  csv.close();
+  if (!csv) throw std::runtime_error("cannot write " + (dir / "timeseries.csv").string());
   std::vector<Chart> charts = {rates};
   if (queues) charts.push_back(queued);
   write_file(dir / "timeseries.svg", render_svg(charts));
