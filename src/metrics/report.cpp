@@ -200,10 +200,39 @@ void write_report(const std::filesystem::path& dir, const nlohmann::json& summar
   }
   row += "\n";
   csv << row;
-  Chart rates{"Request rates per window", "time (s)", "requests/s", w, {}};
-  Chart queued{"Queued items per stage (sampled at window end)", "time (s)", "items", w, {}};
+  // The charts get every window, or, for a run of more than kChartPoints windows, the
+  // means of `stride` consecutive windows (a 900-pixel chart cannot show more), so a long
+  // run's report is drawn in bounded memory; timeseries.csv keeps every window.
+  constexpr std::size_t kChartPoints = 1800;
+  const std::size_t count = m.window_count();
+  const std::size_t stride = count > kChartPoints ? (count + kChartPoints - 1) / kChartPoints : 1;
+  const char* per = stride > 1 ? " (means of consecutive windows)" : "";
+  Chart rates{std::string("Request rates per window") + per,
+              "time (s)",
+              "requests/s",
+              w * static_cast<double>(stride),
+              {}};
+  Chart queued{std::string("Queued items per stage (sampled at window end)") + per,
+               "time (s)",
+               "items",
+               w * static_cast<double>(stride),
+               {}};
   rates.series = {{"arrivals", {}}, {"goodput", {}}, {"late", {}}, {"dropped", {}}};
   for (const Task& t : app.tasks) queued.series.push_back({t.name, {}});
+  std::vector<double> sums(rates.series.size() + queued.series.size(), 0.0);
+  std::size_t in_bucket = 0;
+  auto flush = [&] {
+    const double n = static_cast<double>(in_bucket);
+    for (std::size_t k = 0; k < rates.series.size(); ++k) {
+      rates.series[k].values.push_back(stride > 1 ? sums[k] / n : sums[k]);
+    }
+    for (std::size_t k = 0; k < queued.series.size(); ++k) {
+      const double v = sums[rates.series.size() + k];
+      queued.series[k].values.push_back(stride > 1 ? v / n : v);
+    }
+    std::fill(sums.begin(), sums.end(), 0.0);
+    in_bucket = 0;
+  };
   m.for_each_window([&](std::size_t i, const WindowStats& ws) {
     auto per_s = [w](uint64_t n) { return static_cast<double>(n) / w; };
     row = fmt::format("{},{},{},{},{},{},{:.6g}", static_cast<double>(i) * w, per_s(ws.arrivals),
@@ -214,14 +243,16 @@ void write_report(const std::filesystem::path& dir, const nlohmann::json& summar
     }
     row += "\n";
     csv << row;
-    rates.series[0].values.push_back(per_s(ws.arrivals));
-    rates.series[1].values.push_back(per_s(ws.ok));
-    rates.series[2].values.push_back(per_s(ws.late));
-    rates.series[3].values.push_back(per_s(ws.dropped));
-    for (std::size_t t = 0; t < ws.queue_length.size(); ++t) {
-      queued.series[t].values.push_back(static_cast<double>(ws.queue_length[t]));
+    sums[0] += per_s(ws.arrivals);
+    sums[1] += per_s(ws.ok);
+    sums[2] += per_s(ws.late);
+    sums[3] += per_s(ws.dropped);
+    for (std::size_t t = 0; t < ws.queue_length.size() && t < queued.series.size(); ++t) {
+      sums[rates.series.size() + t] += static_cast<double>(ws.queue_length[t]);
     }
+    if (++in_bucket == stride) flush();
   });
+  if (in_bucket > 0) flush();
   csv.close();
   if (!csv) throw std::runtime_error("cannot write " + (dir / "timeseries.csv").string());
   std::vector<Chart> charts = {rates};
