@@ -36,18 +36,24 @@ compare_dirs() {  # name, base dir, new dir, files...
   fi
 }
 
-for spec in $(grep -l '^workload:' -r examples --include='*.yaml' | sort); do
-  name="${spec#examples/}"
-  name="${name%.yaml}"
+run_both() {  # command (simulate | replan), spec, name: both binaries, exit codes in rb, rn
+  local cmd="$1" spec="$2" name="$3" side bin
   for side in base new; do
     bin="$BASE"
     [ "$side" = new ] && bin="$NEW"
+    rm -rf "$OUT/$side/$name"
     mkdir -p "$OUT/$side/$name"
-    "$bin" simulate "$spec" -o "$OUT/$side/$name" -q >"$OUT/$side/$name.log" 2>&1
+    "$bin" "$cmd" "$spec" -o "$OUT/$side/$name" -q >"$OUT/$side/$name.log" 2>&1
     echo $? >"$OUT/$side/$name.rc"
   done
   rb=$(cat "$OUT/base/$name.rc")
   rn=$(cat "$OUT/new/$name.rc")
+}
+
+for spec in $(grep -l '^workload:' -r examples --include='*.yaml' | sort); do
+  name="${spec#examples/}"
+  name="${name%.yaml}"
+  run_both simulate "$spec" "$name"
   if [ "$rb" != 0 ] && [ "$rn" != 0 ] && grep -q 'plan: unknown field' "$OUT/new/$name.log"; then
     # A replanning spec (`plan:` section): `tessera replan` runs it, every CSV and JSON
     # it writes is compared. Slow (a day of arrivals, millions of requests and a planner
@@ -56,15 +62,7 @@ for spec in $(grep -l '^workload:' -r examples --include='*.yaml' | sort); do
       echo "skipped   $name (replan spec: REPLAN=1 runs it)"
       continue
     fi
-    for side in base new; do
-      bin="$BASE"
-      [ "$side" = new ] && bin="$NEW"
-      rm -rf "$OUT/$side/$name"
-      "$bin" replan "$spec" -o "$OUT/$side/$name" -q >"$OUT/$side/$name.log" 2>&1
-      echo $? >"$OUT/$side/$name.rc"
-    done
-    rb=$(cat "$OUT/base/$name.rc")
-    rn=$(cat "$OUT/new/$name.rc")
+    run_both replan "$spec" "$name"
     if [ "$rb" != "$rn" ]; then
       echo "DIFFERS   $name (replan): exit $rb vs $rn"
       differs=1
