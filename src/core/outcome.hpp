@@ -24,7 +24,6 @@ enum class DropReason : uint8_t {
   kStale,          // waited past its task's batching timeout without being picked up
   kKvCapacity,     // an LLM request whose KV cache can never fit its instance's blocks
   kTtftSlo,        // an LLM request predicted to miss its time-to-first-token SLO
-  kContextLength,  // (failed) an LLM request longer than the model's context: refused
   kCount,
 };
 
@@ -62,8 +61,6 @@ inline constexpr std::string_view drop_reason_name(DropReason r) {
       return "kv_capacity";
     case DropReason::kTtftSlo:
       return "ttft_slo";
-    case DropReason::kContextLength:
-      return "context_length";
     case DropReason::kCount:
       break;
   }

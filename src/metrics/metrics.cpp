@@ -179,7 +179,6 @@ void MetricsCollector::on_request_done(const RequestRecord& r) {
     case Outcome::kFailed:
       w.failed++;
       tasks_[r.drop_task].failed++;
-      failed_reasons_[static_cast<std::size_t>(r.reason)]++;
       break;
   }
   if (r.ttft >= 0 && (r.outcome == Outcome::kOk || r.outcome == Outcome::kLate)) {

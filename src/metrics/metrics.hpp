@@ -97,8 +97,10 @@ class MetricsCollector final : public EngineObserver {
   uint64_t count(Outcome o) const { return outcomes_[static_cast<std::size_t>(o)]; }
   uint64_t finished() const;
   uint64_t dropped_for(DropReason r) const { return reasons_[static_cast<std::size_t>(r)]; }
-  // Failed requests that carry a reason (an LLM request refused for its length).
-  uint64_t failed_for(DropReason r) const { return failed_reasons_[static_cast<std::size_t>(r)]; }
+  // Failed requests refused for their length (an LLM request longer than the model's
+  // context); the driver reports each one with on_request_done too.
+  void on_context_refusal() { ++context_refused_; }
+  uint64_t context_refused() const { return context_refused_; }
   const LogHistogram& latency() const { return latency_; }
   Time gpu_seconds() const { return gpu_seconds_; }
   Time wasted_gpu_seconds() const { return wasted_gpu_seconds_; }
@@ -138,7 +140,7 @@ class MetricsCollector final : public EngineObserver {
   uint64_t submitted_ = 0;
   std::array<uint64_t, 4> outcomes_{};
   std::array<uint64_t, static_cast<std::size_t>(DropReason::kCount)> reasons_{};
-  std::array<uint64_t, static_cast<std::size_t>(DropReason::kCount)> failed_reasons_{};
+  uint64_t context_refused_ = 0;
   LogHistogram latency_;
   Time gpu_seconds_ = 0.0;
   Time wasted_gpu_seconds_ = 0.0;

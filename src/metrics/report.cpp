@@ -76,15 +76,9 @@ nlohmann::json summarize(const MetricsCollector& m, const App& app) {
       by_reason[std::string(drop_reason_name(reason))] = m.dropped_for(reason);
   }
   s["dropped_by_reason"] = by_reason;
-  // Only where a failed request carries a reason (an LLM request refused for its length),
-  // so that other runs' summaries are as before.
-  json failed_by_reason = json::object();
-  for (std::size_t r = 1; r < static_cast<std::size_t>(DropReason::kCount); ++r) {
-    const auto reason = static_cast<DropReason>(r);
-    if (m.failed_for(reason) > 0)
-      failed_by_reason[std::string(drop_reason_name(reason))] = m.failed_for(reason);
-  }
-  if (!failed_by_reason.empty()) s["failed_by_reason"] = failed_by_reason;
+  // Only where a failed request has a reason (an LLM request refused for its length), so
+  // that other runs' summaries are as before.
+  if (m.context_refused() > 0) s["failed_by_reason"] = {{"context_length", m.context_refused()}};
   s["tasks"] = tasks;
   const LlmStats& llm = m.llm();
   if (llm.steps > 0 || llm.requests > 0) {

@@ -140,9 +140,9 @@ void Simulator::refuse(const Arrival& a) {
   rec.finish = a.time;
   rec.outcome = Outcome::kFailed;
   rec.drop_task = root;
-  rec.reason = DropReason::kContextLength;
   rec.subrequests = engine_->subrequest_weight(root);
   rec.subrequests_violated = rec.subrequests;
+  metrics_.on_context_refusal();
   metrics_.on_request_done(rec);
 }
 
