@@ -19,6 +19,7 @@
 #include "reservation/book.hpp"
 #include "reservation/reservation_plane.hpp"
 #include "reservation/setup.hpp"
+#include "reservation_usage.hpp"
 #include "sim/simulator.hpp"
 #include "workload/renewal_sources.hpp"
 #include "workload/transforms.hpp"
@@ -198,26 +199,6 @@ struct Fnv {
   void d(double v) { u(std::bit_cast<uint64_t>(v)); }
 };
 
-// WideResNet-101 on 4 L4 + 4 T4 (2 per server, 50 Gbps, 1/5 effective): the whole model
-// on 2 L4 at batch 2, and blocks [0,4) on `t4` T4 -> [4,10) on half-L4 vGPUs at batch 1.
-ppipe::Plan two_pipelines() {
-  ppipe::Plan plan;
-  plan.cluster.classes = {{"L4", 4, 2, 50.0, 4}, {"T4", 4, 2, 50.0, 4}};
-  ppipe::DnnPlan d;
-  d.dnn = "wide_resnet101_2";
-  d.slo_ms = 67.1;
-  ppipe::Pipeline whole;
-  whole.batch = 2;
-  whole.partitions.push_back({0, 10, "L4", 1, 2});
-  ppipe::Pipeline split;
-  split.batch = 1;
-  split.partitions.push_back({0, 4, "T4", 1, 4});
-  split.partitions.push_back({4, 10, "L4", 2, 4});
-  d.pipelines = {whole, split};
-  plan.dnns.push_back(d);
-  return plan;
-}
-
 // convnext_large cut in 3 partitions on pools of 25 T4, 21 L4 and 39 T4 (PPipe's artifact
 // plan for 25 L4 + 75 T4 at 10 Gbit/s, its third pipeline), batch 2, SLO 53.2 ms.
 ppipe::Plan convnext_three_partitions() {
@@ -306,11 +287,12 @@ TEST(ProbeGolden, SameReservationSequenceAsTheScanningProbe) {
   // Light and overloaded, noise, the first-look rule, lost instances; the convnext plan at
   // its planned rate and above.
   const std::vector<std::pair<Scenario, uint64_t>> cases = {
-      {scenario(two_pipelines(), "wide_resnet101_2", 250.0, 3000, 7), 0x761a4314c778f6cbULL},
-      {scenario(two_pipelines(), "wide_resnet101_2", 600.0, 3000, 3, 0.1), 0x5309e24534bc111cULL},
-      {scenario(two_pipelines(), "wide_resnet101_2", 330.0, 3000, 5, 0.0, 0.95),
+      {scenario(testing::wrn_plan(), "wide_resnet101_2", 250.0, 3000, 7), 0x761a4314c778f6cbULL},
+      {scenario(testing::wrn_plan(), "wide_resnet101_2", 600.0, 3000, 3, 0.1),
+       0x5309e24534bc111cULL},
+      {scenario(testing::wrn_plan(), "wide_resnet101_2", 330.0, 3000, 5, 0.0, 0.95),
        0xfd1d7f0d6eac3303ULL},
-      {scenario(two_pipelines(), "wide_resnet101_2", 320.0, 2000, 2, 0.05, 0.0,
+      {scenario(testing::wrn_plan(), "wide_resnet101_2", 320.0, 2000, 2, 0.05, 0.0,
                 {{1.0, 0}, {2.0, 3}, {3.0, 7}}),
        0x605c82f0883f308bULL},
       {scenario(convnext_three_partitions(), "convnext_large", 4169.562195969496, 20000, 1),
