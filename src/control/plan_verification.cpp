@@ -1,0 +1,219 @@
+#include "control/plan_verification.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "metrics/report.hpp"
+#include "sim/simulator.hpp"
+
+namespace tessera::control {
+
+std::vector<DataPlaneChoice> default_data_planes() {
+  std::vector<DataPlaneChoice> out;
+  out.push_back({"jigsawserve", preset_config("jigsawserve")});
+  for (const char* preset : {"pard", "clipper++", "naive"}) {
+    PolicyConfig c = preset_config(preset);
+    c.dispatch = "central";
+    c.batching = "jigsaw";
+    out.push_back({std::string(preset) + " (central queues, jigsaw batching)", c});
+  }
+  out.push_back({"pard", preset_config("pard")});
+  return out;
+}
+
+std::string policies_yaml(const PolicyConfig& config, int indent) {
+  const std::string pad(static_cast<std::size_t>(indent), ' ');
+  std::string s;
+  if (!config.preset.empty()) s += pad + "preset: " + config.preset + "\n";
+  s += pad + "dispatch: " + config.dispatch + "\n";
+  s += pad + "queue: " + config.queue + "\n";
+  s += pad + "batching: " + config.batching + "\n";
+  s += pad + "dropping: " + config.dropping + "\n";
+  if (config.dropping == "jigsaw") {
+    s += pad + fmt::format("stale_ms: {}\n", to_ms(config.stale_after));
+    s += pad + "stale_rule: " + config.stale_rule + "\n";
+  }
+  s += pad + "variant: " + config.variant + "\n";
+  return s;
+}
+
+std::pair<std::size_t, nlohmann::json> best_data_plane(const RunSpec& run,
+                                                       const std::vector<DataPlaneChoice>& planes) {
+  std::size_t best = 0;
+  nlohmann::json best_summary;
+  for (std::size_t i = 0; i < planes.size(); ++i) {
+    auto arrivals = make_run_arrivals(run);
+    Simulator sim(run.app, run.deployment, run.profiles, PolicySet(planes[i].policies), run.sim);
+    sim.run(*arrivals);
+    nlohmann::json s = summarize(sim.metrics(), run.app);
+    const double a = s["slo_attainment"].get<double>();
+    const double g = s["goodput_rps"].get<double>();
+    if (best_summary.is_null() || a > best_summary["slo_attainment"].get<double>() ||
+        (a == best_summary["slo_attainment"].get<double>() &&
+         g > best_summary["goodput_rps"].get<double>())) {
+      best = i;
+      best_summary = std::move(s);
+    }
+  }
+  return {best, best_summary};
+}
+
+namespace {
+
+// Lowers the caps of the tasks to blame for the shortfall: where requests were dropped, or
+// every task when lateness is most of it. Returns false when no blamed cap can go lower.
+bool feed_back(const nlohmann::json& summary, double target, const App& app,
+               const VerifyOptions& verify, std::vector<double>& caps) {
+  const double attainment = summary["slo_attainment"].get<double>();
+  const double shortfall = std::max(0.0, target - attainment);
+  const double step = std::clamp(shortfall, verify.min_step, verify.max_step);
+  const double late = summary["late"].get<double>();
+  const double dropped = summary["dropped"].get<double>();
+  std::vector<double> drops(app.tasks.size(), 0.0);
+  double most = 0.0;
+  for (std::size_t t = 0; t < app.tasks.size(); ++t) {
+    const auto& by_stage = summary["dropped_by_stage"];
+    if (by_stage.contains(app.tasks[t].name)) drops[t] = by_stage[app.tasks[t].name].get<double>();
+    most = std::max(most, drops[t]);
+  }
+  const bool all = late >= dropped || most <= 0.0;
+  bool lowered = false;
+  for (std::size_t t = 0; t < caps.size(); ++t) {
+    if (!all && drops[t] < 0.1 * most) continue;
+    const double next = std::max(verify.min_cap, caps[t] * (1.0 - step));
+    if (next < caps[t] - 1e-12) lowered = true;
+    caps[t] = next;
+  }
+  return lowered;
+}
+
+}  // namespace
+
+Verification verify_plan(plan::PlanInput input, const plan::PlanOptions& plan_options,
+                         const RunBuilder& make_run, const VerifyOptions& verify) {
+  plan::PlanOptions options = plan_options;
+  if (verify.slack_for) options.slack = std::max(options.slack, verify.slack_for(input.demand_rps));
+  const std::size_t tasks = input.app.tasks.size();
+  std::vector<double> caps(tasks);
+  for (std::size_t t = 0; t < tasks; ++t)
+    caps[t] = input.utilisation_cap_of(static_cast<TaskId>(t));
+  Verification out;
+  bool have = false;
+  for (int round = 1; round <= verify.max_rounds; ++round) {
+    input.utilisation_cap = caps;
+    plan::Plan p = plan::make_plan(input, options);
+    VerifyRound r;
+    r.demand_rps = input.demand_rps;
+    r.utilisation_cap = caps;
+    r.status = p.status;
+    out.rounds = round;
+    if (!p.has_plan() || !p.evaluation.ok() || !p.layout_problems.empty()) {
+      out.history.push_back(r);
+      out.stop = "GPUs ran out";
+      if (!have) {
+        out.plan = std::move(p);
+        out.input = input;
+      }
+      return out;
+    }
+    r.slices = p.evaluation.slices;
+    const RunSpec run = make_run(p, input);
+    auto [best, summary] = best_data_plane(run, verify.data_planes);
+    r.attainment = summary["slo_attainment"].get<double>();
+    r.goodput_rps = summary["goodput_rps"].get<double>();
+    r.data_plane = verify.data_planes[best].name;
+    out.history.push_back(r);
+    spdlog::info("verify round {}: {} slices, attainment {:.4f} under {} (target {})", round,
+                 r.slices, r.attainment, r.data_plane, verify.target);
+    if (!have || r.attainment > out.attainment) {
+      have = true;
+      out.attainment = r.attainment;
+      out.goodput_rps = r.goodput_rps;
+      out.data_plane = verify.data_planes[best];
+      out.summary = summary;
+      out.plan = p;
+      out.input = input;
+    }
+    if (r.attainment >= verify.target) {
+      out.met = true;
+      out.stop = "met";
+      // The met plan is the one returned (a later round's plan would have more slices).
+      out.attainment = r.attainment;
+      out.goodput_rps = r.goodput_rps;
+      out.data_plane = verify.data_planes[best];
+      out.summary = std::move(summary);
+      out.plan = std::move(p);
+      out.input = input;
+      return out;
+    }
+    if (!feed_back(summary, verify.target, input.app, verify, caps)) {
+      out.stop = "caps at minimum";
+      return out;
+    }
+  }
+  out.stop = "rounds exhausted";
+  return out;
+}
+
+VerifiedDemand largest_verified_demand(const plan::PlanInput& input,
+                                       const plan::PlanOptions& options, const RunBuilder& make_run,
+                                       const VerifyOptions& verify, double upper_rps, int probes,
+                                       double gap) {
+  VerifiedDemand out;
+  double lo = 0.0, hi = upper_rps;
+  auto probe = [&](double demand) {
+    plan::PlanInput in = input;
+    in.demand_rps = demand;
+    ++out.probes;
+    Verification v = verify_plan(in, options, make_run, verify);
+    spdlog::info("largest verified demand: {:.3g} req/s {}", demand,
+                 v.met ? "meets the target" : "misses it");
+    if (v.met) {
+      lo = demand;
+      out.demand_rps = demand;
+      out.at = std::move(v);
+    } else {
+      hi = demand;
+    }
+  };
+  while (out.probes < probes && lo <= 0.0) probe(hi * 0.7);
+  while (out.probes < probes && lo > 0.0 && hi - lo > gap * lo) probe(0.5 * (lo + hi));
+  return out;
+}
+
+double burst_aware_demand(ArrivalSource& arrivals, double delay_s, double excess) {
+  std::vector<double> times;
+  Arrival a;
+  while (arrivals.next(a)) times.push_back(a.time);
+  if (times.size() < 2) return 0.0;
+  const double n = static_cast<double>(times.size());
+  const double mean = (n - 1.0) / std::max(times.back() - times.front(), 1e-9);
+  // The fraction turned away at service rate c: the backlog (in seconds of work) drains at
+  // 1 s per s; each admitted request adds 1 / c.
+  auto turned_away = [&](double c) {
+    double backlog = 0.0, last = times.front(), lost = 0.0;
+    for (double t : times) {
+      backlog = std::max(0.0, backlog - (t - last));
+      last = t;
+      if (backlog > delay_s) {
+        lost += 1.0;
+      } else {
+        backlog += 1.0 / c;
+      }
+    }
+    return lost / n;
+  };
+  double lo = mean, hi = mean;
+  if (turned_away(lo) <= excess) return lo;
+  while (turned_away(hi) > excess && hi < 1e9) hi *= 2.0;
+  for (int i = 0; i < 50 && hi - lo > 1e-4 * hi; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (turned_away(mid) <= excess ? hi : lo) = mid;
+  }
+  return hi;
+}
+
+}  // namespace tessera::control
