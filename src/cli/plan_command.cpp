@@ -48,6 +48,8 @@ struct PlanArgs {
   double target = 0.0;           // overrides the spec's attainment_target when > 0
   double utilisation_cap = 0.0;  // overrides the spec's headroom.utilisation_cap when > 0
   double queue_delay_ms = -1.0;  // overrides the spec's headroom.queue_delay_ms when >= 0
+  int verify_rounds = 0;         // overrides the spec's verify_rounds when > 0
+  int verify_probes = 6;         // demands tried for the largest verified demand
 };
 
 void write_file(const std::filesystem::path& path, const std::string& text) {
@@ -323,7 +325,7 @@ void run_plan(const PlanArgs& args) {
   }
   control::VerifyOptions vo;
   vo.target = spec.attainment_target;
-  vo.max_rounds = spec.verify_rounds;
+  vo.max_rounds = args.verify_rounds > 0 ? args.verify_rounds : spec.verify_rounds;
   if (spec.queue_delay_ms > 0.0) {
     vo.slack_for = [&](double demand) {
       return plan_burst_demand(args, spec, demand, dir) / demand - 1.0;
@@ -344,11 +346,11 @@ void run_plan(const PlanArgs& args) {
     v = control::verify_plan(in, spec.options, make_run, vo);
     plan = v.plan;
     planned = v.input;
-    if (!v.met) {
+    if (!v.met && args.verify_probes > 0) {
       plan::PlanInput learned = in;
       learned.utilisation_cap = v.input.utilisation_cap;
-      largest =
-          control::largest_verified_demand(learned, spec.options, make_run, vo, in.demand_rps);
+      largest = control::largest_verified_demand(learned, spec.options, make_run, vo, in.demand_rps,
+                                                 args.verify_probes);
     }
   } else {
     plan = plan::make_plan(in, spec.options);
@@ -435,6 +437,14 @@ void add_plan_command(CLI::App& app) {
                   "Override the spec's headroom.utilisation_cap: the fraction of each instance's "
                   "profiled throughput the plan counts on")
       ->check(CLI::Range(0.05, 1.0));
+  cmd->add_option("--verify-rounds", args->verify_rounds,
+                  "Override the spec's verify_rounds: plans solved and simulated at most")
+      ->check(CLI::Range(1, 100));
+  cmd->add_option("--verify-probes", args->verify_probes,
+                  "Demands tried for the largest verified demand when the target is missed "
+                  "(0: none)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100));
   cmd->add_option("--queue-delay-ms", args->queue_delay_ms,
                   "Override the spec's headroom.queue_delay_ms (0: no burst-aware demand)")
       ->check(CLI::Range(0.0, 3.6e6));

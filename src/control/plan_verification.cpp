@@ -65,11 +65,13 @@ namespace {
 
 // Lowers the caps of the tasks to blame for the shortfall: where requests were dropped, or
 // every task when lateness is most of it. Returns false when no blamed cap can go lower.
+// `boost` multiplies the step: rounds whose caps left the plan as it was raise it.
 bool feed_back(const nlohmann::json& summary, double target, const App& app,
-               const VerifyOptions& verify, std::vector<double>& caps) {
+               const VerifyOptions& verify, double boost, std::vector<double>& caps) {
   const double attainment = summary["slo_attainment"].get<double>();
   const double shortfall = std::max(0.0, target - attainment);
-  const double step = std::clamp(shortfall, verify.min_step, verify.max_step);
+  const double step =
+      std::min(verify.max_step, boost * std::clamp(shortfall, verify.min_step, verify.max_step));
   const double late = summary["late"].get<double>();
   const double dropped = summary["dropped"].get<double>();
   std::vector<double> drops(app.tasks.size(), 0.0);
@@ -102,6 +104,7 @@ Verification verify_plan(plan::PlanInput input, const plan::PlanOptions& plan_op
     caps[t] = input.utilisation_cap_of(static_cast<TaskId>(t));
   Verification out;
   bool have = false;
+  double boost = 1.0;
   for (int round = 1; round <= verify.max_rounds; ++round) {
     input.utilisation_cap = caps;
     plan::Plan p = plan::make_plan(input, options);
@@ -120,6 +123,8 @@ Verification verify_plan(plan::PlanInput input, const plan::PlanOptions& plan_op
       return out;
     }
     r.slices = p.evaluation.slices;
+    // Caps that did not change the plan's slices: the next step is larger.
+    boost = !out.history.empty() && out.history.back().slices == r.slices ? boost * 2.0 : 1.0;
     const RunSpec run = make_run(p, input);
     auto [best, summary] = best_data_plane(run, verify.data_planes);
     r.attainment = summary["slo_attainment"].get<double>();
@@ -149,7 +154,7 @@ Verification verify_plan(plan::PlanInput input, const plan::PlanOptions& plan_op
       out.input = input;
       return out;
     }
-    if (!feed_back(summary, verify.target, input.app, verify, caps)) {
+    if (!feed_back(summary, verify.target, input.app, verify, boost, caps)) {
       out.stop = "caps at minimum";
       return out;
     }
