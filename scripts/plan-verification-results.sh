@@ -2,7 +2,8 @@
 # Regenerates docs/results/plan-verification.md: plans that keep their promise.
 #   1. Headroom choices on the traffic example at its demand (20 req/s, 28 slices), without
 #      verification: the utilisation cap and the burst-aware demand, each plan's slices and
-#      its run.yaml simulated.
+#      its run.yaml simulated (JigsawServe's data plane), and the same plan under the best
+#      data plane of the verification's short list (one round, no re-planning).
 #   2. Every JigsawServe plan example at 25, 50, 75 and 100 % of its max serviceable demand
 #      (tessera plan --max-demand, A+S+T): the verified plan (attainment, rounds, slices, data
 #      plane) against the unverified one (no headroom, JigsawServe's data plane, simulated).
@@ -23,6 +24,9 @@ for cap in 1 0.9 0.8 0.7; do
     "$T" plan examples/plan/traffic.yaml --no-verify --utilisation-cap "$cap" \
       --queue-delay-ms "$delay" --out "$d" >"$d.log" 2>&1 || true
     [ -f "$d/run.yaml" ] && "$T" simulate "$d/run.yaml" --out "$d/sim" --quiet >/dev/null 2>&1 || true
+    # The same plan (one round, no re-planning) under the best data plane of the short list.
+    "$T" plan examples/plan/traffic.yaml --verify-rounds 1 --verify-probes 0 \
+      --utilisation-cap "$cap" --queue-delay-ms "$delay" --out "$d-best" >"$d-best.log" 2>&1 || true
   done
 done
 
@@ -39,7 +43,7 @@ for ex in traffic traffic_trace social ar; do
     v="$OUT/$ex/p$pct/verified"
     u="$OUT/$ex/p$pct/unverified"
     mkdir -p "$OUT/$ex/p$pct"
-    "$T" plan "$spec" --demand "$demand" --out "$v" >"$v.log" 2>&1 || true
+    "$T" plan "$spec" --demand "$demand" --verify-probes 4 --out "$v" >"$v.log" 2>&1 || true
     "$T" plan "$spec" --demand "$demand" --no-verify --utilisation-cap 1 --queue-delay-ms 0 \
       --out "$u" >"$u.log" 2>&1 || true
     [ -f "$u/run.yaml" ] && "$T" simulate "$u/run.yaml" --out "$u/sim" --quiet >/dev/null 2>&1 || true

@@ -36,17 +36,20 @@ lines += ["## Where the headroom goes: the traffic example at 20 req/s, 28 slice
           "Plans without verification (`--no-verify`), for each utilisation cap and burst-aware "
           "queueing delay (`--utilisation-cap`, `--queue-delay-ms`; 0: no burst-aware demand), "
           "their `run.yaml` simulated (Poisson arrivals at 20 req/s for 60 s, JigsawServe's data "
-          "plane, every family explicit).", "",
-          "| utilisation cap | queue delay (ms) | planned demand (req/s) | slices | simulated attainment |",
-          "|---:|---:|---:|---:|---:|"]
+          "plane, every family explicit), and the same plan under the best data plane of the "
+          "verification's short list (`--verify-rounds 1 --verify-probes 0`).", "",
+          "| utilisation cap | queue delay (ms) | planned demand (req/s) | slices | attainment, JigsawServe's data plane | attainment, best data plane | best data plane |",
+          "|---:|---:|---:|---:|---:|---:|---|"]
 for cap in ["1", "0.9", "0.8", "0.7"]:
     for delay in ["0", "300"]:
         d = os.path.join(out, "headroom", f"cap{cap}_delay{delay}")
         p = load(os.path.join(d, "plan.json"))
         slices = p.get("predicted", {}).get("slices") if p else None
         planned = p.get("planned_demand_rps") if p else None
+        best = (load(os.path.join(d + "-best", "plan.json")) or {}).get("verification") or {}
         lines.append(f"| {cap} | {delay} | {fmt(planned, '{:.2f}')} | {fmt(slices, '{}')} | "
-                     f"{fmt(sim_attainment(d))} |")
+                     f"{fmt(sim_attainment(d))} | {fmt(best.get('attainment'))} | "
+                     f"{best.get('data_plane', '-')} |")
 lines.append("")
 
 lines += ["## Every plan example, 25-100 % of its max serviceable demand", "",

@@ -374,6 +374,10 @@ void run_plan(const PlanArgs& args) {
   }
   write_file(dir / "plan.json", j.dump(2) + "\n");
   if (!plan.has_plan()) {
+    // No plan at the demand asked for: no run files (the verification's probes wrote some).
+    for (const char* f :
+         {"deployment.yaml", "profiles.yaml", "models.yaml", "app.yaml", "run.yaml"})
+      std::filesystem::remove(dir / f);
     std::cout << "  wrote " << (dir / "plan.json").string() << "\n";
     if (args.report) write_report_and_tell(args.out_dir);
     throw CLI::RuntimeError(3);

@@ -7,7 +7,9 @@
 #include <cmath>
 
 #include "metrics/report.hpp"
+#include "plan/plan_report.hpp"
 #include "sim/simulator.hpp"
+#include "workload/workload_spec.hpp"
 
 namespace tessera::control {
 
@@ -187,6 +189,48 @@ VerifiedDemand largest_verified_demand(const plan::PlanInput& input,
   while (out.probes < probes && lo <= 0.0) probe(hi * 0.7);
   while (out.probes < probes && lo > 0.0 && hi - lo > gap * lo) probe(0.5 * (lo + hi));
   return out;
+}
+
+namespace {
+
+SpecNode poisson_workload(double rate_rps, double seconds) {
+  return SpecNode::load_string(
+      fmt::format("source: {{kind: poisson, rate_rps: {}}}\nduration_s: {}\n", rate_rps, seconds),
+      "<verification workload>");
+}
+
+}  // namespace
+
+std::function<plan::Plan(const plan::PlanInput&, const plan::PlanOptions&)> verified_planner(
+    const PolicyConfig& policies, const SimOptions& sim, double target, int rounds,
+    double queue_delay_s, double burst_excess, double seconds) {
+  VerifyOptions vo;
+  vo.target = target;
+  vo.max_rounds = rounds;
+  vo.data_planes = {{"the controller's data plane", policies}};
+  if (queue_delay_s > 0.0) {
+    vo.slack_for = [=](double demand) {
+      Workload w = build_workload(poisson_workload(demand, seconds), sim.seed);
+      return burst_aware_demand(*w.source, queue_delay_s, burst_excess) / demand - 1.0;
+    };
+  }
+  RunBuilder make_run = [=](const plan::Plan& p, const plan::PlanInput& in) {
+    RunSpec run{.file = {},
+                .app = in.app,
+                .profiles = plan::plan_profiles(p, in),
+                .cluster = std::nullopt,
+                .deployment = plan::to_deployment(p, in),
+                .policies = policies,
+                .sim = sim,
+                .workload = poisson_workload(p.demand_rps, seconds),
+                .llm = std::nullopt,
+                .models_file = {}};
+    run.sim.progress = false;
+    return run;
+  };
+  return [vo, make_run](const plan::PlanInput& in, const plan::PlanOptions& options) {
+    return verify_plan(in, options, make_run, vo).plan;
+  };
 }
 
 double burst_aware_demand(ArrivalSource& arrivals, double delay_s, double excess) {

@@ -102,6 +102,13 @@ VerifiedDemand largest_verified_demand(const plan::PlanInput& input,
                                        const VerifyOptions& verify, double upper_rps,
                                        int probes = 6, double gap = 0.05);
 
+// The re-planning controller's planner (ControllerOptions::planner): each plan verified on
+// `seconds` of Poisson arrivals at its demand under the controller's `policies` (the data
+// plane the day runs), with `sim`'s seed; burst-aware slack when `queue_delay_s` > 0.
+std::function<plan::Plan(const plan::PlanInput&, const plan::PlanOptions&)> verified_planner(
+    const PolicyConfig& policies, const SimOptions& sim, double target, int rounds,
+    double queue_delay_s, double burst_excess, double seconds = 60.0);
+
 // Burst-aware demand: the least service rate c such that a fluid queue served at c, fed by
 // `arrivals`, turns away at most `excess` of the requests, where a request is turned away
 // when the backlog ahead of it would take longer than `delay_s` to serve (the queueing
