@@ -77,10 +77,12 @@ for ex in ["traffic", "traffic_trace", "social", "ar"]:
         ver = (v or {}).get("verification") or {}
         us = (u or {}).get("predicted", {}).get("slices")
         vs = (v or {}).get("predicted", {}).get("slices")
+        simulated = vs is not None
         lines.append(
             f"| {ex} | {pct} | {mx * pct / 100:.4g} | {fmt(us, '{}')} | "
             f"{fmt(sim_attainment(os.path.join(base, 'unverified')))} | {fmt(vs, '{}')} | "
-            f"{fmt(ver.get('attainment'))} | {fmt(sim_attainment(os.path.join(base, 'verified')))} | "
+            f"{fmt(ver.get('attainment') if simulated else None)} | "
+            f"{fmt(sim_attainment(os.path.join(base, 'verified')))} | "
             f"{fmt(ver.get('rounds'), '{}')} | {ver.get('data_plane', '-')} | "
             f"{'yes' if ver.get('met') else 'no'} | "
             f"{fmt(ver.get('largest_verified_demand_rps'), '{:.4g}')} |")

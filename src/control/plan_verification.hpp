@@ -79,7 +79,9 @@ struct Verification {
 };
 
 // Plans `input` (at input.demand_rps) with `options`, verifies, re-plans with the
-// shortfall fed back. `input.utilisation_cap` is where the caps start.
+// shortfall fed back. `input.utilisation_cap` is where the caps start; when the first plan
+// with that headroom (and the burst-aware slack) does not fit, the next round plans at the
+// profiled throughput with `options.slack`, and simulation decides.
 Verification verify_plan(plan::PlanInput input, const plan::PlanOptions& options,
                          const RunBuilder& make_run, const VerifyOptions& verify);
 
