@@ -44,7 +44,7 @@ void write_simulate_output(const fs::path& dir) {
 
 void write_compare_output(const fs::path& dir) {
   const RunSpec run = load_run_spec(kRoot / "examples" / "traffic" / "run.yaml");
-  const auto rows = run_comparison(run, comparison_cases({"naive", "nexus", "pard"}, {}, {}));
+  const auto rows = run_comparison(run, comparison_cases(run, {"naive", "nexus", "pard"}, {}, {}));
   write_comparison(dir, rows, run.app);
 }
 

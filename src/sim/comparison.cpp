@@ -133,7 +133,8 @@ std::size_t comparison_baseline(const std::vector<ComparisonRow>& rows) {
   return 0;
 }
 
-std::vector<ComparisonCase> comparison_cases(const std::vector<std::string>& presets,
+std::vector<ComparisonCase> comparison_cases(const RunSpec& run,
+                                             const std::vector<std::string>& presets,
                                              const std::vector<double>& load_scales,
                                              const std::vector<double>& lambdas) {
   std::vector<ComparisonCase> cases;
@@ -141,14 +142,14 @@ std::vector<ComparisonCase> comparison_cases(const std::vector<std::string>& pre
   for (double scale : scales) {
     if (!lambdas.empty()) {
       for (double lambda : lambdas) {
-        PolicyConfig c = preset_config("pard");
+        PolicyConfig c = policies_with_preset(run, "pard");
         c.pard.lambda = lambda;
         cases.push_back({fmt::format("pard λ={:g}{}", lambda, scale_suffix(scale)), c, scale});
       }
       continue;
     }
     for (const std::string& p : presets) {
-      cases.push_back({p + scale_suffix(scale), preset_config(p), scale});
+      cases.push_back({p + scale_suffix(scale), policies_with_preset(run, p), scale});
     }
   }
   return cases;
@@ -159,14 +160,8 @@ std::vector<ComparisonRow> run_comparison(
     const std::function<void(const ComparisonRow&, std::size_t)>& progress) {
   std::vector<ComparisonRow> rows;
   for (const ComparisonCase& c : cases) {
-    // Every case keeps the run's batching and dispatch settings; the preset decides the
-    // queue order and dropping.
-    PolicyConfig config = c.policies;
-    config.dispatch = run.policies.dispatch;
-    config.batching = run.policies.batching;
-    config.batch_timeout = run.policies.batch_timeout;
-    config.max_queue = run.policies.max_queue;
-    std::unique_ptr<ArrivalSource> arrivals = make_run_arrivals(run);
+    const PolicyConfig& config = c.policies;
+    std::unique_ptr<ArrivalSource> arrivals = make_run_arrivals(run, config);
     if (c.load_scale != 1.0) {
       arrivals =
           std::make_unique<RateScaled>(std::move(arrivals), c.load_scale, run.sim.seed ^ 0xA11CE);
@@ -180,7 +175,8 @@ std::vector<ComparisonRow> run_comparison(
   return rows;
 }
 
-std::string comparison_markdown(const std::vector<ComparisonRow>& rows, const App& app) {
+std::string comparison_markdown(const std::vector<ComparisonRow>& rows, const App& app,
+                                const std::vector<std::string>& fixed) {
   std::string out =
       "| policy | goodput (req/s) | overload goodput | SLO attainment | mean accuracy | drop rate "
       "| late rate | invalid rate | p99 (ms) | drops by stage (%) |\n";
@@ -210,12 +206,18 @@ std::string comparison_markdown(const std::vector<ComparisonRow>& rows, const Ap
          ". Overload goodput: requests finished on time in the windows whose arrivals "
          "exceeded the live workers' capacity, over the requests that arrived in them (and "
          "those windows' total length).\n";
+  if (!fixed.empty()) {
+    std::string fields;
+    for (const std::string& f : fixed) fields += (fields.empty() ? "`" : ", `") + f + "`";
+    out += "Every case keeps the run spec's policies " + fields +
+           ", as beside `preset:` in the spec.\n";
+  }
   out += pard_versus_baselines(rows, app);
   return out;
 }
 
 void write_comparison(const std::filesystem::path& dir, const std::vector<ComparisonRow>& rows,
-                      const App& app) {
+                      const App& app, const std::vector<std::string>& fixed) {
   std::filesystem::create_directories(dir);
   std::string csv =
       "label,policy,load_scale,lambda,submitted,ok,late,dropped,failed,goodput_rps,slo_attainment,"
@@ -238,7 +240,7 @@ void write_comparison(const std::filesystem::path& dir, const std::vector<Compar
     csv += "\n";
   }
   write_text(dir / "comparison.csv", csv);
-  write_text(dir / "comparison.md", comparison_markdown(rows, app));
+  write_text(dir / "comparison.md", comparison_markdown(rows, app, fixed));
 
   std::string latency = "label,lower_ms,upper_ms,count\n";
   for (const ComparisonRow& r : rows) {

@@ -15,6 +15,8 @@ namespace tessera {
 // One simulation of a comparison: a policy config at a load scale.
 struct ComparisonCase {
   std::string label;  // e.g. "pard", "pard λ=0.05"
+  // The run spec's policies with its preset replaced (policies_with_preset): the system
+  // `preset:` names in that run spec.
   PolicyConfig policies;
   double load_scale = 1.0;  // multiplies the workload's rate, keeping its duration
 };
@@ -42,7 +44,11 @@ struct ComparisonRow {
 std::size_t comparison_baseline(const std::vector<ComparisonRow>& rows);
 
 // The cases for presets × load scales, or, with lambdas, PARD at each λ × load scales.
-std::vector<ComparisonCase> comparison_cases(const std::vector<std::string>& presets,
+// Each preset X runs as `run` with `preset: X` in its policies section (the section's other
+// fields override every preset alike; policy_overrides lists them); λ is set last. A bad
+// preset throws std::invalid_argument.
+std::vector<ComparisonCase> comparison_cases(const RunSpec& run,
+                                             const std::vector<std::string>& presets,
                                              const std::vector<double>& load_scales,
                                              const std::vector<double>& lambdas);
 
@@ -57,11 +63,14 @@ std::vector<ComparisonRow> run_comparison(
 // (percent of drops per stage, in pipeline order); then, per load scale, PARD's ratios
 // against the paper's baselines (naive, nexus, clipper++) and tessera's variants of them
 // (nexus-e2e, clipper++-predictive).
-std::string comparison_markdown(const std::vector<ComparisonRow>& rows, const App& app);
+// `fixed`: the run spec's policy fields every case keeps (policy_overrides), named under
+// the table when there are any.
+std::string comparison_markdown(const std::vector<ComparisonRow>& rows, const App& app,
+                                const std::vector<std::string>& fixed = {});
 
 // Writes DIR/comparison.csv, DIR/comparison.md, DIR/comparison.svg and
 // DIR/comparison_latency.csv (each case's latency histogram: label,lower_ms,upper_ms,count).
 void write_comparison(const std::filesystem::path& dir, const std::vector<ComparisonRow>& rows,
-                      const App& app);
+                      const App& app, const std::vector<std::string>& fixed = {});
 
 }  // namespace tessera
