@@ -6,10 +6,10 @@
 #include <cstdlib>
 #include <string>
 
-#include "plan/plan_spec.hpp"
-#include "plan/planner.hpp"
-#include "plan/ppipe_planner.hpp"
-#include "plan/ppipe_spec.hpp"
+#include "plan/jigsawserve/plan_spec.hpp"
+#include "plan/jigsawserve/planner.hpp"
+#include "plan/ppipe/planner.hpp"
+#include "plan/ppipe/spec.hpp"
 
 namespace {
 

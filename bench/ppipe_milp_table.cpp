@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
-#include "plan/ppipe_planner.hpp"
-#include "plan/ppipe_spec.hpp"
+#include "plan/ppipe/planner.hpp"
+#include "plan/ppipe/spec.hpp"
 
 namespace {
 

@@ -24,10 +24,10 @@
 #include <queue>
 #include <random>
 
-#include "reservation/batcher.hpp"
-#include "reservation/reactive_plane.hpp"
-#include "reservation/reservation_plane.hpp"
-#include "reservation/setup.hpp"
+#include "dataplane/ppipe/batcher.hpp"
+#include "dataplane/ppipe/reactive_plane.hpp"
+#include "dataplane/ppipe/reservation_plane.hpp"
+#include "dataplane/ppipe/setup.hpp"
 #include "sim/simulator.hpp"
 #include "workload/renewal_sources.hpp"
 #include "workload/transforms.hpp"

@@ -22,10 +22,10 @@
 #include "export/plan_dir.hpp"
 #include "export/triton_export.hpp"
 #include "pbtxt_reader.hpp"
-#include "plan/plan_report.hpp"
-#include "plan/plan_spec.hpp"
-#include "plan/planner.hpp"
-#include "plan/serving_files.hpp"
+#include "plan/jigsawserve/plan_report.hpp"
+#include "plan/jigsawserve/plan_spec.hpp"
+#include "plan/jigsawserve/planner.hpp"
+#include "plan/jigsawserve/serving_files.hpp"
 #include "profile/profile_yaml.hpp"
 
 namespace tessera {

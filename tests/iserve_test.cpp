@@ -10,9 +10,9 @@
 
 #include "core/error.hpp"
 #include "iserve/analytic_model.hpp"
-#include "iserve/cluster_sim.hpp"
-#include "iserve/controller.hpp"
-#include "iserve/placement.hpp"
+#include "experiments/iserve_cluster.hpp"
+#include "plan/iserve/controller.hpp"
+#include "plan/iserve/placement.hpp"
 #include "llm_arch/config_map.hpp"
 
 namespace tessera::iserve {

@@ -9,10 +9,10 @@
 #include <map>
 #include <memory>
 
-#include "reservation/book.hpp"
-#include "reservation/nic_tables.hpp"
-#include "reservation/reservation_plane.hpp"
-#include "reservation/setup.hpp"
+#include "dataplane/ppipe/book.hpp"
+#include "dataplane/ppipe/nic_tables.hpp"
+#include "dataplane/ppipe/reservation_plane.hpp"
+#include "dataplane/ppipe/setup.hpp"
 #include "reservation_usage.hpp"
 #include "sim/co_simulation.hpp"
 #include "sim/simulator.hpp"

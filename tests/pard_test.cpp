@@ -7,7 +7,7 @@
 #include "policy/pard/batch_wait.hpp"
 #include "policy/pard/state_planner.hpp"
 #include "policy/presets.hpp"
-#include "sim/comparison.hpp"
+#include "experiments/comparison.hpp"
 #include "sim/simulator.hpp"
 #include "test_support.hpp"
 #include "workload/renewal_sources.hpp"

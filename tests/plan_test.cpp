@@ -10,13 +10,13 @@
 
 #include "core/error.hpp"
 #include "core/spec_node.hpp"
-#include "plan/evaluate.hpp"
-#include "plan/packing.hpp"
-#include "plan/plan_report.hpp"
-#include "plan/plan_spec.hpp"
-#include "plan/planner.hpp"
-#include "plan/scaling.hpp"
-#include "plan/tie_break.hpp"
+#include "plan/jigsawserve/evaluate.hpp"
+#include "plan/jigsawserve/packing.hpp"
+#include "plan/jigsawserve/plan_report.hpp"
+#include "plan/jigsawserve/plan_spec.hpp"
+#include "plan/jigsawserve/planner.hpp"
+#include "plan/jigsawserve/scaling.hpp"
+#include "plan/jigsawserve/tie_break.hpp"
 #include "spec/deployment_spec.hpp"
 
 namespace tessera::plan {

@@ -12,7 +12,7 @@
 #include "metrics/report.hpp"
 #include "policy/presets.hpp"
 #include "policy/registry.hpp"
-#include "sim/comparison.hpp"
+#include "experiments/comparison.hpp"
 #include "sim/simulator.hpp"
 #include "spec/run_spec.hpp"
 #include "spec_error.hpp"

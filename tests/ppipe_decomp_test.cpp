@@ -8,7 +8,7 @@
 #include <limits>
 #include <stdexcept>
 
-#include "plan/ppipe_decomp.hpp"
+#include "plan/ppipe/decomp.hpp"
 
 namespace {
 

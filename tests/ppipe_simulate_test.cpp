@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "ppipe/plan_json.hpp"
+#include "dataplane/ppipe/plan_json.hpp"
 #include "workload/trace_fit.hpp"
 
 namespace tessera {

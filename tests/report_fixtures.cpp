@@ -10,11 +10,11 @@
 
 #include "control/replan_report.hpp"
 #include "metrics/report.hpp"
-#include "plan/plan_report.hpp"
-#include "plan/plan_spec.hpp"
-#include "plan/planner.hpp"
+#include "plan/jigsawserve/plan_report.hpp"
+#include "plan/jigsawserve/plan_spec.hpp"
+#include "plan/jigsawserve/planner.hpp"
 #include "policy/policy_set.hpp"
-#include "sim/comparison.hpp"
+#include "experiments/comparison.hpp"
 #include "sim/simulator.hpp"
 #include "spec/run_spec.hpp"
 

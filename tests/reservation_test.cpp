@@ -10,13 +10,13 @@
 #include <memory>
 #include <random>
 
-#include "reservation/batcher.hpp"
-#include "reservation/book.hpp"
-#include "reservation/data_plane.hpp"
-#include "reservation/reactive_plane.hpp"
-#include "reservation/reservation_plane.hpp"
-#include "reservation/setup.hpp"
-#include "reservation/timeline.hpp"
+#include "dataplane/ppipe/batcher.hpp"
+#include "dataplane/ppipe/book.hpp"
+#include "dataplane/ppipe/data_plane.hpp"
+#include "dataplane/ppipe/reactive_plane.hpp"
+#include "dataplane/ppipe/reservation_plane.hpp"
+#include "dataplane/ppipe/setup.hpp"
+#include "dataplane/ppipe/timeline.hpp"
 #include "reservation_usage.hpp"
 #include "sim/simulator.hpp"
 #include "workload/renewal_sources.hpp"

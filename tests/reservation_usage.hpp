@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "reservation/reservation_plane.hpp"
+#include "dataplane/ppipe/reservation_plane.hpp"
 
 namespace tessera::reservation::testing {
 

@@ -6,7 +6,7 @@
 
 #include "cli/commands.hpp"
 #include "policy/presets.hpp"
-#include "sim/comparison.hpp"
+#include "experiments/comparison.hpp"
 #include "spec/run_spec.hpp"
 
 namespace tessera::cli {

@@ -14,8 +14,8 @@
 #include "cli/commands.hpp"
 #include "core/error.hpp"
 #include "iserve/analytic_model.hpp"
-#include "iserve/cluster_sim.hpp"
-#include "iserve/controller.hpp"
+#include "experiments/iserve_cluster.hpp"
+#include "plan/iserve/controller.hpp"
 #include "llm_arch/config_map.hpp"
 #include "llm_arch/llm_architecture.hpp"
 

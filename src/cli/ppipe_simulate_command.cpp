@@ -21,9 +21,9 @@
 
 #include "cli/commands.hpp"
 #include "metrics/report.hpp"
-#include "ppipe/plan_json.hpp"
+#include "dataplane/ppipe/plan_json.hpp"
 #include "profile/ppipe_import.hpp"
-#include "reservation/data_plane.hpp"
+#include "dataplane/ppipe/data_plane.hpp"
 #include "sim/co_simulation.hpp"
 #include "sim/simulator.hpp"
 #include "workload/azure_llm.hpp"

@@ -4,7 +4,7 @@
 #include <memory>
 #include <optional>
 
-#include "plan/planner.hpp"
+#include "plan/jigsawserve/planner.hpp"
 
 namespace tessera::control {
 
