@@ -45,8 +45,8 @@ double thread_cpu_ns() {
   return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
 }
 
-ppipe::Plan plan_100() {
-  ppipe::Plan plan;
+ppipe::PpipePlan plan_100() {
+  ppipe::PpipePlan plan;
   plan.cluster.classes = {{"L4", 25, 4, 100.0, 4}, {"T4", 75, 2, 50.0, 4}};
   ppipe::DnnPlan d;
   d.dnn = "wide_resnet101_2";

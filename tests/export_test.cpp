@@ -104,7 +104,7 @@ class Export : public ::testing::Test {
     const fs::path plan_dir = dir_ / "plan";
     plan::PlanSpec spec =
         plan::load_plan_spec(fs::path(TESSERA_SOURCE_DIR) / "examples/plan/traffic.yaml");
-    const plan::Plan plan = plan::make_plan(spec.input, spec.options);
+    const plan::JigsawPlan plan = plan::make_plan(spec.input, spec.options);
     ASSERT_TRUE(plan.has_plan());
     write(plan_dir / "plan.json", plan::plan_to_json(plan, spec.input).dump(2));
     std::ostringstream dep, prof;

@@ -187,7 +187,7 @@ TEST(IServePlacement, UnevenLayersFollowFreeMemoryAsInThePaper) {
     gpus[g].memory_bytes = 48e9;
     gpus[g].used_bytes = 48e9 - blocks[g] * block;
   }
-  const Placement p = place(gpus, 1, 4, 32, block, PlacementPolicy::kPacking, 0.5, 0.0);
+  const StagePlacement p = place(gpus, 1, 4, 32, block, PlacementPolicy::kPacking, 0.5, 0.0);
   ASSERT_EQ(p.gpus.size(), 4u);
   EXPECT_EQ(p.layers_per_stage, (std::vector<int>{10, 9, 7, 6}));
   // One block less and it no longer fits.

@@ -116,7 +116,7 @@ TEST(PlanMilp, OptimumEqualsExhaustiveEnumeration) {
     const PlanInput in = small_input(rng);
     const PlanOptions o = exact_options();
     const Best best = enumerate_best(in, o);
-    const Plan plan = make_plan(in, o);
+    const JigsawPlan plan = make_plan(in, o);
     SCOPED_TRACE("trial " + std::to_string(trial) + ": " + plan.message);
     ASSERT_EQ(best.found, plan.has_plan());
     if (!best.found) {
@@ -336,7 +336,7 @@ TEST(PlanMilp, TieBreakReturnsTheCanonicalEqualOptimalPlan) {
     }
     ASSERT_LT(canonical, plans.size());
     ties += optimal > 1 ? 1 : 0;
-    const Plan plan = make_plan(in, o);
+    const JigsawPlan plan = make_plan(in, o);
     ASSERT_TRUE(plan.has_plan()) << plan.message;
     EXPECT_EQ(plan.stats.tie_break, "settled");
     std::vector<int> got(cands.size(), 0);
@@ -484,7 +484,7 @@ TEST(PlanSpec, UnknownFieldNamesFileAndField) {
 TEST(PlanTraffic, ExamplePlansChecksAndLoadsAsDeployment) {
   PlanSpec spec = load_plan_spec(kSourceDir + "/examples/plan/traffic.yaml");
   spec.input.demand_rps = 10;
-  const Plan plan = make_plan(spec.input, spec.options);
+  const JigsawPlan plan = make_plan(spec.input, spec.options);
   ASSERT_TRUE(plan.has_plan()) << plan.message;
   EXPECT_TRUE(plan.evaluation.ok());
   EXPECT_TRUE(plan.layout_problems.empty());

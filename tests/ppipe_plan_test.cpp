@@ -133,7 +133,7 @@ TEST(PpipeMilp, MatchesExhaustiveEnumerationOnTinyInstances) {
     const PpipeInput in = tiny_input(seed, 1 + seed % 2, 2 + seed % 2);
     const PpipeResult r = plan_ppipe(in);
     ASSERT_TRUE(r.ok()) << r.problems.front();
-    ASSERT_EQ(r.plan.solve.status, "optimal");
+    ASSERT_EQ(r.plan.solve.status, PlanStatus::kOptimal);
     const double exact = brute_force(in);
     EXPECT_NEAR(r.plan.dnns[0].throughput, exact, 1e-6 * exact) << "seed " << seed;
     EXPECT_NEAR(r.plan.solve.objective, exact, 1e-6 * exact) << "seed " << seed;
@@ -395,7 +395,7 @@ TEST(PpipeMilp, InfeasibleLatencyNamesTheBindingConstraint) {
   PpipeInput in = tiny_input(1, 2, 2);
   in.dnns[0].slo_ms = 1.0;
   const PpipeResult r = plan_ppipe(in);
-  EXPECT_EQ(r.plan.solve.status, "infeasible");
+  EXPECT_EQ(r.plan.solve.status, PlanStatus::kInfeasible);
   EXPECT_NE(r.plan.solve.detail.find("latency"), std::string::npos) << r.plan.solve.detail;
   EXPECT_NE(r.plan.solve.detail.find("0.6 ms"), std::string::npos) << r.plan.solve.detail;
   EXPECT_TRUE(r.plan.dnns[0].pipelines.empty());
@@ -404,7 +404,7 @@ TEST(PpipeMilp, InfeasibleLatencyNamesTheBindingConstraint) {
 TEST(PpipeMilp, NoGpusNamesTheBudget) {
   PpipeInput in = tiny_input(1, 0, 0);
   const PpipeResult r = plan_ppipe(in);
-  EXPECT_EQ(r.plan.solve.status, "infeasible");
+  EXPECT_EQ(r.plan.solve.status, PlanStatus::kInfeasible);
   EXPECT_NE(r.plan.solve.detail.find("GPU budget"), std::string::npos) << r.plan.solve.detail;
 }
 
@@ -532,7 +532,7 @@ TEST(PpipePlanJson, RoundTripsAndNamesTheBadField) {
   const PpipeResult r = plan_ppipe(tiny_input(5, 2, 3));
   ASSERT_TRUE(r.ok());
   const auto j = ppipe::to_json(r.plan);
-  const ppipe::Plan back = ppipe::plan_from_json(j, "plan.json");
+  const ppipe::PpipePlan back = ppipe::plan_from_json(j, "plan.json");
   EXPECT_EQ(ppipe::to_json(back), j);
 
   auto bad = j;

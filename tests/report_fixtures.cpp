@@ -50,7 +50,7 @@ void write_compare_output(const fs::path& dir) {
 
 void write_plan_output(const fs::path& dir) {
   plan::PlanSpec spec = plan::load_plan_spec(kRoot / "examples" / "plan" / "traffic.yaml");
-  const plan::Plan p = plan::make_plan(spec.input, spec.options);
+  const plan::JigsawPlan p = plan::make_plan(spec.input, spec.options);
   ASSERT_TRUE(p.has_plan());
   fs::create_directories(dir);
   std::ofstream(dir / "plan.json") << plan::plan_to_json(p, spec.input).dump(2);

@@ -71,7 +71,7 @@ std::map<std::string, double> busy_by_class(const ppipe::DnnPlan& dnn,
   return busy;
 }
 
-double planned_rate(const ppipe::Plan& plan, const std::string& dnn) {
+double planned_rate(const ppipe::PpipePlan& plan, const std::string& dnn) {
   for (const ppipe::DnnPlan& d : plan.dnns) {
     if (d.dnn == dnn) return d.throughput;
   }
@@ -96,8 +96,8 @@ struct Point {
 };
 
 void run_ppipe_simulate(const PpipeSimulateArgs& args) {
-  const ppipe::Plan plan = ppipe::read_plan_file(args.plan_file);
-  const ppipe::Plan reference =
+  const ppipe::PpipePlan plan = ppipe::read_plan_file(args.plan_file);
+  const ppipe::PpipePlan reference =
       args.reference_plan.empty() ? plan : ppipe::read_plan_file(args.reference_plan);
   const auto kind = reservation::parse_data_plane(args.data_plane);
   if (args.shared_nics && kind != reservation::DataPlaneKind::kReservation) {
@@ -218,7 +218,7 @@ void run_ppipe_simulate(const PpipeSimulateArgs& args) {
     }
   } else {
     // How many servers hold vGPUs of more than one DNN (their NICs are what sharing changes).
-    const reservation::Placement placement = reservation::place_plan(plan);
+    const reservation::VgpuPlacement placement = reservation::place_plan(plan);
     std::vector<std::set<std::size_t>> dnns_on(placement.servers.size());
     for (std::size_t m = 0; m < placement.server_of.size(); ++m) {
       for (const auto& pipe : placement.server_of[m]) {

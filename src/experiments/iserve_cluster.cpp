@@ -338,7 +338,7 @@ SystemOutcome simulate(const ClusterSpec& spec, const std::vector<Query>& querie
   return out;
 }
 
-Endpoint endpoint_of(const Deployment& d, int tp) {
+Endpoint endpoint_of(const DeploymentChoice& d, int tp) {
   Endpoint ep;
   ep.entry = d.entry;
   ep.gpus = d.placement.gpus;
@@ -373,7 +373,7 @@ int extreme_entry(const ClusterModel& m, bool max_pp) {
 // The models (in spec order) AlpaServe tries leaving out: each try replays the trace.
 constexpr int kMaxDropTrials = 16;
 
-struct Plan {
+struct AlpaServePlan {
   std::vector<std::vector<Endpoint>> endpoints;  // per model
   int placed = 0;
 };
@@ -381,7 +381,7 @@ struct Plan {
 // Groups of g GPUs; each model at its fastest FP16 configuration of g GPUs; models by
 // descending query count, each to the group with the most free memory that holds it;
 // then replicas (DP) of the busiest models while memory lasts. `drop` models are left out.
-Plan alpaserve_plan(const ClusterSpec& spec, const std::vector<int64_t>& counts, int g,
+AlpaServePlan alpaserve_plan(const ClusterSpec& spec, const std::vector<int64_t>& counts, int g,
                     const std::vector<bool>& drop) {
   const int n_models = static_cast<int>(spec.models.size());
   const int groups = spec.gpus / g;
@@ -403,7 +403,7 @@ Plan alpaserve_plan(const ClusterSpec& spec, const std::vector<int64_t>& counts,
   std::vector<int> order(n_models);
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return counts[a] > counts[b]; });
-  Plan plan;
+  AlpaServePlan plan;
   plan.endpoints.assign(n_models, {});
   std::vector<std::set<int>> in_group(n_models);
   auto try_place = [&](int m) {
@@ -470,10 +470,10 @@ std::vector<SystemOutcome> run_cluster(const ClusterSpec& spec) {
           const int tp = e.config.parallelism.tp;
           const double block =
               e.memory_bytes / (static_cast<double>(tp) * static_cast<double>(e.layers));
-          Placement p = place(gpus, tp, e.config.parallelism.pp, static_cast<int>(e.layers), block,
+          StagePlacement p = place(gpus, tp, e.config.parallelism.pp, static_cast<int>(e.layers), block,
                               PlacementPolicy::kLeastLoaded, 0.0, now);
           if (p.gpus.empty()) return {};
-          Deployment d{i, std::move(p), 0};
+          DeploymentChoice d{i, std::move(p), 0};
           apply_deployment(gpus, d, tp);
           return {endpoint_of(d, tp)};
         };
@@ -485,27 +485,27 @@ std::vector<SystemOutcome> run_cluster(const ClusterSpec& spec) {
         for (const Query& q : queries) ++counts[q.model];
         ClusterSpec judge = spec;
         judge.slo_scales = {spec.alpaserve_slo_scale};
-        auto score = [&](const Plan& plan) {
+        auto score = [&](const AlpaServePlan& plan) {
           return simulate(
                      judge, queries, sys.name,
                      [&plan](int m, std::vector<GpuState>&, double) { return plan.endpoints[m]; })
               .slo_attainment[0];
         };
-        Plan best;
+        AlpaServePlan best;
         double best_score = -1;
         int best_placed = -1;
         const int n_models = static_cast<int>(spec.models.size());
         for (int g = 1; g <= spec.gpus; g *= 2) {
           if (spec.gpus % g) continue;
           std::vector<bool> drop(n_models, false);
-          Plan plan = alpaserve_plan(spec, counts, g, drop);
+          AlpaServePlan plan = alpaserve_plan(spec, counts, g, drop);
           double s = score(plan);
           if (sys.skip_models) {  // leave a model out when that raises attainment
             for (int m = 0; m < n_models && m < kMaxDropTrials; ++m) {
               if (plan.endpoints[m].empty()) continue;
               std::vector<bool> d2 = drop;
               d2[m] = true;
-              Plan p2 = alpaserve_plan(spec, counts, g, d2);
+              AlpaServePlan p2 = alpaserve_plan(spec, counts, g, d2);
               const double s2 = score(p2);
               if (s2 > s) {
                 drop = d2;

@@ -100,9 +100,62 @@ class Reader {
 constexpr double kBig = 1e12;
 constexpr int kMaxCount = 100'000'000;
 
+// Reads status_text's forms back into `solve`; false for another text.
+bool parse_status(const std::string& text, PpipeSolveStats& solve) {
+  using plan::PlanStatus;
+  const std::string feasible = "feasible (";
+  if (text == "optimal") {
+    solve.status = PlanStatus::kOptimal;
+  } else if (text == "infeasible") {
+    solve.status = PlanStatus::kInfeasible;
+  } else if (text.rfind("no solution", 0) == 0) {
+    solve.status = PlanStatus::kNoSolution;
+  } else if (text.rfind(feasible, 0) == 0 && text.size() > feasible.size() + 1 &&
+             text.back() == ')') {
+    solve.status = PlanStatus::kFeasible;
+    solve.limit = text.substr(feasible.size(), text.size() - feasible.size() - 1);
+  } else {
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
-json to_json(const Plan& plan) {
+std::string status_text(const PpipeSolveStats& solve) {
+  switch (solve.status) {
+    case plan::PlanStatus::kOptimal:
+      return "optimal";
+    case plan::PlanStatus::kFeasible:
+      return "feasible (" + solve.limit + ")";
+    case plan::PlanStatus::kInfeasible:
+      return "infeasible";
+    case plan::PlanStatus::kNoSolution:
+      return "no solution (limit)";
+  }
+  return "?";
+}
+
+const char* method_name(PpipeMethod method) {
+  switch (method) {
+    case PpipeMethod::kPpipe:
+      return "ppipe";
+    case PpipeMethod::kNp:
+      return "np";
+    case PpipeMethod::kDartR:
+      return "dart-r";
+  }
+  return "?";
+}
+
+std::optional<PpipeMethod> method_from_name(std::string_view name) {
+  for (PpipeMethod m : {PpipeMethod::kPpipe, PpipeMethod::kNp, PpipeMethod::kDartR}) {
+    if (name == method_name(m)) return m;
+  }
+  return std::nullopt;
+}
+
+json to_json(const PpipePlan& plan) {
   json classes = json::array();
   for (const auto& c : plan.cluster.classes) classes.push_back(class_json(c));
   json dnns = json::array();
@@ -123,12 +176,12 @@ json to_json(const Plan& plan) {
                     {"pipelines", pipes}});
   }
   return {
-      {"method", plan.method},
+      {"method", method_name(plan.method)},
       {"slo_margin", plan.slo_margin},
       {"cluster", {{"bandwidth_fraction", plan.cluster.bandwidth_fraction}, {"classes", classes}}},
       {"dnns", dnns},
       {"solve",
-       {{"status", plan.solve.status},
+       {{"status", status_text(plan.solve)},
         {"seconds", plan.solve.seconds},
         {"gap", plan.solve.gap},
         {"templates", plan.solve.templates},
@@ -138,13 +191,13 @@ json to_json(const Plan& plan) {
         {"detail", plan.solve.detail}}}};
 }
 
-Plan plan_from_json(const json& j, const std::string& source) {
+PpipePlan plan_from_json(const json& j, const std::string& source) {
   Reader top(j, source, "");
-  Plan plan;
-  plan.method = top.str("method");
-  if (plan.method != "ppipe" && plan.method != "np" && plan.method != "dart-r") {
-    top.fail("method", "must be ppipe, np or dart-r, got '" + printable(plan.method) + "'");
-  }
+  PpipePlan plan;
+  const std::string method = top.str("method");
+  const auto known = method_from_name(method);
+  if (!known) top.fail("method", "must be ppipe, np or dart-r, got '" + printable(method) + "'");
+  plan.method = *known;
   plan.slo_margin = top.num("slo_margin", 0.0, 0.99);
 
   const Reader cl = top.child("cluster");
@@ -222,7 +275,10 @@ Plan plan_from_json(const json& j, const std::string& source) {
   }
 
   const Reader s = top.child("solve");
-  plan.solve.status = s.str("status");
+  if (!parse_status(s.str("status"), plan.solve)) {
+    s.fail("status", "must be optimal, feasible (LIMIT), infeasible or no solution (limit), got '" +
+                         printable(s.str("status")) + "'");
+  }
   plan.solve.seconds = s.num("seconds", 0.0, kBig);
   plan.solve.gap = s.num("gap", 0.0, kBig);
   plan.solve.templates = s.integer("templates", 0, kMaxCount);
@@ -239,14 +295,14 @@ Plan plan_from_json(const json& j, const std::string& source) {
   return plan;
 }
 
-void write_plan_file(const std::filesystem::path& file, const Plan& plan) {
+void write_plan_file(const std::filesystem::path& file, const PpipePlan& plan) {
   std::ofstream f(file);
   if (!f) throw std::runtime_error("cannot write " + file.string());
   f << to_json(plan).dump(2) << "\n";
   if (!f) throw std::runtime_error("cannot write " + file.string());
 }
 
-Plan read_plan_file(const std::filesystem::path& file) {
+PpipePlan read_plan_file(const std::filesystem::path& file) {
   std::ifstream f(file);
   if (!f) throw SpecError(file.string(), "(file)", "cannot open");
   json j;

@@ -2,7 +2,7 @@
 
 // plan.json for a PPipe plan (docs/plan.md#ppipe-planner): the one file the PPipe planner
 // writes and the reservation data plane and simulator read. to_json() and plan_from_json()
-// round-trip a ppipe::Plan exactly (doubles as JSON numbers). plan_from_json() validates
+// round-trip a ppipe::PpipePlan exactly (doubles as JSON numbers). plan_from_json() validates
 // shape, types, ranges and consistency (contiguous block ranges from 0, GPU classes of the
 // cluster, MPS levels within the class's limit, at least one vGPU per partition) and
 // throws a SpecError naming the source, the field path (e.g.
@@ -17,14 +17,14 @@
 
 namespace tessera::ppipe {
 
-nlohmann::json to_json(const Plan& plan);
+nlohmann::json to_json(const PpipePlan& plan);
 // `source` names the input in errors (a file name, or "<inline>").
-Plan plan_from_json(const nlohmann::json& j, const std::string& source = "<inline>");
+PpipePlan plan_from_json(const nlohmann::json& j, const std::string& source = "<inline>");
 
 // Writes to_json(plan) (indented, newline-terminated); throws std::runtime_error when the
 // file cannot be written.
-void write_plan_file(const std::filesystem::path& file, const Plan& plan);
+void write_plan_file(const std::filesystem::path& file, const PpipePlan& plan);
 // Reads and validates a plan.json; a missing file or a JSON syntax error is a SpecError too.
-Plan read_plan_file(const std::filesystem::path& file);
+PpipePlan read_plan_file(const std::filesystem::path& file);
 
 }  // namespace tessera::ppipe

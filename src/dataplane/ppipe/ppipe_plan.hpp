@@ -2,15 +2,19 @@
 
 // The shape of a PPipe plan (PPipe, USENIX ATC '25, §5 and Appendix A.2): what the PPipe
 // planner (src/plan/ppipe_*) produces and what the reservation data plane and the
-// simulator consume. Plain values: a Plan owns everything it holds, copies freely, and is
+// simulator consume. Plain values: a PpipePlan owns everything it holds, copies freely, and is
 // safe to read from several threads once built. Blocks, cuts and latencies refer to the
 // block profiles of src/profile/ppipe_import.hpp.
 //
 // Units: milliseconds for latencies, requests per second for throughputs, bytes per sample
 // (fp16) for cut tensors, Gbit/s for NIC bandwidth.
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "plan/planner.hpp"
 
 namespace tessera::ppipe {
 
@@ -26,7 +30,7 @@ struct GpuClass {
   int max_mps = 1;
 };
 
-struct Cluster {
+struct PpipeCluster {
   std::vector<GpuClass> classes;
   // Effective bandwidth = nominal x this fraction (§7.1: one fifth).
   double bandwidth_fraction = 0.2;
@@ -64,8 +68,9 @@ struct DnnPlan {
 };
 
 // How the solve ended, for the plan's report.
-struct SolveStats {
-  std::string status;  // "optimal", "feasible (limit)", "infeasible", ...
+struct PpipeSolveStats {
+  plan::PlanStatus status = plan::PlanStatus::kNoSolution;
+  std::string limit;  // kFeasible: what stopped the search ("time limit", "node limit")
   double seconds = 0.0;
   double gap = 0.0;   // proven relative gap (0 = optimal)
   int templates = 0;  // pipeline templates considered
@@ -90,12 +95,26 @@ struct SolveStats {
   double decomposition_plan = 0.0;
 };
 
-struct Plan {
-  std::string method = "ppipe";  // ppipe | np | dart-r
-  Cluster cluster;
+// plan.json's "status": "optimal", "feasible (time limit)", "infeasible", "no solution
+// (limit)".
+std::string status_text(const PpipeSolveStats& solve);
+
+// Who planned it: PPipe's MILP, or one of its baselines (§7.1).
+enum class PpipeMethod {
+  kPpipe,  // "ppipe"
+  kNp,     // "np": no partitioning
+  kDartR,  // "dart-r": DART-r's pipelines
+};
+const char* method_name(PpipeMethod method);
+// "ppipe", "np", "dart-r"; std::nullopt for another name.
+std::optional<PpipeMethod> method_from_name(std::string_view name);
+
+struct PpipePlan {
+  PpipeMethod method = PpipeMethod::kPpipe;
+  PpipeCluster cluster;
   double slo_margin = 0.4;  // fraction of the SLO the planner kept aside
   std::vector<DnnPlan> dnns;
-  SolveStats solve;
+  PpipeSolveStats solve;
 };
 
 }  // namespace tessera::ppipe

@@ -7,18 +7,18 @@
 
 namespace tessera::reservation {
 
-std::string Placement::server_name(int s) const {
+std::string VgpuPlacement::server_name(int s) const {
   const Server& srv = servers[static_cast<std::size_t>(s)];
   return srv.gpu_class + "-s" + std::to_string(srv.index);
 }
 
-Placement place_plan(const ppipe::Plan& plan) {
-  Placement out;
+VgpuPlacement place_plan(const ppipe::PpipePlan& plan) {
+  VgpuPlacement out;
   struct ClassState {
     const ppipe::GpuClass* spec = nullptr;
     int next_gpu = 0;
     std::map<int, std::pair<int, int>> open;  // mps -> (gpu, vGPUs used on it)
-    std::map<int, int> server_of_index;       // server index in class -> Placement server
+    std::map<int, int> server_of_index;       // server index in class -> VgpuPlacement server
     std::vector<int> free_units;              // per opened GPU, in twelfths of a GPU
     std::vector<std::pair<std::size_t, std::size_t>> owner;  // per opened GPU: (DNN, position)
   };
@@ -30,7 +30,7 @@ Placement place_plan(const ppipe::Plan& plan) {
     const int index = gpu / per;
     auto it = cs.server_of_index.find(index);
     if (it == cs.server_of_index.end()) {
-      Placement::Server s;
+      VgpuPlacement::Server s;
       s.gpu_class = cs.spec->name;
       s.index = index;
       s.bandwidth = cs.spec->nic_gbps * plan.cluster.bandwidth_fraction * 1e9 / 8.0;
@@ -108,13 +108,13 @@ const PpipeBlockProfile& find_profile(const std::vector<PpipeBlockProfile>& bloc
 
 }  // namespace
 
-PpipeSetup build_setup(const ppipe::Plan& plan, std::size_t dnn,
+PpipeSetup build_setup(const ppipe::PpipePlan& plan, std::size_t dnn,
                        const std::vector<PpipeBlockProfile>& blocks, const SetupOptions& options) {
   if (dnn >= plan.dnns.size())
     throw std::invalid_argument("plan has no DNN " + std::to_string(dnn));
   const ppipe::DnnPlan& d = plan.dnns[dnn];
   if (d.pipelines.empty()) throw std::invalid_argument("plan for '" + d.dnn + "' has no pipeline");
-  const Placement placement = place_plan(plan);
+  const VgpuPlacement placement = place_plan(plan);
   PpipeSetup s;
   s.app.name = d.dnn;
   s.app.slo = from_ms(d.slo_ms);

@@ -1,11 +1,11 @@
 #pragma once
 
-// PpipeSetup: one DNN of a PPipe plan (ppipe::Plan) turned into what the engine runs: an
+// PpipeSetup: one DNN of a PPipe plan (ppipe::PpipePlan) turned into what the engine runs: an
 // App with one task per (pipeline, partition), chained within each pipeline; a Deployment
 // whose instances are the partitions' vGPUs placed on servers, each server with an uplink
 // and a downlink; and the partitions' latency curves from the block profiles.
 //
-// Placement (place_plan): per GPU class, physical GPUs are numbered in order and packed
+// VgpuPlacement (place_plan): per GPU class, physical GPUs are numbered in order and packed
 // gpus_per_server to a server. Partitions take vGPUs in plan order (DNN, pipeline,
 // partition); a GPU is split into `mps` vGPUs of one size, and the vGPUs of one size fill a
 // partly used GPU before a new one is opened, so a GPU may hold vGPUs of several partitions
@@ -34,7 +34,7 @@
 namespace tessera::reservation {
 
 // Where each vGPU of a plan runs: [dnn][pipeline][partition][vGPU] -> server.
-struct Placement {
+struct VgpuPlacement {
   struct Server {
     std::string gpu_class;
     int index = 0;           // within its class
@@ -48,7 +48,7 @@ struct Placement {
 
 // Throws std::invalid_argument when a class lacks the GPUs the plan uses or a partition
 // names an unknown class.
-Placement place_plan(const ppipe::Plan& plan);
+VgpuPlacement place_plan(const ppipe::PpipePlan& plan);
 
 struct SetupOptions {
   // Edges carry the cut's bytes per item, so the engine's FIFO links move them (the
@@ -77,7 +77,7 @@ struct PpipeSetup {
 // The DNN `dnn` of `plan`, with `blocks` the block profiles of its model (every GPU class
 // and MPS share the plan uses). Cut sizes the plan leaves at 0 come from the profiles'
 // transfer_bytes. Throws std::invalid_argument for a missing profile or a bad plan.
-PpipeSetup build_setup(const ppipe::Plan& plan, std::size_t dnn,
+PpipeSetup build_setup(const ppipe::PpipePlan& plan, std::size_t dnn,
                        const std::vector<PpipeBlockProfile>& blocks,
                        const SetupOptions& options = {});
 

@@ -89,7 +89,7 @@ std::vector<int> rank_configurations(const std::vector<ConfigMapEntry>& entries,
   return all;
 }
 
-std::optional<Deployment> choose_deployment(const std::vector<ConfigMapEntry>& entries,
+std::optional<DeploymentChoice> choose_deployment(const std::vector<ConfigMapEntry>& entries,
                                             const Intent& intent, const std::vector<GpuState>& gpus,
                                             PlacementPolicy policy, double theta, Time now) {
   const std::vector<int> ranked = rank_configurations(entries, intent);
@@ -99,20 +99,51 @@ std::optional<Deployment> choose_deployment(const std::vector<ConfigMapEntry>& e
     const int pp = e.config.parallelism.pp;
     if (e.layers <= 0) continue;
     const double block = e.memory_bytes / (static_cast<double>(tp) * static_cast<double>(e.layers));
-    Placement p = place(gpus, tp, pp, static_cast<int>(e.layers), block, policy, theta, now);
+    StagePlacement p = place(gpus, tp, pp, static_cast<int>(e.layers), block, policy, theta, now);
     if (p.gpus.empty()) continue;
-    return Deployment{ranked[r], std::move(p), static_cast<int>(r)};
+    return DeploymentChoice{ranked[r], std::move(p), static_cast<int>(r)};
   }
   return std::nullopt;
 }
 
-void apply_deployment(std::vector<GpuState>& gpus, const Deployment& d, int tp) {
-  const Placement& p = d.placement;
+void apply_deployment(std::vector<GpuState>& gpus, const DeploymentChoice& d, int tp) {
+  const StagePlacement& p = d.placement;
   for (size_t s = 0; s < p.layers_per_stage.size(); ++s) {
     for (int r = 0; r < tp; ++r) {
       gpus[p.gpus[s * tp + r]].used_bytes += p.layers_per_stage[s] * p.block_bytes;
     }
   }
+}
+
+plan::PlanResult<std::optional<DeploymentChoice>> IServePlanner::plan(
+    const IServeRequest& request) const {
+  plan::PlanResult<std::optional<DeploymentChoice>> out;
+  out.report = choose_deployment(request.entries, request.intent, request.gpus, request.policy,
+                                 request.theta, request.now);
+  if (!out.report) {
+    out.status = plan::PlanStatus::kInfeasible;
+    out.message = "no configuration of " + request.model + " fits the GPUs' free memory";
+    return out;
+  }
+  // The ranking is exact: the first configuration that places is the answer.
+  out.status = plan::PlanStatus::kOptimal;
+  const ConfigMapEntry& entry = request.entries[static_cast<std::size_t>(out.report->entry)];
+  plan::PlannedDeployment d;
+  d.name = request.model;
+  d.app.name = request.model;
+  Task llm;
+  llm.name = "llm";
+  llm.variants = {Variant{entry.config.name()}};
+  d.app.tasks = {llm};
+  d.app.finalize();
+  WorkerGroup group;
+  group.task = 0;
+  group.variants = {0};
+  group.segment = request.gpu;
+  group.count = 1;
+  d.deployment.groups = {group};
+  out.deployments.push_back(std::move(d));
+  return out;
 }
 
 }  // namespace tessera::iserve

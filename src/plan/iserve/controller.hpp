@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "plan/iserve/placement.hpp"
+#include "plan/planner.hpp"
 #include "llm_arch/config_map.hpp"
 
 namespace tessera::iserve {
@@ -42,19 +43,44 @@ double intent_gpu_seconds(const ConfigMapEntry& e, const Intent& intent);
 std::vector<int> rank_configurations(const std::vector<ConfigMapEntry>& entries,
                                      const Intent& intent);
 
-struct Deployment {
+struct DeploymentChoice {
   int entry = -1;  // index into the entries ranked
-  Placement placement;
+  StagePlacement placement;
   int rank = 0;  // position in the ranking of the configuration chosen (0 = the best)
 };
 
 // Walks the ranking; the first configuration that places wins. nullopt when none fits.
 // Each GPU of a stage holding n layers then needs n × block_bytes.
-std::optional<Deployment> choose_deployment(const std::vector<ConfigMapEntry>& entries,
+std::optional<DeploymentChoice> choose_deployment(const std::vector<ConfigMapEntry>& entries,
                                             const Intent& intent, const std::vector<GpuState>& gpus,
                                             PlacementPolicy policy, double theta, Time now);
 
 // Reserves a deployment's memory on its GPUs.
-void apply_deployment(std::vector<GpuState>& gpus, const Deployment& d, int tp);
+void apply_deployment(std::vector<GpuState>& gpus, const DeploymentChoice& d, int tp);
+
+// What iServe's controller is asked: a model's configuration map, the developer's intent,
+// the cluster's GPUs as they are now, and the placement policy.
+struct IServeRequest {
+  std::string model;                           // the model's name: the deployment's app
+  const std::vector<ConfigMapEntry>& entries;  // its configuration map
+  Intent intent;
+  const std::vector<GpuState>& gpus;
+  PlacementPolicy policy = PlacementPolicy::kHybrid;
+  double theta = 0.5;  // hybrid(θ)
+  Time now = 0.0;      // for the GPUs' loads
+  std::string gpu;     // the GPUs' type: the deployment's segment
+};
+
+// choose_deployment behind the seam: the report is the configuration chosen with its
+// placement (nullopt, status infeasible: none fits); the deployment, one LLM instance of it
+// (task "llm", the configuration's name as its variant, on the GPU type's segment). The
+// caller reserves the memory (apply_deployment).
+class IServePlanner final
+    : public plan::Planner<IServeRequest, std::optional<DeploymentChoice>> {
+ public:
+  plan::PlannerKind kind() const override { return plan::PlannerKind::kIServe; }
+  plan::PlanResult<std::optional<DeploymentChoice>> plan(
+      const IServeRequest& request) const override;
+};
 
 }  // namespace tessera::iserve

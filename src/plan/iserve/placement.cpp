@@ -114,9 +114,9 @@ std::vector<int> stage_capacities(const std::vector<GpuState>& gpus, const std::
 
 }  // namespace
 
-Placement place(const std::vector<GpuState>& gpus, int tp, int pp, int layers, double block_bytes,
+StagePlacement place(const std::vector<GpuState>& gpus, int tp, int pp, int layers, double block_bytes,
                 PlacementPolicy policy, double theta, Time now) {
-  Placement p;
+  StagePlacement p;
   p.block_bytes = block_bytes;
   const int k = tp * pp;
   if (k <= 0 || k > static_cast<int>(gpus.size()) || layers < pp || !(block_bytes > 0)) return p;

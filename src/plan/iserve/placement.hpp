@@ -56,7 +56,7 @@ std::vector<int> placement_order(const std::vector<double>& loads, PlacementPoli
 // over {40, 40, 40, 40} → 8/8/8/8.
 std::vector<int> assign_layers(int layers, const std::vector<int>& capacities);
 
-struct Placement {
+struct StagePlacement {
   std::vector<int> gpus;              // TP × PP GPUs, stage by stage (TP GPUs each)
   std::vector<int> layers_per_stage;  // PP entries
   double block_bytes = 0;             // memory of one layer on one GPU
@@ -68,7 +68,7 @@ struct Placement {
 // policy's order among those with room for at least one block; when that set cannot hold
 // the layers, the top-K set is used. A stage's capacity is the least, over its TP GPUs, of
 // free memory / block.
-Placement place(const std::vector<GpuState>& gpus, int tp, int pp, int layers, double block_bytes,
+StagePlacement place(const std::vector<GpuState>& gpus, int tp, int pp, int layers, double block_bytes,
                 PlacementPolicy policy, double theta, Time now);
 
 }  // namespace tessera::iserve

@@ -30,7 +30,7 @@ nlohmann::json finite_or_null(double x) {
 
 }  // namespace
 
-nlohmann::json plan_to_json(const Plan& plan, const PlanInput& in) {
+nlohmann::json plan_to_json(const JigsawPlan& plan, const PlanInput& in) {
   using nlohmann::json;
   json j;
   j["app"] = in.app.name;
@@ -126,7 +126,7 @@ nlohmann::json plan_to_json(const Plan& plan, const PlanInput& in) {
   return j;
 }
 
-void print_plan(std::ostream& out, const Plan& plan, const PlanInput& in) {
+void print_plan(std::ostream& out, const JigsawPlan& plan, const PlanInput& in) {
   out << fmt::format("tessera plan: {} [{}] at {:.4g} req/s (planned {:.4g} with slack)\n",
                      in.app.name, plan.space.name(), plan.demand_rps, plan.planned_demand_rps);
   out << fmt::format("  status  {}\n", to_string(plan.status));
@@ -193,7 +193,7 @@ void print_plan(std::ostream& out, const Plan& plan, const PlanInput& in) {
   }
 }
 
-void write_deployment_yaml(std::ostream& out, const Plan& plan, const PlanInput& in) {
+void write_deployment_yaml(std::ostream& out, const JigsawPlan& plan, const PlanInput& in) {
   out << "# Written by `tessera plan` (" << plan.space.name() << ", " << plan.demand_rps
       << " req/s). One worker per MPS process: count = MIG instances x MPS.\n";
   out << "workers:\n";
@@ -206,7 +206,7 @@ void write_deployment_yaml(std::ostream& out, const Plan& plan, const PlanInput&
   }
 }
 
-ProfileTable plan_profiles(const Plan& plan, const PlanInput& in) {
+ProfileTable plan_profiles(const JigsawPlan& plan, const PlanInput& in) {
   ProfileTable t;
   for (const auto& e : plan.entries) {
     const auto& name = variant_name(in, e.type);

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/input_file.hpp"
+#include "plan/planner.hpp"
 #include "profile/profile_sources.hpp"
 #include "spec/app_spec.hpp"
 
@@ -117,7 +118,11 @@ PlanSpec parse_plan_spec(const SpecNode& node) {
                    "max_demand_nodes",
                    "max_demand_solves",
                    "tie_break"});
-  if (auto p = node.get("planner")) p->as_choice({"jigsawserve"});  // ppipe: ppipe_spec.hpp
+  // Without the field JigsawServe is meant (plan/planner.hpp: declared_planner); the
+  // other planners' specs are read by their own modules.
+  if (declared_planner(node) != PlannerKind::kJigsawServe) {
+    node.at("planner").fail("must be jigsawserve for this spec");
+  }
   PlanSpec spec;
   spec.file = node.file();
   auto& in = spec.input;

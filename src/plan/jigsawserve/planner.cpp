@@ -11,20 +11,6 @@
 
 namespace tessera::plan {
 
-const char* to_string(PlanStatus status) {
-  switch (status) {
-    case PlanStatus::kOptimal:
-      return "optimal";
-    case PlanStatus::kFeasible:
-      return "feasible (solver limit)";
-    case PlanStatus::kInfeasible:
-      return "infeasible";
-    case PlanStatus::kNoSolution:
-      return "no solution (solver limit)";
-  }
-  return "?";
-}
-
 namespace {
 
 struct Context {
@@ -53,7 +39,7 @@ Context prepare(const PlanInput& input, const PlanOptions& options) {
 // Checks `plan.entries` against the nonlinear model at `root_demand` and packs the MIG
 // instances.
 void check_and_pack(const PlanInput& input, const PlanOptions& options, const Context& ctx,
-                    double root_demand, Plan& plan) {
+                    double root_demand, JigsawPlan& plan) {
   plan.evaluation = evaluate_plan(input, options, ctx.graph, plan.entries, root_demand,
                                   ctx.budgets ? &*ctx.budgets : nullptr);
   std::vector<int> items;
@@ -77,7 +63,7 @@ void check_and_pack(const PlanInput& input, const PlanOptions& options, const Co
 
 // Rounds the MILP's counts, checks the plan and packs the MIG instances.
 void read_solution(const PlanInput& input, const PlanOptions& options, const Context& ctx,
-                   const Formulation& f, const MilpResult& r, double root_demand, Plan& plan) {
+                   const Formulation& f, const MilpResult& r, double root_demand, JigsawPlan& plan) {
   plan.entries.clear();
   for (size_t i = 0; i < f.candidates.size(); ++i) {
     const int count = static_cast<int>(std::lround(r.value(f.count_var[i])));
@@ -153,9 +139,9 @@ std::string diagnose(const PlanInput& input, const PlanOptions& options, const C
   return s.str();
 }
 
-Plan solve_plan(const PlanInput& input, const PlanOptions& options, const Context& ctx,
+JigsawPlan solve_plan(const PlanInput& input, const PlanOptions& options, const Context& ctx,
                 double demand) {
-  Plan plan;
+  JigsawPlan plan;
   plan.space = options.space;
   plan.demand_rps = demand;
   PlanInput in = input;
@@ -211,7 +197,7 @@ Plan solve_plan(const PlanInput& input, const PlanOptions& options, const Contex
 
 }  // namespace
 
-Plan make_plan(const PlanInput& input, const PlanOptions& options) {
+JigsawPlan make_plan(const PlanInput& input, const PlanOptions& options) {
   const auto ctx = prepare(input, options);
   return solve_plan(input, options, ctx, input.demand_rps);
 }
@@ -225,7 +211,7 @@ namespace {
 
 // The largest root demand the configuration of `plan` serves: its capacities over the
 // demand each task sees per unit of root demand (linear in R for a fixed configuration).
-double demand_served(const Plan& plan) {
+double demand_served(const JigsawPlan& plan) {
   double served = std::numeric_limits<double>::infinity();
   for (const auto& t : plan.evaluation.tasks) {
     if (t.demand_rps > 0.0) {
@@ -241,7 +227,7 @@ struct Probe {
   MilpStatus status = MilpStatus::kNoSolution;
   MilpLimit limit = MilpLimit::kNone;
   long nodes = 0;
-  Plan plan;  // when feasible
+  JigsawPlan plan;  // when feasible
 };
 
 Probe probe_demand(const PlanInput& input, const PlanOptions& options, const Context& ctx,
@@ -324,7 +310,7 @@ MaxDemand max_serviceable_demand(const PlanInput& input, const PlanOptions& opti
   }
   double lo = 0.0;  // serviceable
   double hi = f.model.vars()[static_cast<size_t>(f.demand_var)].ub;
-  Plan config;  // a configuration serving lo
+  JigsawPlan config;  // a configuration serving lo
   if (r.has_solution()) {
     hi = std::min(hi, r.best_bound);
     PlanInput in = input;
@@ -395,7 +381,7 @@ MaxDemand max_serviceable_demand(const PlanInput& input, const PlanOptions& opti
   return out;
 }
 
-Deployment to_deployment(const Plan& plan, const PlanInput& input) {
+Deployment to_deployment(const JigsawPlan& plan, const PlanInput& input) {
   Deployment d;
   for (const auto& e : plan.entries) {
     const auto& seg = input.catalogue.segments[static_cast<size_t>(e.type.segment)];
@@ -412,6 +398,18 @@ Deployment to_deployment(const Plan& plan, const PlanInput& input) {
     d.groups.push_back(std::move(g));
   }
   return d;
+}
+
+PlanResult<JigsawPlan> JigsawServePlanner::plan(const JigsawRequest& request) const {
+  PlanResult<JigsawPlan> out;
+  out.report = make_plan(request.input, request.options);
+  out.status = out.report.status;
+  out.message = out.report.message;
+  if (out.report.has_plan()) {
+    out.deployments.push_back({request.input.app.name, request.input.app,
+                               to_deployment(out.report, request.input)});
+  }
+  return out;
 }
 
 }  // namespace tessera::plan

@@ -1,5 +1,11 @@
 #pragma once
 
+// JigsawServe's planner (§3.2, Eq. 14; docs/plan.md): for a root demand, the instances per
+// (task, variant, MIG/MPS segment, batch) that maximise accuracy minus resource cost under
+// the latency and accuracy SLOs, packed onto GPUs and checked against the nonlinear model;
+// and the largest demand a search space serves (Fig. 3). JigsawServePlanner puts make_plan
+// behind the planner seam (plan/planner.hpp). Pure functions; safe from several threads.
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -8,16 +14,10 @@
 #include "plan/jigsawserve/evaluate.hpp"
 #include "plan/jigsawserve/packing.hpp"
 #include "plan/jigsawserve/problem.hpp"
+#include "plan/planner.hpp"
 
 namespace tessera::plan {
 
-enum class PlanStatus {
-  kOptimal,     // proven optimal within the MILP gap
-  kFeasible,    // a solver limit stopped the search; the plan is valid but maybe not optimal
-  kInfeasible,  // no configuration meets the constraints; `message` names the binding one
-  kNoSolution,  // a solver limit stopped the search before any plan was found
-};
-const char* to_string(PlanStatus status);
 
 struct SolveStats {
   int variables = 0;
@@ -38,7 +38,7 @@ struct SolveStats {
 
 // The JigsawServe controller's output: instances per (task, variant, segment, batch),
 // their GPU layout, and the plan checked against the nonlinear model.
-struct Plan {
+struct JigsawPlan {
   SearchSpace space;
   PlanStatus status = PlanStatus::kNoSolution;
   std::string message;            // why infeasible / no solution
@@ -59,8 +59,8 @@ struct Plan {
 };
 
 // Solves Eq. 14 for `input.demand_rps` in `options.space`. Never throws for an
-// infeasible input: the Plan says so and names the binding constraint group.
-Plan make_plan(const PlanInput& input, const PlanOptions& options);
+// infeasible input: the JigsawPlan says so and names the binding constraint group.
+JigsawPlan make_plan(const PlanInput& input, const PlanOptions& options);
 
 struct MaxDemand {
   SearchSpace space;
@@ -74,7 +74,7 @@ struct MaxDemand {
   // What cut the search short (status feasible): "node limit", "time limit" or "solve
   // budget" (PlanOptions::max_demand_solves); empty when it finished.
   std::string limit;
-  Plan plan;  // the Eq. 14 plan at that demand
+  JigsawPlan plan;  // the Eq. 14 plan at that demand
 };
 
 // The largest root demand the space can serve (the paper's Fig. 3), within
@@ -94,6 +94,20 @@ bool is_subspace(const SearchSpace& a, const SearchSpace& b);
 // The plan as a deployment for `tessera simulate`: one worker group per entry, with
 // count = instances x MPS processes, on the segment's name (e.g. "1g.10gb/mps2"), with
 // each task's Lhat(t) as its workers' batching timeout.
-Deployment to_deployment(const Plan& plan, const PlanInput& input);
+Deployment to_deployment(const JigsawPlan& plan, const PlanInput& input);
+
+// What JigsawServe plans for: the problem and the solver's options.
+struct JigsawRequest {
+  PlanInput input;
+  PlanOptions options;
+};
+
+// make_plan behind the seam: the report is the Eq. 14 plan; the deployment, the app's
+// (to_deployment) when there is a plan.
+class JigsawServePlanner final : public Planner<JigsawRequest, JigsawPlan> {
+ public:
+  PlannerKind kind() const override { return PlannerKind::kJigsawServe; }
+  PlanResult<JigsawPlan> plan(const JigsawRequest& request) const override;
+};
 
 }  // namespace tessera::plan

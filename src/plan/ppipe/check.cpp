@@ -12,7 +12,7 @@ namespace tessera::plan {
 
 namespace {
 
-int class_index(const ppipe::Cluster& c, const std::string& name) {
+int class_index(const ppipe::PpipeCluster& c, const std::string& name) {
   for (size_t k = 0; k < c.classes.size(); ++k) {
     if (c.classes[k].name == name) return static_cast<int>(k);
   }
@@ -21,7 +21,7 @@ int class_index(const ppipe::Cluster& c, const std::string& name) {
 
 }  // namespace
 
-std::vector<std::string> check_ppipe_plan(const ppipe::Plan& plan, const PpipeInput& in,
+std::vector<std::string> check_ppipe_plan(const ppipe::PpipePlan& plan, const PpipeInput& in,
                                           const std::vector<ConfigRules>& rules) {
   std::vector<std::string> problems;
   const auto& cl = plan.cluster;
@@ -51,7 +51,7 @@ std::vector<std::string> check_ppipe_plan(const ppipe::Plan& plan, const PpipeIn
       double thr = std::numeric_limits<double>::infinity();
       int expect = 0;
       if (static_cast<int>(p.partitions.size()) > std::max(1, in.options.max_partitions) &&
-          plan.method == "ppipe") {
+          plan.method == ppipe::PpipeMethod::kPpipe) {
         problems.push_back(pw + ": more partitions than max_partitions");
       }
       for (size_t d = 0; d < p.partitions.size(); ++d) {
@@ -73,8 +73,8 @@ std::vector<std::string> check_ppipe_plan(const ppipe::Plan& plan, const PpipeIn
           problems.push_back(w + ": MPS level above the class's max_mps");
           continue;
         }
-        if ((plan.method != "ppipe") && part.mps != 1) {
-          problems.push_back(w + ": " + plan.method + " uses whole GPUs only");
+        if ((plan.method != ppipe::PpipeMethod::kPpipe) && part.mps != 1) {
+          problems.push_back(w + ": " + ppipe::method_name(plan.method) + " uses whole GPUs only");
         }
         const auto* prof = dnn.profile(part.gpu_class, part.mps);
         const int cap = in.options.max_batch_by_share[std::min(part.mps, 4) - 1];
@@ -130,7 +130,7 @@ std::vector<std::string> check_ppipe_plan(const ppipe::Plan& plan, const PpipeIn
       if (!near(thr, p.throughput))
         problems.push_back(pw + ": throughput is not the minimum over its partitions");
       total += p.throughput;
-      if (plan.method == "ppipe" && in.options.one_config_per_template &&
+      if (plan.method == ppipe::PpipeMethod::kPpipe && in.options.one_config_per_template &&
           !in.options.repo_templates && !templates.insert(tmpl).second) {
         problems.push_back(pw + ": a second configuration of the same template");
       }
@@ -138,7 +138,7 @@ std::vector<std::string> check_ppipe_plan(const ppipe::Plan& plan, const PpipeIn
     if (!near(total, dp.throughput))
       problems.push_back(where + ": throughput is not the sum over its pipelines");
     for (const auto& [key, gpus] : position) {
-      const bool whole = plan.method == "ppipe" && in.options.integer_gpus_per_position;
+      const bool whole = plan.method == ppipe::PpipeMethod::kPpipe && in.options.integer_gpus_per_position;
       used[key.first] += whole ? std::ceil(gpus - 1e-9) : gpus;
     }
   }

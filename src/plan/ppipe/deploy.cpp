@@ -25,7 +25,7 @@ std::string quoted(const std::string& s) { return "\"" + s + "\""; }
 }  // namespace
 
 std::vector<std::filesystem::path> write_ppipe_runs(const std::filesystem::path& dir,
-                                                    const ppipe::Plan& plan, const PpipeInput& in,
+                                                    const ppipe::PpipePlan& plan, const PpipeInput& in,
                                                     double load_factor, double duration_s) {
   std::vector<std::filesystem::path> runs;
   const auto& cl = plan.cluster;

@@ -23,7 +23,7 @@ namespace tessera::plan {
 // (its DNNs in `in`'s order) and returns the run files. Throws std::runtime_error when a
 // file cannot be written or a partition's profile is missing.
 std::vector<std::filesystem::path> write_ppipe_runs(const std::filesystem::path& dir,
-                                                    const ppipe::Plan& plan, const PpipeInput& in,
+                                                    const ppipe::PpipePlan& plan, const PpipeInput& in,
                                                     double load_factor = 1.0,
                                                     double duration_s = 30.0);
 

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "dataplane/ppipe/setup.hpp"
 #include "plan/ppipe/decomp.hpp"
 
 namespace tessera::plan {
@@ -30,7 +31,7 @@ MilpOptions lp_relaxation_options(MilpOptions o) {
 
 constexpr double kEps = 1e-6;
 
-int class_index(const ppipe::Cluster& c, const std::string& name) {
+int class_index(const ppipe::PpipeCluster& c, const std::string& name) {
   for (size_t k = 0; k < c.classes.size(); ++k) {
     if (c.classes[k].name == name) return static_cast<int>(k);
   }
@@ -38,7 +39,7 @@ int class_index(const ppipe::Cluster& c, const std::string& name) {
 }
 
 struct Solved {
-  ppipe::Plan plan;
+  ppipe::PpipePlan plan;
   bool feasible = false;
   // Min-cost mode (one DNN): CBC's lower bound on the least cost (+inf: no plan reaches the
   // target) and the found plan's physical GPUs per class (empty: none found).
@@ -67,7 +68,7 @@ struct MilpMode {
 
 // Throughput bound of one configuration alone on the whole cluster: physical GPUs per unit
 // of throughput per class, against the class's count.
-double config_bound(const ppipe::Cluster& cluster, const PipeConfig& c) {
+double config_bound(const ppipe::PpipeCluster& cluster, const PipeConfig& c) {
   std::vector<double> per_unit(cluster.classes.size(), 0.0);
   for (const auto& p : c.parts) per_unit[p.cls] += 1.0 / (p.mps * p.x_vgpu);
   double bound = std::numeric_limits<double>::infinity();
@@ -100,9 +101,9 @@ std::vector<int> branch_priorities(const MilpModel& model) {
 // x_c <= X_cd g_cd, a binary u_c (one configuration per template) with x_c <= Xmax_c u_c
 // and g_cd >= u_c; physical GPUs sum g_cd / v_cd <= y_mkd integer per (DNN, class,
 // position) and sum y <= N_k; objective max sum x (one DNN) or max z, w_m z <= sum_c x_c.
-Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dnns,
+Solved solve_milp(const ppipe::PpipeCluster& cluster, const std::vector<PpipeDnn>& dnns,
                   const std::vector<ConfigRules>& rules, const PpipeOptions& opt,
-                  int max_partitions, const std::string& method, const MilpMode& mode = {}) {
+                  int max_partitions, ppipe::PpipeMethod method, const MilpMode& mode = {}) {
   const auto start = std::chrono::steady_clock::now();
   const bool min_cost = mode.target > 0.0;
   Solved out;
@@ -156,7 +157,7 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
   }
   if (!why.empty()) {
     if (min_cost) out.cost_lower = std::numeric_limits<double>::infinity();
-    out.plan.solve.status = "infeasible";
+    out.plan.solve.status = PlanStatus::kInfeasible;
     out.plan.solve.detail = why;
     out.plan.solve.seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -727,16 +728,18 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
   st.bound = r.best_bound;
   st.nodes = r.nodes;
   if (!r.has_solution()) {
-    st.status = r.status == MilpStatus::kInfeasible ? "infeasible" : "no solution (limit)";
+    st.status =
+        r.status == MilpStatus::kInfeasible ? PlanStatus::kInfeasible : PlanStatus::kNoSolution;
     st.detail = r.status == MilpStatus::kInfeasible ? "the MILP is infeasible"
                                                     : "CBC stopped before finding a plan";
     return out;
   }
   st.gap = std::max(0.0, r.best_bound - r.objective) / std::max(std::abs(r.best_bound), 1e-9);
   if (r.status == MilpStatus::kOptimal) {
-    st.status = "optimal";
+    st.status = PlanStatus::kOptimal;
   } else {
-    st.status = std::string("feasible (") + to_string(r.limit) + ")";
+    st.status = PlanStatus::kFeasible;
+    st.limit = to_string(r.limit);
   }
   out.feasible = true;
 
@@ -790,13 +793,13 @@ Solved solve_milp(const ppipe::Cluster& cluster, const std::vector<PpipeDnn>& dn
     }
     st.objective = st.decomposition_plan;
     st.gap = std::max(0.0, st.bound - st.objective) / std::max(std::abs(st.bound), 1e-9);
-    if (st.gap <= opt.milp.relative_gap) st.status = "optimal";
+    if (st.gap <= opt.milp.relative_gap) st.status = PlanStatus::kOptimal;
     st.detail = "the decomposition's combined per-DNN plans beat CBC's incumbent";
   }
   return out;
 }
 
-ppipe::Plan np_of(const PpipeInput& in, const ppipe::Plan* np) {
+ppipe::PpipePlan np_of(const PpipeInput& in, const ppipe::PpipePlan* np) {
   return np != nullptr ? *np : plan_np(in).plan;
 }
 
@@ -806,7 +809,7 @@ void finish(PpipeResult& r, const PpipeInput& in) {
 
 }  // namespace
 
-std::vector<ConfigRules> ppipe_rules(const PpipeInput& in, const ppipe::Plan* np) {
+std::vector<ConfigRules> ppipe_rules(const PpipeInput& in, const ppipe::PpipePlan* np) {
   std::vector<ConfigRules> rules;
   for (size_t m = 0; m < in.dnns.size(); ++m) {
     ConfigRules r;
@@ -827,17 +830,17 @@ PpipeResult plan_np(const PpipeInput& in) {
     r.allow_mps = false;
     res.rules.push_back(r);
   }
-  res.plan = solve_milp(in.cluster, in.dnns, res.rules, in.options, 1, "np").plan;
+  res.plan = solve_milp(in.cluster, in.dnns, res.rules, in.options, 1, ppipe::PpipeMethod::kNp).plan;
   finish(res, in);
   return res;
 }
 
-PpipeResult plan_ppipe(const PpipeInput& in, const ppipe::Plan* np) {
+PpipeResult plan_ppipe(const PpipeInput& in, const ppipe::PpipePlan* np) {
   if (in.options.max_partitions < 1 || in.options.max_partitions > 3) {
     throw std::invalid_argument("max_partitions must be 1, 2 or 3");
   }
-  ppipe::Plan storage;
-  const ppipe::Plan* npp = nullptr;
+  ppipe::PpipePlan storage;
+  const ppipe::PpipePlan* npp = nullptr;
   if (in.options.batch_build_estimate) {
     storage = np_of(in, np);
     npp = &storage;
@@ -845,19 +848,20 @@ PpipeResult plan_ppipe(const PpipeInput& in, const ppipe::Plan* np) {
   PpipeResult res;
   res.rules = ppipe_rules(in, npp);
   res.plan =
-      solve_milp(in.cluster, in.dnns, res.rules, in.options, in.options.max_partitions, "ppipe")
+      solve_milp(in.cluster, in.dnns, res.rules, in.options, in.options.max_partitions,
+                 ppipe::PpipeMethod::kPpipe)
           .plan;
   finish(res, in);
   return res;
 }
 
-PpipeResult plan_dart_r(const PpipeInput& in, const ppipe::Plan* np) {
+PpipeResult plan_dart_r(const PpipeInput& in, const ppipe::PpipePlan* np) {
   if (in.cluster.classes.size() != 2) {
     throw std::invalid_argument("DART-r pairs one GPU of each of two classes; the cluster has " +
                                 std::to_string(in.cluster.classes.size()) + " classes");
   }
-  ppipe::Plan storage = np_of(in, np);
-  const ppipe::Plan& npl = storage;
+  ppipe::PpipePlan storage = np_of(in, np);
+  const ppipe::PpipePlan& npl = storage;
   PpipeResult res;
   res.rules = ppipe_rules(in, in.options.batch_build_estimate ? &npl : nullptr);
   for (auto& r : res.rules) r.allow_mps = false;
@@ -880,10 +884,10 @@ PpipeResult plan_dart_r(const PpipeInput& in, const ppipe::Plan* np) {
     }
   }
 
-  res.plan.method = "dart-r";
+  res.plan.method = ppipe::PpipeMethod::kDartR;
   res.plan.cluster = in.cluster;
   res.plan.slo_margin = in.options.slo_margin;
-  res.plan.solve.status = "optimal";
+  res.plan.solve.status = PlanStatus::kOptimal;
   const auto start = std::chrono::steady_clock::now();
   std::vector<std::string> notes;
   for (size_t m = 0; m < M; ++m) {
@@ -899,7 +903,10 @@ PpipeResult plan_dart_r(const PpipeInput& in, const ppipe::Plan* np) {
       res.plan.solve.templates += s.plan.solve.templates;
       res.plan.solve.configurations += s.plan.solve.configurations;
       res.plan.solve.gap = std::max(res.plan.solve.gap, s.plan.solve.gap);
-      if (s.plan.solve.status != "optimal") res.plan.solve.status = s.plan.solve.status;
+      if (s.plan.solve.status != PlanStatus::kOptimal) {
+        res.plan.solve.status = s.plan.solve.status;
+        res.plan.solve.limit = s.plan.solve.limit;
+      }
       for (auto p : s.plan.dnns[0].pipelines) {
         for (auto& part : p.partitions) {
           part.vgpus *= times;
@@ -912,18 +919,18 @@ PpipeResult plan_dart_r(const PpipeInput& in, const ppipe::Plan* np) {
     };
     const std::vector<PpipeDnn> one = {in.dnns[m]};
     const std::vector<ConfigRules> rule = {res.rules[m]};
-    ppipe::Cluster c = in.cluster;
+    ppipe::PpipeCluster c = in.cluster;
     if (pairs > 0) {
       c.classes[0].count = 1;
       c.classes[1].count = 1;
-      const Solved s = solve_milp(c, one, rule, in.options, 2, "dart-r");
+      const Solved s = solve_milp(c, one, rule, in.options, 2, ppipe::PpipeMethod::kDartR);
       if (!s.feasible) notes.push_back(dp.dnn + " pair: " + s.plan.solve.detail);
       add_scaled(s, pairs);
     }
     if (leftover > 0) {
       c.classes[big].count = 1;
       c.classes[1 - big].count = 0;
-      const Solved s = solve_milp(c, one, rule, in.options, 1, "dart-r");
+      const Solved s = solve_milp(c, one, rule, in.options, 1, ppipe::PpipeMethod::kDartR);
       if (!s.feasible) {
         notes.push_back(dp.dnn + ": its " + std::to_string(leftover) + " leftover " +
                         in.cluster.classes[big].name + " GPUs stay idle (" + s.plan.solve.detail +
@@ -943,6 +950,33 @@ PpipeResult plan_dart_r(const PpipeInput& in, const ppipe::Plan* np) {
     res.plan.solve.detail += (res.plan.solve.detail.empty() ? "" : "; ") + n;
   finish(res, in);
   return res;
+}
+
+PlanResult<PpipeResult> PpipePlanner::plan(const PpipeRequest& request) const {
+  PlanResult<PpipeResult> out;
+  switch (request.method) {
+    case ppipe::PpipeMethod::kNp:
+      out.report = plan_np(request.input);
+      break;
+    case ppipe::PpipeMethod::kDartR:
+      out.report = plan_dart_r(request.input, request.np);
+      break;
+    case ppipe::PpipeMethod::kPpipe:
+      out.report = plan_ppipe(request.input, request.np);
+      break;
+  }
+  const ppipe::PpipePlan& plan = out.report.plan;
+  out.status = plan.solve.status;
+  out.message = has_plan(out.status) ? std::string() : plan.solve.detail;
+  if (!has_plan(out.status)) return out;
+  for (std::size_t m = 0; m < plan.dnns.size() && m < request.input.dnns.size(); ++m) {
+    if (plan.dnns[m].pipelines.empty()) continue;
+    reservation::PpipeSetup setup =
+        reservation::build_setup(plan, m, request.input.dnns[m].profiles);
+    out.deployments.push_back(
+        {plan.dnns[m].dnn, std::move(setup.app), std::move(setup.deployment)});
+  }
+  return out;
 }
 
 }  // namespace tessera::plan

@@ -13,13 +13,14 @@
 #include <string>
 #include <vector>
 
+#include "plan/planner.hpp"
 #include "plan/ppipe/problem.hpp"
 #include "dataplane/ppipe/ppipe_plan.hpp"
 
 namespace tessera::plan {
 
 struct PpipeResult {
-  ppipe::Plan plan;
+  ppipe::PpipePlan plan;
   std::vector<ConfigRules> rules;     // per DNN: how its configurations were built
   std::vector<std::string> problems;  // what check_ppipe_plan found (empty: the plan holds)
   bool ok() const { return problems.empty(); }
@@ -27,19 +28,38 @@ struct PpipeResult {
 
 // `np` (optional) is an NP plan of the same input, for the batch-build estimate; without
 // it plan_ppipe solves NP first when the estimate is on.
-PpipeResult plan_ppipe(const PpipeInput& in, const ppipe::Plan* np = nullptr);
+PpipeResult plan_ppipe(const PpipeInput& in, const ppipe::PpipePlan* np = nullptr);
 PpipeResult plan_np(const PpipeInput& in);
-PpipeResult plan_dart_r(const PpipeInput& in, const ppipe::Plan* np = nullptr);
+PpipeResult plan_dart_r(const PpipeInput& in, const ppipe::PpipePlan* np = nullptr);
 
 // The per-DNN rules PPipe uses: budget slo x (1 - margin) and the batch-build estimate from
 // `np` (the NP plan's throughput of each DNN).
-std::vector<ConfigRules> ppipe_rules(const PpipeInput& in, const ppipe::Plan* np);
+std::vector<ConfigRules> ppipe_rules(const PpipeInput& in, const ppipe::PpipePlan* np);
 
 // Re-derives every number of `plan` from the profiles and the cluster and lists what does
 // not hold: latencies, per-partition and pipeline throughputs, block ranges, batch sizes
 // per vGPU size, MPS levels, one configuration per template, and the GPU budget with whole
 // physical GPUs per (DNN, class, position) when the options ask for it.
-std::vector<std::string> check_ppipe_plan(const ppipe::Plan& plan, const PpipeInput& in,
+std::vector<std::string> check_ppipe_plan(const ppipe::PpipePlan& plan, const PpipeInput& in,
                                           const std::vector<ConfigRules>& rules);
+
+// What PPipe's planner is asked: the problem, who plans it (PPipe's MILP or a baseline), and
+// NP's plan when the caller has it (DART-r starts from it and PPipe's batch-build estimate
+// may use it; null: DART-r plans NP first, PPipe does without).
+struct PpipeRequest {
+  const PpipeInput& input;
+  ppipe::PpipeMethod method = ppipe::PpipeMethod::kPpipe;
+  const ppipe::PpipePlan* np = nullptr;
+};
+
+// plan_ppipe, plan_np and plan_dart_r behind the seam: the report is the PpipeResult (the
+// pooled pipelines of plan.json, the rules, the re-check); the deployments, one per DNN
+// with a pipeline, what the engine runs for it under PPipe's data planes (build_setup:
+// partitions as tasks on vGPU segments, servers' NICs as links).
+class PpipePlanner final : public Planner<PpipeRequest, PpipeResult> {
+ public:
+  PlannerKind kind() const override { return PlannerKind::kPpipe; }
+  PlanResult<PpipeResult> plan(const PpipeRequest& request) const override;
+};
 
 }  // namespace tessera::plan

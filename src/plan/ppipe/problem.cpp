@@ -64,7 +64,7 @@ double batch_build_ms(const ConfigRules& rules, int batch) {
 
 namespace {
 
-double effective_gbps(const ppipe::Cluster& c, int cls) {
+double effective_gbps(const ppipe::PpipeCluster& c, int cls) {
   return c.classes.at(cls).nic_gbps * c.bandwidth_fraction;
 }
 
@@ -72,7 +72,7 @@ double ms_per_sample_at(double gbps, double bytes) { return bytes * 8.0 / (gbps 
 
 // Per-vGPU NIC cap (req/s) of a partition that moves `bytes` per sample through its
 // server's NIC, shared by gpus_per_server x mps vGPUs (the repo's 1e6 / (trans v s)).
-double nic_cap(const ppipe::Cluster& c, int cls, int mps, double bytes) {
+double nic_cap(const ppipe::PpipeCluster& c, int cls, int mps, double bytes) {
   if (bytes <= 0.0) return std::numeric_limits<double>::infinity();
   const double t = ms_per_sample_at(effective_gbps(c, cls), bytes);
   return 1000.0 / (t * mps * c.classes.at(cls).gpus_per_server);
@@ -80,7 +80,7 @@ double nic_cap(const ppipe::Cluster& c, int cls, int mps, double bytes) {
 
 }  // namespace
 
-double transfer_ms_per_sample(const ppipe::Cluster& cluster, int from_cls, int to_cls,
+double transfer_ms_per_sample(const ppipe::PpipeCluster& cluster, int from_cls, int to_cls,
                               double bytes) {
   const double gbps = std::min(effective_gbps(cluster, from_cls), effective_gbps(cluster, to_cls));
   return ms_per_sample_at(gbps, bytes);
@@ -124,7 +124,7 @@ double strength(const PipeConfig& c) {
 
 }  // namespace
 
-std::vector<PipeConfig> enumerate_configs(const ppipe::Cluster& cluster, const PpipeDnn& dnn,
+std::vector<PipeConfig> enumerate_configs(const ppipe::PpipeCluster& cluster, const PpipeDnn& dnn,
                                           const std::vector<std::vector<int>>& templates,
                                           const PpipeOptions& options, const ConfigRules& rules,
                                           std::string* why_none) {

@@ -115,7 +115,7 @@ struct PpipeOptions {
 };
 
 struct PpipeInput {
-  ppipe::Cluster cluster;
+  ppipe::PpipeCluster cluster;
   std::vector<PpipeDnn> dnns;
   PpipeOptions options;
 };
@@ -161,7 +161,7 @@ double batch_build_ms(const ConfigRules& rules, int batch);
 
 // Per-sample transfer time (ms) of `bytes` from class a to class b: the slower NIC's
 // effective bandwidth (nominal x the cluster's bandwidth fraction).
-double transfer_ms_per_sample(const ppipe::Cluster& cluster, int from_cls, int to_cls,
+double transfer_ms_per_sample(const ppipe::PpipeCluster& cluster, int from_cls, int to_cls,
                               double bytes);
 
 // The configurations of `dnn` whose latency fits the budget, for every template. With
@@ -169,7 +169,7 @@ double transfer_ms_per_sample(const ppipe::Cluster& cluster, int from_cls, int t
 // least as well at every position with a vGPU size its size divides (so any vGPU count of
 // the dropped one can be matched with no more physical GPUs): the MILP's optimum is kept.
 // `why_none`, when given, is set to the tightest failing constraint if nothing fits.
-std::vector<PipeConfig> enumerate_configs(const ppipe::Cluster& cluster, const PpipeDnn& dnn,
+std::vector<PipeConfig> enumerate_configs(const ppipe::PpipeCluster& cluster, const PpipeDnn& dnn,
                                           const std::vector<std::vector<int>>& templates,
                                           const PpipeOptions& options, const ConfigRules& rules,
                                           std::string* why_none = nullptr);

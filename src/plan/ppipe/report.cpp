@@ -6,7 +6,7 @@
 
 namespace tessera::plan {
 
-std::vector<int> ppipe_gpus_used(const ppipe::Plan& plan) {
+std::vector<int> ppipe_gpus_used(const ppipe::PpipePlan& plan) {
   std::vector<int> used(plan.cluster.classes.size(), 0);
   for (const auto& d : plan.dnns) {
     std::map<std::pair<size_t, size_t>, double> position;
@@ -31,7 +31,8 @@ void print_ppipe_plan(std::ostream& out, const PpipeResult& result) {
   const auto& plan = result.plan;
   const auto& s = plan.solve;
   out << std::fixed;
-  out << "PPipe planner, method " << plan.method << ": " << s.status << " in "
+  out << "PPipe planner, method " << ppipe::method_name(plan.method) << ": "
+      << ppipe::status_text(s) << " in "
       << std::setprecision(2) << s.seconds << " s, proven gap " << std::setprecision(2)
       << 100.0 * s.gap << " %, " << s.templates << " templates, " << s.configurations
       << " configurations";
@@ -73,10 +74,10 @@ void print_ppipe_plan(std::ostream& out, const PpipeResult& result) {
   out << std::defaultfloat;
 }
 
-void print_ppipe_comparison(std::ostream& out, const std::vector<const ppipe::Plan*>& plans) {
+void print_ppipe_comparison(std::ostream& out, const std::vector<const ppipe::PpipePlan*>& plans) {
   if (plans.empty()) return;
   out << std::fixed << std::setprecision(1) << "  planned req/s per DNN:";
-  for (const auto* p : plans) out << "  " << std::setw(9) << p->method;
+  for (const auto* p : plans) out << "  " << std::setw(9) << ppipe::method_name(p->method);
   out << "\n";
   for (size_t m = 0; m < plans.front()->dnns.size(); ++m) {
     out << "    " << std::left << std::setw(48) << plans.front()->dnns[m].dnn << std::right;

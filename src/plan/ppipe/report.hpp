@@ -15,8 +15,8 @@ namespace tessera::plan {
 void print_ppipe_plan(std::ostream& out, const PpipeResult& result);
 // Physical GPUs a plan uses per class of its cluster (whole GPUs per DNN, class and
 // partition position, as the planner counts them).
-std::vector<int> ppipe_gpus_used(const ppipe::Plan& plan);
+std::vector<int> ppipe_gpus_used(const ppipe::PpipePlan& plan);
 // One line per DNN: planned req/s under each plan (same DNNs, same order).
-void print_ppipe_comparison(std::ostream& out, const std::vector<const ppipe::Plan*>& plans);
+void print_ppipe_comparison(std::ostream& out, const std::vector<const ppipe::PpipePlan*>& plans);
 
 }  // namespace tessera::plan

@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "core/input_file.hpp"
+#include "plan/planner.hpp"
 #include "profile/ppipe_import.hpp"
 
 namespace tessera::plan {
@@ -41,13 +42,13 @@ double reference_ms(const PpipeDnn& d, const std::string& ref_gpu) {
   return p->range_latency_us(0, p->num_blocks() - 1, 1) / 1000.0;
 }
 
-ppipe::Cluster parse_cluster(const SpecNode& node) {
+ppipe::PpipeCluster parse_cluster(const SpecNode& node) {
   if (node.is_scalar()) {
     const auto name = node.as_choice({"HC1", "HC2", "HC3", "HC4"});
     return paper_cluster(name);
   }
   node.allow_only({"preset", "high", "low", "bandwidth_fraction", "classes"});
-  ppipe::Cluster c;
+  ppipe::PpipeCluster c;
   if (auto p = node.get("preset")) {
     if (node.has("classes")) node.at("classes").fail("give preset or classes, not both");
     const auto name = p->as_choice({"HC1", "HC2", "HC3", "HC4"});
@@ -79,8 +80,8 @@ ppipe::Cluster parse_cluster(const SpecNode& node) {
 
 }  // namespace
 
-ppipe::Cluster paper_cluster(const std::string& name, int high, int low) {
-  ppipe::Cluster c;
+ppipe::PpipeCluster paper_cluster(const std::string& name, int high, int low) {
+  ppipe::PpipeCluster c;
   if (name == "HC1") {
     c.classes = {gpu("L4", high, 1, 32, 4), gpu("P4", low, 1, 32, 1)};
   } else if (name == "HC2") {
@@ -140,18 +141,15 @@ std::vector<PpipeDnn> load_ppipe_dnns(const std::filesystem::path& profiles_dir,
   return out;
 }
 
-bool is_ppipe_plan_spec(const SpecNode& node) {
-  if (!node.is_map() || !node.has("planner")) return false;
-  return node.at("planner").as_choice({"jigsawserve", "ppipe"}) == "ppipe";
-}
-
 PpipeSpec parse_ppipe_plan_spec(const SpecNode& node) {
   node.expect_map();
   node.allow_only({"planner", "profiles", "cluster", "group", "dnns", "slo_scale",
                    "slo_reference_gpu", "slo_margin", "max_partitions", "max_batch_by_share",
                    "batch_build_estimate", "one_config_per_template", "integer_gpus_per_position",
                    "templates", "methods", "time_limit_s", "relative_gap", "decomposition_bound"});
-  if (!is_ppipe_plan_spec(node)) node.at("planner").fail("must be ppipe for this spec");
+  if (plan::declared_planner(node) != plan::PlannerKind::kPpipe) {
+    node.at("planner").fail("must be ppipe for this spec");
+  }
   PpipeSpec spec;
   spec.file = node.file();
   auto& in = spec.input;
@@ -252,19 +250,19 @@ PpipeSpec parse_ppipe_plan_spec(const SpecNode& node) {
   opt.decomposition_bound = node.bool_or("decomposition_bound", opt.decomposition_bound);
   if (auto ms = node.get("methods")) {
     spec.methods.clear();
-    std::set<std::string> seen;
+    std::set<ppipe::PpipeMethod> seen;
     for (const auto& item : ms->items()) {
-      const auto m = item.as_choice({"ppipe", "np", "dart-r"});
+      const auto m = *ppipe::method_from_name(item.as_choice({"ppipe", "np", "dart-r"}));
       if (!seen.insert(m).second) item.fail("method given twice");
       spec.methods.push_back(m);
     }
     if (spec.methods.empty()) ms->fail("needs at least one method");
   }
   if (in.cluster.classes.size() != 2 && !node.has("methods")) {
-    spec.methods = {"ppipe", "np"};
+    spec.methods = {ppipe::PpipeMethod::kPpipe, ppipe::PpipeMethod::kNp};
   } else if (in.cluster.classes.size() != 2) {
     for (const auto& m : spec.methods) {
-      if (m == "dart-r")
+      if (m == ppipe::PpipeMethod::kDartR)
         node.at("methods").fail("dart-r needs a cluster of exactly two GPU classes");
     }
   }

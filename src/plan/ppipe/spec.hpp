@@ -25,11 +25,10 @@ struct PpipeSpec {
   std::string cluster_name;            // HC1..HC4, or "custom"
   std::string group_name;              // G1..G6, or "custom"
   PpipeInput input;
-  std::vector<std::string> methods = {"ppipe", "np", "dart-r"};
+  std::vector<ppipe::PpipeMethod> methods = {ppipe::PpipeMethod::kPpipe, ppipe::PpipeMethod::kNp,
+                                             ppipe::PpipeMethod::kDartR};
 };
 
-// True when the spec's `planner` field says ppipe (absent: the JigsawServe planner).
-bool is_ppipe_plan_spec(const SpecNode& node);
 PpipeSpec parse_ppipe_plan_spec(const SpecNode& node);
 PpipeSpec load_ppipe_plan_spec(const std::filesystem::path& file);
 
@@ -38,7 +37,7 @@ PpipeSpec load_ppipe_plan_spec(const std::filesystem::path& file);
 // digest's reading of the swapped Table 1 column, matching the repo's 6 and 10 Gbit/s
 // effective); GPUs per server as the repo's plans: L4-P4 1/1, L4-T4 4/2, V100-P4 2/1,
 // V100-T4 4/2; MPS up to 4 except on P4. Throws std::invalid_argument for another name.
-ppipe::Cluster paper_cluster(const std::string& name, int high = 25, int low = 75);
+ppipe::PpipeCluster paper_cluster(const std::string& name, int high = 25, int low = 75);
 // The paper's groups G1..G6 (the repo's seed-17 shuffle): model names of PPipe's profiles,
 // with the MAF-2019 weights 0.30, 0.33, 0.37.
 std::vector<std::pair<std::string, double>> paper_group(const std::string& name);
