@@ -9,11 +9,11 @@
 #include <unistd.h>
 
 #include "core/error.hpp"
-#include "iserve/analytic_model.hpp"
 #include "experiments/iserve_cluster.hpp"
+#include "iserve/analytic_model.hpp"
+#include "llm_arch/config_map.hpp"
 #include "plan/iserve/controller.hpp"
 #include "plan/iserve/placement.hpp"
-#include "llm_arch/config_map.hpp"
 
 namespace tessera::iserve {
 namespace {

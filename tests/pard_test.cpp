@@ -4,10 +4,10 @@
 #include <set>
 
 #include "core/min_max_heap.hpp"
+#include "experiments/comparison.hpp"
 #include "policy/pard/batch_wait.hpp"
 #include "policy/pard/state_planner.hpp"
 #include "policy/presets.hpp"
-#include "experiments/comparison.hpp"
 #include "sim/simulator.hpp"
 #include "test_support.hpp"
 #include "workload/renewal_sources.hpp"

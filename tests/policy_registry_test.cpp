@@ -9,10 +9,10 @@
 #include <string>
 
 #include "core/spec_node.hpp"
+#include "experiments/comparison.hpp"
 #include "metrics/report.hpp"
 #include "policy/presets.hpp"
 #include "policy/registry.hpp"
-#include "experiments/comparison.hpp"
 #include "sim/simulator.hpp"
 #include "spec/run_spec.hpp"
 #include "spec_error.hpp"

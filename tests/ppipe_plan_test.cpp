@@ -10,10 +10,10 @@
 
 #include "core/error.hpp"
 #include "core/spec_node.hpp"
+#include "dataplane/ppipe/plan_json.hpp"
 #include "plan/ppipe/deploy.hpp"
 #include "plan/ppipe/planner.hpp"
 #include "plan/ppipe/spec.hpp"
-#include "dataplane/ppipe/plan_json.hpp"
 #include "profile/ppipe_prepartition.hpp"
 #include "spec/run_spec.hpp"
 

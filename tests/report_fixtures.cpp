@@ -9,12 +9,12 @@
 #include <memory>
 
 #include "control/replan_report.hpp"
+#include "experiments/comparison.hpp"
 #include "metrics/report.hpp"
 #include "plan/jigsawserve/plan_report.hpp"
 #include "plan/jigsawserve/plan_spec.hpp"
 #include "plan/jigsawserve/planner.hpp"
 #include "policy/policy_set.hpp"
-#include "experiments/comparison.hpp"
 #include "sim/simulator.hpp"
 #include "spec/run_spec.hpp"
 

@@ -5,8 +5,8 @@
 #include <set>
 
 #include "cli/commands.hpp"
-#include "policy/presets.hpp"
 #include "experiments/comparison.hpp"
+#include "policy/presets.hpp"
 #include "spec/run_spec.hpp"
 
 namespace tessera::cli {

@@ -13,11 +13,11 @@
 
 #include "cli/commands.hpp"
 #include "core/error.hpp"
-#include "iserve/analytic_model.hpp"
 #include "experiments/iserve_cluster.hpp"
-#include "plan/iserve/controller.hpp"
+#include "iserve/analytic_model.hpp"
 #include "llm_arch/config_map.hpp"
 #include "llm_arch/llm_architecture.hpp"
+#include "plan/iserve/controller.hpp"
 
 namespace tessera::cli {
 namespace {
@@ -188,10 +188,10 @@ void run_instances(const MapOptions& o, const std::vector<std::string>& models,
     }
     Deployed x;
     x.label = std::filesystem::path(model).filename().string();
-    const auto d =
-        IServePlanner()
-            .plan({x.label, map.entries, intent, gpus, PlacementPolicy::kHybrid, 0.5, 0.0, gpu.name})
-            .report;
+    const auto d = IServePlanner()
+                       .plan({x.label, map.entries, intent, gpus, PlacementPolicy::kHybrid, 0.5,
+                              0.0, gpu.name})
+                       .report;
     if (d) {
       x.entry = map.entries[d->entry];
       x.d = *d;

@@ -10,15 +10,15 @@
 #include "cli/commands.hpp"
 #include "core/input_file.hpp"
 #include "core/spec_node.hpp"
+#include "dataplane/ppipe/plan_json.hpp"
 #include "plan/jigsawserve/plan_report.hpp"
 #include "plan/jigsawserve/plan_spec.hpp"
 #include "plan/jigsawserve/planner.hpp"
+#include "plan/jigsawserve/serving_files.hpp"
 #include "plan/ppipe/deploy.hpp"
 #include "plan/ppipe/planner.hpp"
 #include "plan/ppipe/report.hpp"
 #include "plan/ppipe/spec.hpp"
-#include "plan/jigsawserve/serving_files.hpp"
-#include "dataplane/ppipe/plan_json.hpp"
 #include "profile/profile_yaml.hpp"
 
 namespace tessera::cli {
@@ -110,8 +110,8 @@ void run_ppipe_plan(const PlanArgs& args) {
         (m == ppipe::PpipeMethod::kPpipe && spec.input.options.batch_build_estimate)) {
       known_np = need_np();
     }
-    results.push_back(planner.plan({spec.input, m, m == ppipe::PpipeMethod::kNp ? nullptr : known_np})
-                          .report);
+    results.push_back(
+        planner.plan({spec.input, m, m == ppipe::PpipeMethod::kNp ? nullptr : known_np}).report);
     if (m == ppipe::PpipeMethod::kNp) np = results.back().plan;
   }
   bool ok = true, feasible = true;
@@ -218,8 +218,7 @@ void run_jigsawserve_plan(const PlanArgs& args) {
   if (in.demand_rps <= 0.0) {
     throw SpecError(spec.file.string(), "demand_rps", "needed (or --demand) unless --max-demand");
   }
-  const plan::JigsawPlan plan =
-      plan::JigsawServePlanner().plan({spec.input, spec.options}).report;
+  const plan::JigsawPlan plan = plan::JigsawServePlanner().plan({spec.input, spec.options}).report;
   plan::print_plan(std::cout, plan, in);
   describe_profiles(spec);
   write_file(dir / "plan.json", plan::plan_to_json(plan, in).dump(2) + "\n");

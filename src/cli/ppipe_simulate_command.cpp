@@ -22,8 +22,8 @@ struct PpipeSimulateArgs {
 
 void run_ppipe_simulate(PpipeSimulateArgs& args) {
   args.options.data_plane = reservation::parse_data_plane(args.data_plane);
-  args.options.trace_fit = args.trace_fit == "fold" ? experiments::TraceFit::kFold
-                                                    : experiments::TraceFit::kCompress;
+  args.options.trace_fit =
+      args.trace_fit == "fold" ? experiments::TraceFit::kFold : experiments::TraceFit::kCompress;
   args.options.seed = static_cast<uint64_t>(args.seed);
   experiments::run_ppipe_sweep(args.options, std::cout);
 }
@@ -36,7 +36,8 @@ void add_ppipe_simulate_command(CLI::App& app) {
       "ppipe-simulate",
       "Serve a PPipe plan.json with PPipe's reservation data plane (or the reactive baseline) "
       "in the simulator, at one or more load factors");
-  cmd->add_option("plan", args->options.plan_file, "plan.json written by `tessera plan` (planner: ppipe)")
+  cmd->add_option("plan", args->options.plan_file,
+                  "plan.json written by `tessera plan` (planner: ppipe)")
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("--data-plane", args->data_plane, "reservation (PPipe) or reactive")

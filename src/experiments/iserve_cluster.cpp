@@ -382,7 +382,7 @@ struct AlpaServePlan {
 // descending query count, each to the group with the most free memory that holds it;
 // then replicas (DP) of the busiest models while memory lasts. `drop` models are left out.
 AlpaServePlan alpaserve_plan(const ClusterSpec& spec, const std::vector<int64_t>& counts, int g,
-                    const std::vector<bool>& drop) {
+                             const std::vector<bool>& drop) {
   const int n_models = static_cast<int>(spec.models.size());
   const int groups = spec.gpus / g;
   std::vector<double> free(groups, spec.gpu.memory_bytes);  // per GPU of the group
@@ -470,8 +470,8 @@ std::vector<SystemOutcome> run_cluster(const ClusterSpec& spec) {
           const int tp = e.config.parallelism.tp;
           const double block =
               e.memory_bytes / (static_cast<double>(tp) * static_cast<double>(e.layers));
-          StagePlacement p = place(gpus, tp, e.config.parallelism.pp, static_cast<int>(e.layers), block,
-                              PlacementPolicy::kLeastLoaded, 0.0, now);
+          StagePlacement p = place(gpus, tp, e.config.parallelism.pp, static_cast<int>(e.layers),
+                                   block, PlacementPolicy::kLeastLoaded, 0.0, now);
           if (p.gpus.empty()) return {};
           DeploymentChoice d{i, std::move(p), 0};
           apply_deployment(gpus, d, tp);

@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "plan/iserve/controller.hpp"
 #include "iserve/gpu_spec.hpp"
 #include "llm_arch/config_map.hpp"
 #include "llm_arch/llm_architecture.hpp"
+#include "plan/iserve/controller.hpp"
 
 namespace tessera::iserve {
 

@@ -123,8 +123,8 @@ class PpipeSweep {
       const auto blocks = load_ppipe_model(timings, dnn.dnn);
       DnnRun r;
       r.index = i;
-      r.setup = reservation::build_setup(plan_, i, blocks,
-                                         reservation::setup_options_for(o_.data_plane));
+      r.setup =
+          reservation::build_setup(plan_, i, blocks, reservation::setup_options_for(o_.data_plane));
       r.base_rate = planned_rate(reference_, dnn.dnn);
       runs_.push_back(std::move(r));
     }
@@ -148,9 +148,8 @@ class PpipeSweep {
     } else {
       const std::string name = o_.trace_file.string();
       pt.arrivals = std::make_unique<TraceSource>(
-          o_.trace_fit == TraceFit::kFold
-              ? fold_trace_to_rate(trace_, rate, o_.duration_s, name)
-              : fit_trace_to_rate(trace_, rate, o_.duration_s, name),
+          o_.trace_fit == TraceFit::kFold ? fold_trace_to_rate(trace_, rate, o_.duration_s, name)
+                                          : fit_trace_to_rate(trace_, rate, o_.duration_s, name),
           "trace '" + name + "'");
     }
     return pt;
@@ -188,8 +187,9 @@ class PpipeSweep {
       busy += (busy.empty() ? "" : ";") + cls + ":" + std::to_string(sec);
     }
     const std::string arrivals =
-        trace_.empty() ? "poisson"
-                       : std::string("trace-") + (o_.trace_fit == TraceFit::kFold ? "fold" : "compress");
+        trace_.empty()
+            ? "poisson"
+            : std::string("trace-") + (o_.trace_fit == TraceFit::kFold ? "fold" : "compress");
     csv_ << fmt::format(
         "{},{},{},{},{:.4f},{:.3f},{:.3f},{:.0f},{:.3f},{:.6f},{:.6f},{:.6f},{},{:.3f},{:.3f},{},"
         "{:.4f},{:.4f},{:.4f},{}\n",
@@ -198,8 +198,7 @@ class PpipeSweep {
         arrivals, dnn.dnn, load, load * r.base_rate, o_.duration_s, submitted,
         summary["goodput_rps"].get<double>(), summary["slo_attainment"].get<double>(),
         summary["drop_rate"].get<double>(),
-        static_cast<double>(summary["late"].get<uint64_t>()) / std::max(1.0, submitted),
-        c.batches,
+        static_cast<double>(summary["late"].get<uint64_t>()) / std::max(1.0, submitted), c.batches,
         c.batches ? static_cast<double>(c.batch_items) / static_cast<double>(c.batches) : 0.0,
         c.batches ? static_cast<double>(c.probes) / static_cast<double>(c.batches) : 0.0,
         c.transfers, c.transfer_mean_ms, c.transfer_p50_ms, c.transfer_p99_ms, busy);

@@ -30,11 +30,11 @@ struct PpipeSweepOptions {
   std::filesystem::path reference_plan;  // planned throughputs from here; empty: plan_file
   std::filesystem::path profiles_dir = "data/profiles/ppipe";  // PPipe's data/ layout
   reservation::DataPlaneKind data_plane = reservation::DataPlaneKind::kReservation;
-  std::vector<double> loads{1.0};  // rate = load x planned throughput
-  double duration_s = 30.0;        // simulated seconds per point
-  double first_look = 0.0;         // the authors' first-look rule fraction (0: off)
-  uint64_t seed = 1;               // of the arrivals
-  std::filesystem::path out_dir;   // each point's summary.json etc.; empty: none
+  std::vector<double> loads{1.0};    // rate = load x planned throughput
+  double duration_s = 30.0;          // simulated seconds per point
+  double first_look = 0.0;           // the authors' first-look rule fraction (0: off)
+  uint64_t seed = 1;                 // of the arrivals
+  std::filesystem::path out_dir;     // each point's summary.json etc.; empty: none
   std::filesystem::path trace_file;  // azure-llm CSV; empty: Poisson arrivals
   TraceFit trace_fit = TraceFit::kFold;
   bool sweep = false;              // stop a DNN at its first load with >= 99 % attainment

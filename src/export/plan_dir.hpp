@@ -61,8 +61,8 @@ struct PlanDir {
   int gpu_memory_slices = 0;
   std::vector<InstanceKind> kinds;
   std::vector<SlicePlacement> placements;  // by GPU, then start slice
-  std::vector<ModelEntry> models;     // one per deployed variant
-  std::filesystem::path app_file;     // the app's file (run.yaml's `app:`)
+  std::vector<ModelEntry> models;          // one per deployed variant
+  std::filesystem::path app_file;          // the app's file (run.yaml's `app:`)
 
   const ModelEntry& model(const std::string& variant) const;
   // The GPUs whose only slice is the whole GPU (MIG left disabled).

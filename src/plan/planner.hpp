@@ -56,7 +56,7 @@ struct PlannedDeployment {
 template <typename Report>
 struct PlanResult {
   PlanStatus status = PlanStatus::kNoSolution;
-  std::string message;  // why infeasible or no solution; empty otherwise
+  std::string message;                         // why infeasible or no solution; empty otherwise
   std::vector<PlannedDeployment> deployments;  // empty without a plan
   Report report;
 };

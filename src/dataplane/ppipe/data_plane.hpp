@@ -17,10 +17,10 @@
 #include <memory>
 #include <string>
 
-#include "engine/policies.hpp"
 #include "dataplane/ppipe/batcher.hpp"
 #include "dataplane/ppipe/nic_tables.hpp"
 #include "dataplane/ppipe/setup.hpp"
+#include "engine/policies.hpp"
 
 namespace tessera::reservation {
 

@@ -31,11 +31,11 @@
 
 #include "core/log_histogram.hpp"
 #include "core/time.hpp"
+#include "dataplane/ppipe/batcher.hpp"
+#include "dataplane/ppipe/setup.hpp"
 #include "engine/instance_scheduler.hpp"
 #include "engine/policies.hpp"
 #include "engine/worker.hpp"
-#include "dataplane/ppipe/batcher.hpp"
-#include "dataplane/ppipe/setup.hpp"
 
 namespace tessera::reservation {
 

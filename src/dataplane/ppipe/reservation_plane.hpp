@@ -32,13 +32,13 @@
 
 #include "core/log_histogram.hpp"
 #include "core/time.hpp"
-#include "engine/instance_scheduler.hpp"
-#include "engine/policies.hpp"
-#include "engine/worker.hpp"
 #include "dataplane/ppipe/batcher.hpp"
 #include "dataplane/ppipe/book.hpp"
 #include "dataplane/ppipe/nic_tables.hpp"
 #include "dataplane/ppipe/setup.hpp"
+#include "engine/instance_scheduler.hpp"
+#include "engine/policies.hpp"
+#include "engine/worker.hpp"
 
 namespace tessera::reservation {
 

@@ -25,9 +25,9 @@
 #include <string>
 #include <vector>
 
+#include "dataplane/ppipe/ppipe_plan.hpp"
 #include "engine/app.hpp"
 #include "engine/deployment.hpp"
-#include "dataplane/ppipe/ppipe_plan.hpp"
 #include "profile/ppipe_import.hpp"
 #include "profile/profile_table.hpp"
 

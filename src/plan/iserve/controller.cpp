@@ -90,8 +90,9 @@ std::vector<int> rank_configurations(const std::vector<ConfigMapEntry>& entries,
 }
 
 std::optional<DeploymentChoice> choose_deployment(const std::vector<ConfigMapEntry>& entries,
-                                            const Intent& intent, const std::vector<GpuState>& gpus,
-                                            PlacementPolicy policy, double theta, Time now) {
+                                                  const Intent& intent,
+                                                  const std::vector<GpuState>& gpus,
+                                                  PlacementPolicy policy, double theta, Time now) {
   const std::vector<int> ranked = rank_configurations(entries, intent);
   for (size_t r = 0; r < ranked.size(); ++r) {
     const ConfigMapEntry& e = entries[ranked[r]];

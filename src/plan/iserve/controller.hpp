@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "llm_arch/config_map.hpp"
 #include "plan/iserve/placement.hpp"
 #include "plan/planner.hpp"
-#include "llm_arch/config_map.hpp"
 
 namespace tessera::iserve {
 
@@ -52,8 +52,9 @@ struct DeploymentChoice {
 // Walks the ranking; the first configuration that places wins. nullopt when none fits.
 // Each GPU of a stage holding n layers then needs n × block_bytes.
 std::optional<DeploymentChoice> choose_deployment(const std::vector<ConfigMapEntry>& entries,
-                                            const Intent& intent, const std::vector<GpuState>& gpus,
-                                            PlacementPolicy policy, double theta, Time now);
+                                                  const Intent& intent,
+                                                  const std::vector<GpuState>& gpus,
+                                                  PlacementPolicy policy, double theta, Time now);
 
 // Reserves a deployment's memory on its GPUs.
 void apply_deployment(std::vector<GpuState>& gpus, const DeploymentChoice& d, int tp);
@@ -75,8 +76,7 @@ struct IServeRequest {
 // placement (nullopt, status infeasible: none fits); the deployment, one LLM instance of it
 // (task "llm", the configuration's name as its variant, on the GPU type's segment). The
 // caller reserves the memory (apply_deployment).
-class IServePlanner final
-    : public plan::Planner<IServeRequest, std::optional<DeploymentChoice>> {
+class IServePlanner final : public plan::Planner<IServeRequest, std::optional<DeploymentChoice>> {
  public:
   plan::PlannerKind kind() const override { return plan::PlannerKind::kIServe; }
   plan::PlanResult<std::optional<DeploymentChoice>> plan(

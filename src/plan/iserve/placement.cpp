@@ -114,8 +114,8 @@ std::vector<int> stage_capacities(const std::vector<GpuState>& gpus, const std::
 
 }  // namespace
 
-StagePlacement place(const std::vector<GpuState>& gpus, int tp, int pp, int layers, double block_bytes,
-                PlacementPolicy policy, double theta, Time now) {
+StagePlacement place(const std::vector<GpuState>& gpus, int tp, int pp, int layers,
+                     double block_bytes, PlacementPolicy policy, double theta, Time now) {
   StagePlacement p;
   p.block_bytes = block_bytes;
   const int k = tp * pp;

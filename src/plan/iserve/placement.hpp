@@ -68,7 +68,7 @@ struct StagePlacement {
 // policy's order among those with room for at least one block; when that set cannot hold
 // the layers, the top-K set is used. A stage's capacity is the least, over its TP GPUs, of
 // free memory / block.
-StagePlacement place(const std::vector<GpuState>& gpus, int tp, int pp, int layers, double block_bytes,
-                PlacementPolicy policy, double theta, Time now);
+StagePlacement place(const std::vector<GpuState>& gpus, int tp, int pp, int layers,
+                     double block_bytes, PlacementPolicy policy, double theta, Time now);
 
 }  // namespace tessera::iserve

@@ -2,8 +2,8 @@
 
 #include <vector>
 
-#include "plan/milp/milp.hpp"
 #include "plan/jigsawserve/problem.hpp"
+#include "plan/milp/milp.hpp"
 
 namespace tessera::plan {
 

@@ -63,7 +63,8 @@ void check_and_pack(const PlanInput& input, const PlanOptions& options, const Co
 
 // Rounds the MILP's counts, checks the plan and packs the MIG instances.
 void read_solution(const PlanInput& input, const PlanOptions& options, const Context& ctx,
-                   const Formulation& f, const MilpResult& r, double root_demand, JigsawPlan& plan) {
+                   const Formulation& f, const MilpResult& r, double root_demand,
+                   JigsawPlan& plan) {
   plan.entries.clear();
   for (size_t i = 0; i < f.candidates.size(); ++i) {
     const int count = static_cast<int>(std::lround(r.value(f.count_var[i])));
@@ -140,7 +141,7 @@ std::string diagnose(const PlanInput& input, const PlanOptions& options, const C
 }
 
 JigsawPlan solve_plan(const PlanInput& input, const PlanOptions& options, const Context& ctx,
-                double demand) {
+                      double demand) {
   JigsawPlan plan;
   plan.space = options.space;
   plan.demand_rps = demand;
@@ -406,8 +407,8 @@ PlanResult<JigsawPlan> JigsawServePlanner::plan(const JigsawRequest& request) co
   out.status = out.report.status;
   out.message = out.report.message;
   if (out.report.has_plan()) {
-    out.deployments.push_back({request.input.app.name, request.input.app,
-                               to_deployment(out.report, request.input)});
+    out.deployments.push_back(
+        {request.input.app.name, request.input.app, to_deployment(out.report, request.input)});
   }
   return out;
 }

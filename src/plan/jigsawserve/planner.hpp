@@ -18,7 +18,6 @@
 
 namespace tessera::plan {
 
-
 struct SolveStats {
   int variables = 0;
   int integers = 0;

@@ -4,9 +4,9 @@
 #include <vector>
 
 #include "engine/app.hpp"
-#include "plan/milp/milp.hpp"
 #include "plan/jigsawserve/search_space.hpp"
 #include "plan/jigsawserve/segments.hpp"
+#include "plan/milp/milp.hpp"
 #include "profile/profile_table.hpp"
 
 namespace tessera::plan {

@@ -138,7 +138,8 @@ std::vector<std::string> check_ppipe_plan(const ppipe::PpipePlan& plan, const Pp
     if (!near(total, dp.throughput))
       problems.push_back(where + ": throughput is not the sum over its pipelines");
     for (const auto& [key, gpus] : position) {
-      const bool whole = plan.method == ppipe::PpipeMethod::kPpipe && in.options.integer_gpus_per_position;
+      const bool whole =
+          plan.method == ppipe::PpipeMethod::kPpipe && in.options.integer_gpus_per_position;
       used[key.first] += whole ? std::ceil(gpus - 1e-9) : gpus;
     }
   }

@@ -53,8 +53,8 @@ std::string pipeline_run_yaml(const ppipe::PpipePlan& plan, std::size_t m, std::
     variants.push_back(ppipe_range_variant(dnn.name, part.first_block, part.end_block - 1));
   }
   YAML::Emitter e;
-  e << YAML::Comment("Written by `tessera plan` (planner: ppipe): pipeline " +
-                     std::to_string(l) + " of " + dp.dnn + ",\nPoisson arrivals at " +
+  e << YAML::Comment("Written by `tessera plan` (planner: ppipe): pipeline " + std::to_string(l) +
+                     " of " + dp.dnn + ",\nPoisson arrivals at " +
                      fmt::format("{:g}", load_factor) + " x its planned " +
                      fmt::format("{:g}", p.throughput) +
                      " req/s, tessera's default policies (not PPipe's data plane).");
@@ -121,7 +121,8 @@ std::string pipeline_run_yaml(const ppipe::PpipePlan& plan, std::size_t m, std::
   e << YAML::Key << "workload" << YAML::Value << YAML::BeginMap << YAML::Key << "source"
     << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "kind" << YAML::Value
     << "poisson" << YAML::Key << "rate_rps" << YAML::Value << number(load_factor * p.throughput)
-    << YAML::EndMap << YAML::Key << "duration_s" << YAML::Value << number(duration_s) << YAML::EndMap;
+    << YAML::EndMap << YAML::Key << "duration_s" << YAML::Value << number(duration_s)
+    << YAML::EndMap;
   e << YAML::Key << "simulation" << YAML::Value << YAML::BeginMap << YAML::Key << "seed"
     << YAML::Value << 1 << YAML::EndMap;
   e << YAML::EndMap;

@@ -14,8 +14,8 @@
 #include <filesystem>
 #include <vector>
 
-#include "plan/ppipe/problem.hpp"
 #include "dataplane/ppipe/ppipe_plan.hpp"
+#include "plan/ppipe/problem.hpp"
 
 namespace tessera::plan {
 
@@ -23,8 +23,8 @@ namespace tessera::plan {
 // (its DNNs in `in`'s order) and returns the run files. Throws std::runtime_error when a
 // file cannot be written or a partition's profile is missing.
 std::vector<std::filesystem::path> write_ppipe_runs(const std::filesystem::path& dir,
-                                                    const ppipe::PpipePlan& plan, const PpipeInput& in,
-                                                    double load_factor = 1.0,
+                                                    const ppipe::PpipePlan& plan,
+                                                    const PpipeInput& in, double load_factor = 1.0,
                                                     double duration_s = 30.0);
 
 }  // namespace tessera::plan

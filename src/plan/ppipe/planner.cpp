@@ -830,7 +830,8 @@ PpipeResult plan_np(const PpipeInput& in) {
     r.allow_mps = false;
     res.rules.push_back(r);
   }
-  res.plan = solve_milp(in.cluster, in.dnns, res.rules, in.options, 1, ppipe::PpipeMethod::kNp).plan;
+  res.plan =
+      solve_milp(in.cluster, in.dnns, res.rules, in.options, 1, ppipe::PpipeMethod::kNp).plan;
   finish(res, in);
   return res;
 }
@@ -847,10 +848,9 @@ PpipeResult plan_ppipe(const PpipeInput& in, const ppipe::PpipePlan* np) {
   }
   PpipeResult res;
   res.rules = ppipe_rules(in, npp);
-  res.plan =
-      solve_milp(in.cluster, in.dnns, res.rules, in.options, in.options.max_partitions,
-                 ppipe::PpipeMethod::kPpipe)
-          .plan;
+  res.plan = solve_milp(in.cluster, in.dnns, res.rules, in.options, in.options.max_partitions,
+                        ppipe::PpipeMethod::kPpipe)
+                 .plan;
   finish(res, in);
   return res;
 }

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "dataplane/ppipe/ppipe_plan.hpp"
 #include "plan/planner.hpp"
 #include "plan/ppipe/problem.hpp"
-#include "dataplane/ppipe/ppipe_plan.hpp"
 
 namespace tessera::plan {
 

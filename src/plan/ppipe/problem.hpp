@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "plan/milp/milp.hpp"
 #include "dataplane/ppipe/ppipe_plan.hpp"
+#include "plan/milp/milp.hpp"
 #include "profile/ppipe_import.hpp"
 
 namespace tessera::plan {

@@ -32,10 +32,9 @@ void print_ppipe_plan(std::ostream& out, const PpipeResult& result) {
   const auto& s = plan.solve;
   out << std::fixed;
   out << "PPipe planner, method " << ppipe::method_name(plan.method) << ": "
-      << ppipe::status_text(s) << " in "
-      << std::setprecision(2) << s.seconds << " s, proven gap " << std::setprecision(2)
-      << 100.0 * s.gap << " %, " << s.templates << " templates, " << s.configurations
-      << " configurations";
+      << ppipe::status_text(s) << " in " << std::setprecision(2) << s.seconds << " s, proven gap "
+      << std::setprecision(2) << 100.0 * s.gap << " %, " << s.templates << " templates, "
+      << s.configurations << " configurations";
   if (!s.detail.empty()) out << "\n  " << s.detail;
   out << "\n  objective " << (plan.dnns.size() > 1 ? "min_m x_m / w_m" : "req/s") << " = "
       << std::setprecision(1) << s.objective << " (bound " << s.bound << ")\n";

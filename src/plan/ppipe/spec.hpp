@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "core/spec_node.hpp"
-#include "plan/ppipe/problem.hpp"
 #include "dataplane/ppipe/ppipe_plan.hpp"
+#include "plan/ppipe/problem.hpp"
 
 namespace tessera::plan {
 
