@@ -14,6 +14,7 @@
 #include "llm_arch/config_map.hpp"
 #include "plan/iserve/controller.hpp"
 #include "plan/iserve/placement.hpp"
+#include "workload/azure_llm.hpp"
 
 namespace tessera::iserve {
 namespace {
@@ -289,9 +290,9 @@ TEST(IServeCluster, SloIntentAndPerSystemThetaAreRead) {
       temp_file("trace_midnight.csv",
                 "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 23:59:59.0,10,10\n"
                 "2023-11-17 00:00:01.0,10,10\n");  // past midnight: 2 s apart
-  const auto trace = load_azure_llm_trace(trace_path);
+  const auto trace = read_azure_llm_csv(trace_path);
   ASSERT_EQ(trace.size(), 2u);
-  EXPECT_NEAR(trace[1].arrival_s, 2.0, 1e-9);
+  EXPECT_NEAR(trace[1].time, 2.0, 1e-9);
   const ClusterSpec s = load_cluster_spec(temp_file(
       "slo.yaml",
       "trace: " + trace_path.filename().string() + "\nmodels: [" +
@@ -310,12 +311,12 @@ TEST(IServeCluster, TraceAndSpecErrorsNameTheLineAndField) {
   const auto bad = temp_file(
       "bad_trace.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:00:00.0,x,1\n");
   try {
-    load_azure_llm_trace(bad);
+    read_azure_llm_csv(bad);
     FAIL();
   } catch (const SpecError& e) {
     EXPECT_NE(std::string(e.what()).find("line 2"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(load_azure_llm_trace(temp_file("empty.csv", "")), SpecError);
+  EXPECT_THROW(read_azure_llm_csv(temp_file("empty.csv", "")), SpecError);
   const std::string one =
       temp_file("trace_one.csv",
                 "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:00:00.0,1,1\n")

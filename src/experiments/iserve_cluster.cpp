@@ -12,62 +12,11 @@
 
 #include "core/error.hpp"
 #include "core/spec_node.hpp"
+#include "experiments/iserve_cluster_run.hpp"
 #include "iserve/analytic_model.hpp"
+#include "workload/azure_llm.hpp"
 
 namespace tessera::iserve {
-
-// ---------------------------------------------------------------- trace
-
-std::vector<TraceQuery> load_azure_llm_trace(const std::filesystem::path& file) {
-  const std::string name = file.string();
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(file, ec)) {
-    throw SpecError(name, "", "not a regular file");
-  }
-  if (std::filesystem::file_size(file, ec) > (256u << 20)) {
-    throw SpecError(name, "", "larger than 256 MiB");
-  }
-  std::ifstream in(file);
-  std::string line;
-  if (!std::getline(in, line) || line.rfind("TIMESTAMP,ContextTokens,GeneratedTokens", 0) != 0) {
-    throw SpecError(name, "line 1", "expected the header TIMESTAMP,ContextTokens,GeneratedTokens");
-  }
-  std::vector<TraceQuery> out;
-  double first = -1, prev = -1, day = 0;
-  for (int n = 2; std::getline(in, line); ++n) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty()) continue;
-    const std::string where = "line " + std::to_string(n);
-    int hh = 0, mm = 0;
-    double ss = 0;
-    long long prompt = 0, output = 0;
-    char rest[2];
-    // "2023-11-16 18:17:03.9799600,4808,10": the time of day is all the trace needs.
-    const size_t space = line.find(' ');
-    if (space == std::string::npos ||
-        std::sscanf(line.c_str() + space + 1, "%2d:%2d:%lf,%lld,%lld%1s", &hh, &mm, &ss, &prompt,
-                    &output, rest) != 5 ||
-        hh < 0 || hh > 23 || mm < 0 || mm > 59 || !(ss >= 0 && ss < 61) || prompt < 0 ||
-        output < 0 || prompt > 10'000'000 || output > 10'000'000) {
-      throw SpecError(
-          name, where,
-          "expected DATE HH:MM:SS.frac,context tokens,generated tokens: " + printable(line));
-    }
-    double t = hh * 3600.0 + mm * 60.0 + ss + day;
-    if (prev >= 0 && t + 43200.0 < prev) {  // past midnight
-      day += 86400.0;
-      t += 86400.0;
-    }
-    if (first < 0) first = t;
-    prev = t;
-    out.push_back({t - first, static_cast<int>(prompt), static_cast<int>(output)});
-    if (out.size() > 10'000'000) throw SpecError(name, where, "more than 10 million rows");
-  }
-  std::stable_sort(out.begin(), out.end(), [](const TraceQuery& a, const TraceQuery& b) {
-    return a.arrival_s < b.arrival_s;
-  });
-  return out;
-}
 
 // ---------------------------------------------------------------- spec
 
@@ -94,7 +43,7 @@ ClusterSpec load_cluster_spec(const std::filesystem::path& file) {
     throw SpecError(root.file(), "gpu", e.what());
   }
   s.gpus = static_cast<int>(root.integer_in_or("gpus", 1, 64, 8));
-  s.trace = load_azure_llm_trace(root.at("trace").as_file_path(256u << 20));
+  s.trace = read_azure_llm_csv(root.at("trace").as_file_path(256u << 20));
   if (auto n = root.get("rate_scale")) s.rate_scale = n->as_number_in(0.0, 1.0);
   if (auto n = root.get("duration_s")) s.duration_s = n->as_positive(7 * 86400.0);
   s.max_prompt_tokens = static_cast<int>(root.integer_in_or("max_prompt_tokens", 1, 1 << 20, 1024));
@@ -162,178 +111,21 @@ ClusterSpec load_cluster_spec(const std::filesystem::path& file) {
 
 namespace {
 
-struct Query {
-  double arrival = 0;
-  int output = 0;
-  int model = 0;
-};
-
-struct Endpoint {
-  int entry = -1;
-  std::vector<int> gpus;
-  std::vector<int> layers;  // per stage
-  int tp = 1;
-};
-
 // The workload every system sees: thinned, cut to the duration, assigned to models.
 std::vector<Query> make_queries(const ClusterSpec& spec) {
   std::mt19937_64 rng(spec.seed);
   std::vector<Query> out;
   const int n_models = static_cast<int>(spec.models.size());
-  for (const TraceQuery& t : spec.trace) {
-    if (t.arrival_s >= spec.duration_s) break;
+  for (const Arrival& t : spec.trace) {
+    if (t.time >= spec.duration_s) break;
     const double u = static_cast<double>(rng() >> 11) * 0x1.0p-53;
     const uint64_t pick = rng();
     if (u >= spec.rate_scale) continue;
-    int deployed =
-        spec.deploy_interval_s <= 0
-            ? n_models
-            : std::min(n_models, 1 + static_cast<int>(t.arrival_s / spec.deploy_interval_s));
-    out.push_back({t.arrival_s, std::max(1, t.output_tokens), static_cast<int>(pick % deployed)});
-  }
-  return out;
-}
-
-// The SLO base of a model: its fastest FP16 configuration on the fewest GPUs that holds it.
-int base_entry(const ClusterModel& m, const GpuSpec& gpu) {
-  int best = -1;
-  for (size_t i = 0; i < m.entries.size(); ++i) {
-    const ConfigMapEntry& e = m.entries[i];
-    if (e.config.weights != WeightQuant::kFp16 || e.config.kv_cache != KvQuant::kFp16 ||
-        e.config.pruning != Pruning::kNone) {
-      continue;
-    }
-    if (e.memory_bytes / e.gpus() > gpu.memory_bytes) continue;
-    if (best < 0 || e.gpus() < m.entries[best].gpus() ||
-        (e.gpus() == m.entries[best].gpus() && e.latency_s(100) < m.entries[best].latency_s(100))) {
-      best = static_cast<int>(i);
-    }
-  }
-  if (best < 0) {  // nothing fits a GPU: the fewest-GPU FP16 configuration
-    for (size_t i = 0; i < m.entries.size(); ++i) {
-      const ConfigMapEntry& e = m.entries[i];
-      if (e.config.weights == WeightQuant::kFp16 && e.config.pruning == Pruning::kNone &&
-          e.config.kv_cache == KvQuant::kFp16 && (best < 0 || e.gpus() < m.entries[best].gpus())) {
-        best = static_cast<int>(i);
-      }
-    }
-  }
-  return best;
-}
-
-// Decides a model's endpoints when it is deployed (at `now`, given the GPUs' state).
-using Decide =
-    std::function<std::vector<Endpoint>(int model, std::vector<GpuState>& gpus, double now)>;
-
-SystemOutcome simulate(const ClusterSpec& spec, const std::vector<Query>& queries,
-                       const std::string& name, const Decide& decide) {
-  std::vector<GpuState> gpus(spec.gpus);
-  for (GpuState& g : gpus) g.memory_bytes = spec.gpu.memory_bytes;
-  std::vector<double> gpu_free(spec.gpus, 0.0);
-  const int n_models = static_cast<int>(spec.models.size());
-  std::vector<std::vector<Endpoint>> endpoints(n_models);
-  std::vector<int> base(n_models);
-  for (int m = 0; m < n_models; ++m) base[m] = base_entry(spec.models[m], spec.gpu);
-
-  SystemOutcome out;
-  out.name = name;
-  out.slo_attainment.assign(spec.slo_scales.size(), 0.0);
-  std::vector<double> latencies;
-  std::vector<int64_t> met(spec.slo_scales.size(), 0);
-  double cost_sum = 0, gpu_seconds = 0;
-  int next_model = 0;
-  auto deploy_until = [&](double t) {
-    while (next_model < n_models && next_model * spec.deploy_interval_s <= t) {
-      const double now = next_model * spec.deploy_interval_s;
-      endpoints[next_model] = decide(next_model, gpus, now);
-      ++next_model;
-    }
-  };
-  for (const Query& q : queries) {
-    deploy_until(q.arrival);
-    ++out.queries;
-    const ClusterModel& model = spec.models[q.model];
-    const std::vector<Endpoint>& eps = endpoints[q.model];
-    if (eps.empty()) continue;
-    // The replica that can start first.
-    const Endpoint* best = nullptr;
-    double best_start = 0;
-    for (const Endpoint& ep : eps) {
-      double start = q.arrival;
-      for (int g : ep.gpus) start = std::max(start, gpu_free[g]);
-      if (!best || start < best_start) {
-        best = &ep;
-        best_start = start;
-      }
-    }
-    const ConfigMapEntry& e = model.entries[best->entry];
-    const double service = e.latency_s(q.output);
-    const double end = best_start + service;
-    for (int g : best->gpus) {
-      gpu_free[g] = end;
-      gpus[g].load.add_busy(best_start, end);
-    }
-    const double latency = end - q.arrival;
-    latencies.push_back(latency);
-    ++out.served;
-    cost_sum += e.memory_bytes / 1e9 * latency;
-    gpu_seconds += service * static_cast<double>(best->gpus.size());
-    if (base[q.model] >= 0) {
-      const double slo_base = model.entries[base[q.model]].latency_s(q.output);
-      for (size_t k = 0; k < spec.slo_scales.size(); ++k) {
-        if (latency <= spec.slo_scales[k] * slo_base) ++met[k];
-      }
-    }
-  }
-  deploy_until(1e300);
-  std::set<int> used;
-  for (int m = 0; m < n_models; ++m) {
-    ModelOutcome mo;
-    mo.label = spec.models[m].label;
-    mo.replicas = static_cast<int>(endpoints[m].size());
-    mo.config =
-        endpoints[m].empty() ? "-" : spec.models[m].entries[endpoints[m][0].entry].config.name();
-    for (const Endpoint& ep : endpoints[m]) {
-      out.memory_gb += spec.models[m].entries[ep.entry].memory_bytes / 1e9;
-      for (int g : ep.gpus) used.insert(g);
-    }
-    if (!endpoints[m].empty()) {
-      ++out.models_deployed;
-      const Endpoint& ep = endpoints[m][0];
-      std::ostringstream g, l;
-      for (size_t s = 0; s < ep.layers.size(); ++s) {
-        if (s) {
-          g << "|";
-          l << "/";
-        }
-        l << ep.layers[s];
-        for (int r = 0; r < ep.tp; ++r) g << (r ? "," : "") << ep.gpus[s * ep.tp + r];
-      }
-      mo.gpus = g.str();
-      mo.layers = l.str();
-    }
-    out.models.push_back(mo);
-  }
-  out.gpus_used = static_cast<int>(used.size());
-  if (!latencies.empty()) {
-    std::sort(latencies.begin(), latencies.end());
-    auto pct = [&](double p) {
-      const size_t i =
-          static_cast<size_t>(std::ceil(p * static_cast<double>(latencies.size()))) - 1;
-      return latencies[std::min(i, latencies.size() - 1)];
-    };
-    out.p50_s = pct(0.50);
-    out.p95_s = pct(0.95);
-    out.p99_s = pct(0.99);
-    out.mean_cost_gbs = cost_sum / static_cast<double>(latencies.size());
-  }
-  out.gpu_hours = gpu_seconds / 3600.0;
-  const double span = queries.empty() ? 1.0 : std::max(1.0, queries.back().arrival);
-  out.throughput_per_gpu =
-      out.gpus_used ? static_cast<double>(out.served) / span / out.gpus_used : 0.0;
-  for (size_t k = 0; k < met.size(); ++k) {
-    out.slo_attainment[k] =
-        out.queries ? static_cast<double>(met[k]) / static_cast<double>(out.queries) : 0.0;
+    int deployed = spec.deploy_interval_s <= 0
+                       ? n_models
+                       : std::min(n_models, 1 + static_cast<int>(t.time / spec.deploy_interval_s));
+    out.push_back({t.time, std::max(1, static_cast<int>(t.output_tokens)),
+                   static_cast<int>(pick % deployed)});
   }
   return out;
 }
@@ -439,6 +231,13 @@ AlpaServePlan alpaserve_plan(const ClusterSpec& spec, const std::vector<int64_t>
   return plan;
 }
 
+// Each model's endpoints in an AlpaServe plan.
+std::vector<int> replicas(const AlpaServePlan& plan) {
+  std::vector<int> out;
+  for (const auto& eps : plan.endpoints) out.push_back(static_cast<int>(eps.size()));
+  return out;
+}
+
 }  // namespace
 
 std::vector<SystemOutcome> run_cluster(const ClusterSpec& spec) {
@@ -446,12 +245,15 @@ std::vector<SystemOutcome> run_cluster(const ClusterSpec& spec) {
   std::vector<SystemOutcome> outcomes;
   for (const SystemSpec& sys : spec.systems) {
     Decide decide;
+    std::vector<int> slots(spec.models.size(), 1);  // iServe, max-PP, max-TP: one endpoint
     switch (sys.kind) {
       case SystemKind::kIServe:
         decide = [&](int m, std::vector<GpuState>& gpus, double now) -> std::vector<Endpoint> {
           const ClusterModel& cm = spec.models[m];
-          const auto d = choose_deployment(cm.entries, sys.intent, gpus, sys.placement,
-                                           sys.theta >= 0 ? sys.theta : spec.theta, now);
+          const auto d = IServePlanner()
+                             .plan({cm.label, cm.entries, sys.intent, gpus, sys.placement,
+                                    sys.theta >= 0 ? sys.theta : spec.theta, now, spec.gpu.name})
+                             .report;
           if (!d) return {};
           const int tp = cm.entries[d->entry].config.parallelism.tp;
           apply_deployment(gpus, *d, tp);
@@ -486,9 +288,10 @@ std::vector<SystemOutcome> run_cluster(const ClusterSpec& spec) {
         ClusterSpec judge = spec;
         judge.slo_scales = {spec.alpaserve_slo_scale};
         auto score = [&](const AlpaServePlan& plan) {
-          return simulate(
+          return simulate_on_engine(
                      judge, queries, sys.name,
-                     [&plan](int m, std::vector<GpuState>&, double) { return plan.endpoints[m]; })
+                     [&plan](int m, std::vector<GpuState>&, double) { return plan.endpoints[m]; },
+                     replicas(plan))
               .slo_attainment[0];
         };
         AlpaServePlan best;
@@ -524,10 +327,11 @@ std::vector<SystemOutcome> run_cluster(const ClusterSpec& spec) {
           }
         }
         decide = [best](int m, std::vector<GpuState>&, double) { return best.endpoints[m]; };
+        slots = replicas(best);
         break;
       }
     }
-    outcomes.push_back(simulate(spec, queries, sys.name, decide));
+    outcomes.push_back(simulate_on_engine(spec, queries, sys.name, decide, slots));
   }
   return outcomes;
 }

@@ -6,9 +6,11 @@
 // capped at `max_prompt_tokens`) each assigned uniformly at random (seeded) to one of the
 // models deployed by its arrival; every query runs FCFS without batching on its
 // endpoint's GPUs, which run one query at a time (co-located endpoints queue behind each
-// other). Systems: iServe with an intent and a placement policy; max-PP and max-TP without
-// quantisation (TensorRT-LLM_PP/TP); an AlpaServe-like planner given the whole trace, with
-// and without skipping models. Deterministic; single-threaded; the run owns its state.
+// other). Each run is a simulation on the engine (iserve_cluster_run.hpp); the trace is read
+// by workload/'s Azure LLM reader. Systems: iServe with an intent and a placement policy
+// (plan/iserve's IServePlanner); max-PP and max-TP without quantisation
+// (TensorRT-LLM_PP/TP); an AlpaServe-like planner given the whole trace, with and without
+// skipping models. Deterministic; single-threaded; the run owns its state.
 
 #include <cstdint>
 #include <filesystem>
@@ -19,18 +21,9 @@
 #include "llm_arch/config_map.hpp"
 #include "llm_arch/llm_architecture.hpp"
 #include "plan/iserve/controller.hpp"
+#include "workload/arrival.hpp"
 
 namespace tessera::iserve {
-
-struct TraceQuery {
-  double arrival_s = 0;
-  int prompt_tokens = 0;
-  int output_tokens = 0;
-};
-
-// Reads an Azure LLM inference trace (TIMESTAMP,ContextTokens,GeneratedTokens; times of
-// day, relative to the first row). Errors name the file and line.
-std::vector<TraceQuery> load_azure_llm_trace(const std::filesystem::path& file);
 
 enum class SystemKind { kIServe, kMaxPp, kMaxTp, kAlpaServe };
 
@@ -52,7 +45,7 @@ struct ClusterModel {
 struct ClusterSpec {
   GpuSpec gpu;
   int gpus = 8;
-  std::vector<TraceQuery> trace;
+  std::vector<Arrival> trace;  // read_azure_llm_csv (workload/azure_llm.hpp)
   double rate_scale = 1.0;
   double duration_s = 3600;
   int max_prompt_tokens = 1024;
