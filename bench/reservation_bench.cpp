@@ -1,4 +1,4 @@
-// PPipe's reservation data plane (src/reservation): dispatch cost per batch and probe()
+// PPipe's reservation data plane (src/dataplane/ppipe): dispatch cost per batch and probe()
 // calls per batch on a 100-GPU plan (paper §7.2: 3.58 probes, < 9 µs per batch).
 //
 //   build/bench/reservation_bench

@@ -1,5 +1,5 @@
 // NIC sharing across DNNs in PPipe's reservation data plane (issue 12): the NIC tables of a
-// server are one set for every DNN whose vGPUs sit on it (reservation/nic_tables.hpp), and
+// server are one set for every DNN whose vGPUs sit on it (dataplane/ppipe/nic_tables.hpp), and
 // the DNNs' engines advance on one virtual time (sim/co_simulation.hpp).
 
 #include <gtest/gtest.h>

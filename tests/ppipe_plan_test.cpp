@@ -1,4 +1,4 @@
-// The PPipe planner (src/plan/ppipe_*): the A.2 MILP against exhaustive enumeration on tiny
+// The PPipe planner (src/plan/ppipe/): the A.2 MILP against exhaustive enumeration on tiny
 // instances, infeasible inputs naming the binding constraint, NP and DART-r sanity on the
 // paper's data, plan.json round trip and validation, the plan spec, and pre-partitioning.
 #include <gtest/gtest.h>

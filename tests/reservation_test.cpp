@@ -1,4 +1,4 @@
-// PPipe's reservation data plane (src/reservation): the tables, probe() and reserve() on
+// PPipe's reservation data plane (src/dataplane/ppipe): the tables, probe() and reserve() on
 // hand-built timelines (the paper's Fig. 5), Algorithm 1's decisions, the placement of a
 // plan's vGPUs, and whole simulations: every request ends once, nothing is over-booked.
 

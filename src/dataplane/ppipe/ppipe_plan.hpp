@@ -1,7 +1,7 @@
 #pragma once
 
 // The shape of a PPipe plan (PPipe, USENIX ATC '25, §5 and Appendix A.2): what the PPipe
-// planner (src/plan/ppipe_*) produces and what the reservation data plane and the
+// planner (src/plan/ppipe/) produces and what the reservation data plane and the
 // simulator consume. Plain values: a PpipePlan owns everything it holds, copies freely, and is
 // safe to read from several threads once built. Blocks, cuts and latencies refer to the
 // block profiles of src/profile/ppipe_import.hpp.
@@ -85,7 +85,7 @@ struct PpipeSolveStats {
   // The warm start's objective (0: none) and the seconds it took (not in plan.json).
   double warm_start = 0.0;
   double warm_start_seconds = 0.0;
-  // The surrogate decomposition bound (plan/ppipe_decomp.hpp; 0: not run), its per-DNN
+  // The surrogate decomposition bound (plan/ppipe/decomp.hpp; 0: not run), its per-DNN
   // MILPs and CPU seconds (not in plan.json).
   double decomposition_bound = 0.0;
   int decomposition_calls = 0;

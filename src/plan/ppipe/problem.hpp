@@ -70,7 +70,7 @@ struct PpipeOptions {
   // relaxation uses, for this share of the time limit; its plan is CBC's first incumbent.
   // 0: off.
   double warm_start_share = 0.2;
-  // The surrogate decomposition bound (several DNNs; plan/ppipe_decomp.hpp): after the warm
+  // The surrogate decomposition bound (several DNNs; plan/ppipe/decomp.hpp): after the warm
   // start, per-DNN min-cost MILPs at targets t prove an upper bound on min_m x_m / w_m that
   // keeps each DNN's integrality, for up to this share of the time limit; the full model's z
   // is capped by it. surrogate_call_s: CPU seconds per per-DNN MILP.
