@@ -645,7 +645,7 @@ if main:
       f"at once on a shared 2-core machine; CBC's limit counts 30 s of CPU time, and {lim} "
       "stopped at it with the gap shown); the paper's Gurobi average is 3.5 s. CPU seconds, "
       "proven gaps and node counts per instance, measured alone, are in "
-      "[benchmarks.md](../benchmarks.md) (`bench/ppipe_milp_table`).")
+      "[benchmarks-history.md](../benchmarks-history.md#ppipe-planner) (`bench/ppipe_milp_table`).")
     big, small = plan("HC1x1000-G1"), plan("HC1-G1")
     t3, t4 = plan("3types-G1"), plan("4types-G1")
     if big and small and t3 and t4:

@@ -10,6 +10,7 @@
 
 #include "core/error.hpp"
 #include "experiments/iserve_cluster.hpp"
+#include "experiments/iserve_cluster_run.hpp"
 #include "iserve/analytic_model.hpp"
 #include "llm_arch/config_map.hpp"
 #include "plan/iserve/controller.hpp"
@@ -283,6 +284,50 @@ TEST(IServeCluster, SmallRunIsDeterministicAndComparesSystems) {
   EXPECT_EQ(a[2].models[0].config, "tp1-pp4-fp16-kv16");
   EXPECT_EQ(a[2].gpus_used, 4);
   EXPECT_FALSE(cluster_report_markdown(s, a).empty());
+}
+
+// The cluster run on the engine, by hand: two models whose endpoints share GPU 0 queue
+// behind each other FCFS, each query holding its endpoint's GPUs for TTFT + out x TPOT.
+TEST(IServeCluster, CoLocatedEndpointsQueueFcfsOnTheEngine) {
+  ClusterSpec spec;
+  spec.gpus = 2;
+  spec.deploy_interval_s = 0;  // both deployed before the first query
+  spec.slo_scales = {2.0};
+  ConfigMapEntry e;
+  e.layers = 10;
+  e.memory_bytes = 1e9;
+  e.ttft_s = 0.5;
+  e.tpot_s = 0.05;  // 10 tokens: 1 s
+  for (const char* label : {"a#1", "b#1"}) {
+    ClusterModel m;
+    m.label = label;
+    m.entries = {e};
+    spec.models.push_back(m);
+  }
+  const std::vector<Query> queries = {{0.0, 10, 0}, {0.2, 10, 1}, {0.4, 10, 0}};
+  const Decide decide = [](int m, std::vector<GpuState>&, double) -> std::vector<Endpoint> {
+    if (m == 0) return {{0, {0}, {10}, 1}};
+    return {{0, {0, 1}, {5, 5}, 1}};  // b spans GPUs 0 and 1
+  };
+  const SystemOutcome out = simulate_on_engine(spec, queries, "hand", decide, {1, 1});
+  // a: [0, 1); b waits for GPU 0: [1, 2), latency 1.8; a again: [2, 3), latency 2.6.
+  EXPECT_EQ(out.queries, 3);
+  EXPECT_EQ(out.served, 3);
+  EXPECT_DOUBLE_EQ(out.p50_s, 1.8);
+  EXPECT_DOUBLE_EQ(out.p99_s, 2.6);
+  EXPECT_DOUBLE_EQ(out.gpu_hours, 4.0 / 3600.0);  // 1 + 2 + 1 GPU-seconds
+  ASSERT_EQ(out.slo_attainment.size(), 1u);
+  EXPECT_DOUBLE_EQ(out.slo_attainment[0], 2.0 / 3.0);  // 2.6 > 2 x 1 s
+  EXPECT_EQ(out.gpus_used, 2);
+  // A model with two replicas sends each query to the one that starts it first.
+  const Decide replicas = [](int m, std::vector<GpuState>&, double) -> std::vector<Endpoint> {
+    if (m == 0) return {{0, {0}, {10}, 1}, {0, {1}, {10}, 1}};
+    return {};  // b is not deployed: its query is served by no one
+  };
+  const SystemOutcome two = simulate_on_engine(spec, queries, "replicas", replicas, {2, 1});
+  EXPECT_EQ(two.served, 2);
+  EXPECT_DOUBLE_EQ(two.p99_s, 1.0);  // the second query of a starts at once on GPU 1
+  EXPECT_EQ(two.models_deployed, 1);
 }
 
 TEST(IServeCluster, SloIntentAndPerSystemThetaAreRead) {

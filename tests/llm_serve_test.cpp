@@ -1,5 +1,4 @@
-// Live LLM serving (src/llm_serve, docs/llm-serve.md): tokenizers (byte and a tiny
-// hand-written byte-level BPE tokenizer.json), request parsing with a clear 400 per field,
+// Live LLM serving (src/llm_serve, docs/llm-serve.md): request parsing with a clear 400 per field,
 // the real-time runtime (the LlmInstanceScheduler driving a tiny random decoder: outputs
 // equal greedy generation, also across preemption and recompute; every request ends once),
 // and the HTTP endpoints on an ephemeral loopback port (OpenAI and KServe, streaming,
@@ -24,10 +23,10 @@
 #include "llm_serve/llm_runtime.hpp"
 #include "llm_serve/llm_server.hpp"
 #include "llm_serve/step_log.hpp"
-#include "llm_serve/tokenizer.hpp"
 #include "llm_torch/decoder.hpp"
 #include "loadgen/llm_loadgen.hpp"
 #include "metrics/report.hpp"
+#include "tokenizer/tokenizer.hpp"
 
 namespace tessera {
 namespace {
@@ -79,101 +78,6 @@ LlmSchedulerConfig continuous(uint32_t kv_blocks, uint32_t block_tokens = 16) {
   c.kv_blocks = kv_blocks;
   c.block_tokens = block_tokens;
   return c;
-}
-
-// ---- tokenizers ----
-
-TEST(LlmTokenizer, BytesRoundTripAndNeedAByteVocabulary) {
-  ByteTokenizer t;
-  const std::string text = "h\xC3\xA9llo\n\x01";
-  const auto ids = t.encode(text);
-  ASSERT_EQ(ids.size(), text.size());
-  EXPECT_EQ(ids[1], 0xC3);
-  EXPECT_EQ(t.decode(ids), text);
-  EXPECT_EQ(t.decode_token(300), "");
-  const auto dir = temp_dir("bytevocab");
-  EXPECT_THROW(load_tokenizer(dir, 100), SpecError);
-  EXPECT_EQ(load_tokenizer(dir, 256)->name(), "byte");
-}
-
-// GPT-2's printable form of byte b (bytes_to_unicode), as UTF-8.
-std::string byte_char(int b) {
-  int n = 256;
-  for (int x = 0; x < 256; ++x) {
-    const bool printable = (x >= 0x21 && x <= 0x7E) || (x >= 0xA1 && x <= 0xAC) || x >= 0xAE;
-    const int cp = printable ? x : n++;
-    if (x == b) {
-      std::string u;
-      if (cp < 0x80) {
-        u.push_back(static_cast<char>(cp));
-      } else {
-        u.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-        u.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-      }
-      return u;
-    }
-  }
-  return {};
-}
-
-// A hand-written byte-level BPE: the 256 byte tokens (ids 0..255 in byte order), then
-// "he" 256, "ll" 257, "hell" 258, "Ġhe" 259 (Ġ: the space), and an added token 300. The
-// merges' order decides: "Ġ he" ranks before "he ll".
-std::filesystem::path write_bpe(const std::string& tag, json model_override = {},
-                                json pre_tokenizer = {{"type", "ByteLevel"}}) {
-  json vocab = json::object();
-  for (int b = 0; b < 256; ++b) vocab[byte_char(b)] = b;
-  vocab["he"] = 256;
-  vocab["ll"] = 257;
-  vocab["hell"] = 258;
-  vocab[byte_char(' ') + "he"] = 259;
-  json doc = {{"version", "1.0"},
-              {"added_tokens", json::array({{{"id", 300}, {"content", "<|end|>"}}})},
-              {"pre_tokenizer", pre_tokenizer},
-              {"model",
-               {{"type", "BPE"},
-                {"vocab", vocab},
-                {"merges", json::array({"h e", "l l", byte_char(' ') + " he", "he ll"})}}}};
-  for (auto it = model_override.begin(); it != model_override.end(); ++it) {
-    doc["model"][it.key()] = it.value();
-  }
-  const auto dir = temp_dir("bpe_" + tag);
-  std::ofstream(dir / "tokenizer.json") << doc.dump();
-  return dir;
-}
-
-TEST(LlmTokenizer, ByteLevelBpeFromTokenizerJson) {
-  const auto dir = write_bpe("ok");
-  auto t = load_tokenizer(dir, 400);
-  EXPECT_EQ(t->name(), "bpe");
-  // "hello" -> "hell" + "o"; " hello" -> "Ġhe" + "ll" + "o"; the added token verbatim.
-  EXPECT_EQ(t->encode("hello hello<|end|>!"),
-            (std::vector<int64_t>{258, 'o', 259, 257, 'o', 300, '!'}));
-  const std::string text = "hello, h\xC3\xA9llo 42<|end|>";
-  EXPECT_EQ(t->decode(t->encode(text)), text);
-  // The model's vocabulary must hold every id.
-  EXPECT_THROW(load_tokenizer(dir, 280), SpecError);
-}
-
-TEST(LlmTokenizer, UnsupportedTokenizersAreRefusedNamingTheField) {
-  auto message = [](const std::filesystem::path& dir) -> std::string {
-    try {
-      load_tokenizer(dir, 1000);
-    } catch (const SpecError& e) {
-      return e.what();
-    }
-    return "";
-  };
-  EXPECT_NE(message(write_bpe("wp", {{"type", "WordPiece"}})).find("model.type"),
-            std::string::npos);
-  EXPECT_NE(message(write_bpe("meta", {}, {{"type", "Metaspace"}})).find("pre_tokenizer"),
-            std::string::npos);
-  EXPECT_NE(
-      message(write_bpe("merge", {{"merges", json::array({"nospace"})}})).find("model.merges[0]"),
-      std::string::npos);
-  const auto bad = temp_dir("badjson");
-  std::ofstream(bad / "tokenizer.json") << "{not json";
-  EXPECT_NE(message(bad).find("not valid JSON"), std::string::npos);
 }
 
 // ---- request parsing ----

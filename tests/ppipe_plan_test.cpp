@@ -11,6 +11,7 @@
 #include "core/error.hpp"
 #include "core/spec_node.hpp"
 #include "dataplane/ppipe/plan_json.hpp"
+#include "plan/planner.hpp"
 #include "plan/ppipe/deploy.hpp"
 #include "plan/ppipe/planner.hpp"
 #include "plan/ppipe/spec.hpp"
@@ -520,6 +521,18 @@ TEST(PpipeMilp, ReproducesThePapersFcnOnHc3SmallPlan) {
   EXPECT_EQ(split.partitions[1].vgpus, 6);
   EXPECT_NEAR(split.partitions[0].throughput, 1082.0, 2.0);
   EXPECT_NEAR(split.throughput, 1050.0, 2.0);
+  // Behind the seam: the same plan as report, and the engine's deployment of the DNN as
+  // PPipe's data planes run it: one instance per vGPU of every partition.
+  const PlanResult<PpipeResult> seam = PpipePlanner().plan({in, ppipe::PpipeMethod::kPpipe});
+  EXPECT_EQ(seam.status, r.plan.solve.status);
+  EXPECT_NEAR(seam.report.plan.dnns[0].throughput, d.throughput, 1e-9);
+  ASSERT_EQ(seam.deployments.size(), 1u);
+  EXPECT_EQ(seam.deployments[0].name, d.dnn);
+  int vgpus = 0;
+  for (const auto& p : d.pipelines) {
+    for (const auto& part : p.partitions) vgpus += part.vgpus;
+  }
+  EXPECT_EQ(seam.deployments[0].deployment.total_workers(), vgpus);
 }
 
 TEST(PpipeBaselines, DartRNeedsTwoClasses) {

@@ -145,10 +145,7 @@ int extreme_entry(const ClusterModel& m, bool max_pp) {
   int best = -1;
   for (size_t i = 0; i < m.entries.size(); ++i) {
     const ConfigMapEntry& e = m.entries[i];
-    if (e.config.weights != WeightQuant::kFp16 || e.config.kv_cache != KvQuant::kFp16 ||
-        e.config.pruning != Pruning::kNone) {
-      continue;
-    }
+    if (!plain_fp16(e)) continue;
     const Parallelism& p = e.config.parallelism;
     if (max_pp ? p.tp != 1 : p.pp != 1) continue;
     const int degree = max_pp ? p.pp : p.tp;
@@ -183,10 +180,7 @@ AlpaServePlan alpaserve_plan(const ClusterSpec& spec, const std::vector<int64_t>
     const ClusterModel& cm = spec.models[m];
     for (size_t i = 0; i < cm.entries.size(); ++i) {
       const ConfigMapEntry& e = cm.entries[i];
-      if (e.gpus() != g || e.config.weights != WeightQuant::kFp16 ||
-          e.config.kv_cache != KvQuant::kFp16 || e.config.pruning != Pruning::kNone) {
-        continue;
-      }
+      if (e.gpus() != g || !plain_fp16(e)) continue;
       if (entry[m] < 0 || e.latency_s(100) < cm.entries[entry[m]].latency_s(100)) {
         entry[m] = static_cast<int>(i);
       }

@@ -22,10 +22,7 @@ int base_entry(const ClusterModel& m, const GpuSpec& gpu) {
   int best = -1;
   for (size_t i = 0; i < m.entries.size(); ++i) {
     const ConfigMapEntry& e = m.entries[i];
-    if (e.config.weights != WeightQuant::kFp16 || e.config.kv_cache != KvQuant::kFp16 ||
-        e.config.pruning != Pruning::kNone) {
-      continue;
-    }
+    if (!plain_fp16(e)) continue;
     if (e.memory_bytes / e.gpus() > gpu.memory_bytes) continue;
     if (best < 0 || e.gpus() < m.entries[best].gpus() ||
         (e.gpus() == m.entries[best].gpus() && e.latency_s(100) < m.entries[best].latency_s(100))) {
@@ -35,8 +32,7 @@ int base_entry(const ClusterModel& m, const GpuSpec& gpu) {
   if (best < 0) {  // nothing fits a GPU: the fewest-GPU FP16 configuration
     for (size_t i = 0; i < m.entries.size(); ++i) {
       const ConfigMapEntry& e = m.entries[i];
-      if (e.config.weights == WeightQuant::kFp16 && e.config.pruning == Pruning::kNone &&
-          e.config.kv_cache == KvQuant::kFp16 && (best < 0 || e.gpus() < m.entries[best].gpus())) {
+      if (plain_fp16(e) && (best < 0 || e.gpus() < m.entries[best].gpus())) {
         best = static_cast<int>(i);
       }
     }

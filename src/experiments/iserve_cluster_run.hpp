@@ -35,6 +35,13 @@ struct Endpoint {
   int tp = 1;
 };
 
+// An FP16 configuration without quantised KV cache or pruning (what max-PP, max-TP,
+// AlpaServe and the SLO base use).
+inline bool plain_fp16(const ConfigMapEntry& e) {
+  return e.config.weights == WeightQuant::kFp16 && e.config.kv_cache == KvQuant::kFp16 &&
+         e.config.pruning == Pruning::kNone;
+}
+
 // Decides a model's endpoints when it is deployed (at `now`, given the GPUs' state).
 using Decide =
     std::function<std::vector<Endpoint>(int model, std::vector<GpuState>& gpus, double now)>;

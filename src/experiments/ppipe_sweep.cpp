@@ -139,6 +139,7 @@ class PpipeSweep {
     pt.dp = reservation::make_data_plane(r.setup, o_.data_plane, options, nics);
     SimOptions so;
     so.seed = o_.seed;
+    so.spill_windows = true;  // memory flat in simulated time
     const double rate = load * r.base_rate;
     pt.sim = std::make_unique<Simulator>(r.setup.app, r.setup.deployment, r.setup.profiles,
                                          std::move(pt.dp.policies), so, EngineOptions{});

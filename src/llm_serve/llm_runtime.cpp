@@ -257,13 +257,23 @@ void LlmRuntime::execute_step() {
   scheduler_->step_entries(entries_);
   std::vector<uint32_t> left;     // cancelled by their client during this step
   std::vector<uint32_t> stopped;  // emitted their stop token (EOS) in this step
+  // One forward pass for every request of the step (Decoder::step_batch): each prefill
+  // chunk or decode token on its own sequence.
+  std::vector<Decoder::StepInput> inputs;
+  std::vector<const LlmInstanceScheduler::StepEntry*> owners;
+  const auto fail = [&](uint32_t slot, const std::string& what) {
+    GenResult res;
+    res.end = GenEnd::kFailed;
+    res.error = "the model failed: " + what;
+    end(slot, res);
+  };
   for (const auto& e : entries_) {
     auto it = reqs_.find(e.request);
     if (it == reqs_.end()) continue;
     Req& r = *it->second;
     if (r.ended) continue;  // cancelled or failed: nothing to compute
     try {
-      std::vector<float> logits;
+      Decoder::StepInput in;
       if (e.prefill > 0) {
         if (e.prefill_from == 0 || r.seq == nullptr) {
           // A new request, or a recompute after a preemption: a fresh cache.
@@ -272,29 +282,55 @@ void LlmRuntime::execute_step() {
         const auto from = static_cast<std::ptrdiff_t>(e.prefill_from);
         const auto to = std::min<std::ptrdiff_t>(from + e.prefill,
                                                  static_cast<std::ptrdiff_t>(r.tokens.size()));
-        logits = decoder_->step(
-            *r.seq, std::vector<int64_t>(r.tokens.begin() + from, r.tokens.begin() + to));
+        in.tokens.assign(r.tokens.begin() + from, r.tokens.begin() + to);
       } else if (e.decode) {
-        logits = decoder_->step(*r.seq, {r.tokens.back()});
+        in.tokens = {r.tokens.back()};
+      } else {
+        continue;
       }
-      if (e.emits && !logits.empty()) {
-        const auto best = std::max_element(logits.begin(), logits.end()) - logits.begin();
-        r.tokens.push_back(best);
-        if (r.first_token < 0) r.first_token = clock_.now();
-        if (r.stop_token >= 0 && best == r.stop_token) {
-          stopped.push_back(e.request);  // ends after the step, as ok (or late)
-        } else if (r.callbacks.on_token && !r.callbacks.on_token(best)) {
-          GenResult res;
-          res.end = GenEnd::kCancelled;
-          end(e.request, res);
-          left.push_back(e.request);
+      in.sequence = r.seq.get();
+      in.logits = e.emits;
+      inputs.push_back(std::move(in));
+      owners.push_back(&e);
+    } catch (const std::exception& ex) {
+      fail(e.request, ex.what());
+    }
+  }
+  std::vector<std::vector<float>> outputs(inputs.size());
+  if (!inputs.empty()) {
+    try {
+      outputs = decoder_->step_batch(inputs);
+    } catch (const std::exception&) {
+      // One request's input spoils the whole pass: run them one by one, so that only the
+      // requests that fail are failed.
+      for (std::size_t i = 0; i < inputs.size(); ++i) {
+        try {
+          outputs[i] = decoder_->step_batch({inputs[i]}).front();
+        } catch (const std::exception& ex) {
+          fail(owners[i]->request, ex.what());
         }
       }
-    } catch (const std::exception& ex) {
-      GenResult res;
-      res.end = GenEnd::kFailed;
-      res.error = std::string("the model failed: ") + ex.what();
-      end(e.request, res);
+    }
+  }
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const auto& e = *owners[i];
+    auto it = reqs_.find(e.request);
+    if (it == reqs_.end()) continue;
+    Req& r = *it->second;
+    if (r.ended) continue;
+    const std::vector<float>& logits = outputs[i];
+    if (e.emits && !logits.empty()) {
+      const auto best = std::max_element(logits.begin(), logits.end()) - logits.begin();
+      r.tokens.push_back(best);
+      if (r.first_token < 0) r.first_token = clock_.now();
+      if (r.stop_token >= 0 && best == r.stop_token) {
+        stopped.push_back(e.request);  // ends after the step, as ok (or late)
+      } else if (r.callbacks.on_token && !r.callbacks.on_token(best)) {
+        GenResult res;
+        res.end = GenEnd::kCancelled;
+        end(e.request, res);
+        left.push_back(e.request);
+      }
     }
   }
   const Time measured = clock_.now() - started;

@@ -2,11 +2,11 @@
 
 // LlmRuntime: one live LLM instance (docs/llm-serve.md#runtime). The SAME
 // LlmInstanceScheduler the simulator runs decides every step; this runtime is its host and
-// real-time driver: each step it plans is executed on the libtorch Decoder (one prefill
-// and/or one decode iteration over the requests in it, token by token on their own
-// Sequence, greedy), and its on_step_done follows when the step has really run, on the
-// steady clock. A request stays on this instance; a preempted request's Sequence is freed
-// and rebuilt from its prompt and the tokens it produced (recompute).
+// real-time driver: each step it plans is executed on the libtorch Decoder as one batched
+// forward pass (Decoder::step_batch: the prefill chunks and decode tokens of all its
+// requests, each on its own Sequence, greedy), and its on_step_done follows when the step has
+// really run, on the steady clock. A request stays on this instance; a preempted request's Sequence
+// is freed and rebuilt from its prompt and the tokens it produced (recompute).
 //
 // Every submitted request ends exactly once through its on_end: ok / late (against the
 // app's TTFT, TPOT and end-to-end SLOs, as the engine judges them), dropped (with the

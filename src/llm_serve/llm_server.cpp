@@ -13,11 +13,11 @@
 #include "llm/llm_cost_model.hpp"
 #include "llm_serve/llm_metrics.hpp"
 #include "llm_serve/step_log.hpp"
-#include "llm_serve/tokenizer.hpp"
 #include "llm_torch/decoder.hpp"
 #include "llm_torch/host_memory.hpp"
 #include "server/http_frontend.hpp"
 #include "spec/run_spec.hpp"
+#include "tokenizer/tokenizer.hpp"
 
 namespace tessera {
 
@@ -100,6 +100,7 @@ struct Call {
   int64_t created = 0;
   std::string model;
   std::vector<int64_t> out;
+  std::unique_ptr<TextStream> pieces;  // streamed text: whole UTF-8 characters only
   std::unique_ptr<ResponseStream> sse;
   bool broken = false;
 
@@ -115,7 +116,10 @@ struct Call {
       if (!sse) return false;
       if (api == LlmApi::kChat) sse->write(stream_role_event(id, created, model));
     }
-    return sse->write(stream_event(api, id, created, model, tokenizer->decode_token(token)));
+    // One event per token; a token that ends inside a character carries no text yet (a
+    // character still incomplete at the end is not sent: the whole answer shows U+FFFD).
+    if (!pieces) pieces = std::make_unique<TextStream>(*tokenizer);
+    return sse->write(stream_event(api, id, created, model, pieces->push(token)));
   }
 
   void on_end(const GenResult& r) {

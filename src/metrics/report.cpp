@@ -76,6 +76,9 @@ nlohmann::json summarize(const MetricsCollector& m, const App& app) {
       by_reason[std::string(drop_reason_name(reason))] = m.dropped_for(reason);
   }
   s["dropped_by_reason"] = by_reason;
+  // Only where a failed request has a reason (an LLM request refused for its length), so
+  // that other runs' summaries are as before.
+  if (m.context_refused() > 0) s["failed_by_reason"] = {{"context_length", m.context_refused()}};
   s["tasks"] = tasks;
   const LlmStats& llm = m.llm();
   if (llm.steps > 0 || llm.requests > 0) {
@@ -181,35 +184,71 @@ void write_report(const std::filesystem::path& dir, const nlohmann::json& summar
 
   const double w = m.window();
   const bool queues = m.queues_sampled();
-  std::string csv =
+  // Row by row to the file: a long run's time series is never held as one string.
+  std::ofstream csv(dir / "timeseries.csv");
+  if (!csv) throw std::runtime_error("cannot write " + (dir / "timeseries.csv").string());
+  std::string row =
       "window_start_s,arrivals_rps,goodput_rps,late_rps,dropped_rps,failed_rps,gpu_busy";
   if (queues) {
-    for (const Task& t : app.tasks) csv += ",queue_" + t.name;
+    for (const Task& t : app.tasks) row += ",queue_" + t.name;
   }
-  csv += "\n";
-  Chart rates{"Request rates per window", "time (s)", "requests/s", w, {}};
-  Chart queued{"Queued items per stage (sampled at window end)", "time (s)", "items", w, {}};
+  row += "\n";
+  csv << row;
+  // The charts get every window, or, for a run of more than kChartPoints windows, the
+  // means of `stride` consecutive windows (a 900-pixel chart cannot show more), so a long
+  // run's report is drawn in bounded memory; timeseries.csv keeps every window.
+  constexpr std::size_t kChartPoints = 1800;
+  const std::size_t count = m.window_count();
+  const std::size_t stride = count > kChartPoints ? (count + kChartPoints - 1) / kChartPoints : 1;
+  const char* per = stride > 1 ? " (means of consecutive windows)" : "";
+  Chart rates{std::string("Request rates per window") + per,
+              "time (s)",
+              "requests/s",
+              w * static_cast<double>(stride),
+              {}};
+  Chart queued{std::string("Queued items per stage (sampled at window end)") + per,
+               "time (s)",
+               "items",
+               w * static_cast<double>(stride),
+               {}};
   rates.series = {{"arrivals", {}}, {"goodput", {}}, {"late", {}}, {"dropped", {}}};
   for (const Task& t : app.tasks) queued.series.push_back({t.name, {}});
-  for (std::size_t i = 0; i < m.windows().size(); ++i) {
-    const WindowStats& ws = m.windows()[i];
+  std::vector<double> sums(rates.series.size() + queued.series.size(), 0.0);
+  std::size_t in_bucket = 0;
+  auto flush = [&] {
+    const double n = static_cast<double>(in_bucket);
+    for (std::size_t k = 0; k < rates.series.size(); ++k) {
+      rates.series[k].values.push_back(stride > 1 ? sums[k] / n : sums[k]);
+    }
+    for (std::size_t k = 0; k < queued.series.size(); ++k) {
+      const double v = sums[rates.series.size() + k];
+      queued.series[k].values.push_back(stride > 1 ? v / n : v);
+    }
+    std::fill(sums.begin(), sums.end(), 0.0);
+    in_bucket = 0;
+  };
+  m.for_each_window([&](std::size_t i, const WindowStats& ws) {
     auto per_s = [w](uint64_t n) { return static_cast<double>(n) / w; };
-    csv += fmt::format("{},{},{},{},{},{},{:.6g}", static_cast<double>(i) * w, per_s(ws.arrivals),
-                       per_s(ws.ok), per_s(ws.late), per_s(ws.dropped), per_s(ws.failed),
-                       ws.gpu_busy / w);
+    row = fmt::format("{},{},{},{},{},{},{:.6g}", static_cast<double>(i) * w, per_s(ws.arrivals),
+                      per_s(ws.ok), per_s(ws.late), per_s(ws.dropped), per_s(ws.failed),
+                      ws.gpu_busy / w);
     if (queues) {
-      for (uint64_t q : ws.queue_length) csv += fmt::format(",{}", q);
+      for (uint64_t q : ws.queue_length) row += fmt::format(",{}", q);
     }
-    csv += "\n";
-    rates.series[0].values.push_back(per_s(ws.arrivals));
-    rates.series[1].values.push_back(per_s(ws.ok));
-    rates.series[2].values.push_back(per_s(ws.late));
-    rates.series[3].values.push_back(per_s(ws.dropped));
-    for (std::size_t t = 0; t < ws.queue_length.size(); ++t) {
-      queued.series[t].values.push_back(static_cast<double>(ws.queue_length[t]));
+    row += "\n";
+    csv << row;
+    sums[0] += per_s(ws.arrivals);
+    sums[1] += per_s(ws.ok);
+    sums[2] += per_s(ws.late);
+    sums[3] += per_s(ws.dropped);
+    for (std::size_t t = 0; t < ws.queue_length.size() && t < queued.series.size(); ++t) {
+      sums[rates.series.size() + t] += static_cast<double>(ws.queue_length[t]);
     }
-  }
-  write_file(dir / "timeseries.csv", csv);
+    if (++in_bucket == stride) flush();
+  });
+  if (in_bucket > 0) flush();
+  csv.close();
+  if (!csv) throw std::runtime_error("cannot write " + (dir / "timeseries.csv").string());
   std::vector<Chart> charts = {rates};
   if (queues) charts.push_back(queued);
   write_file(dir / "timeseries.svg", render_svg(charts));

@@ -44,6 +44,23 @@ PardSettings parse_pard_settings(const SpecNode& node, PardSettings s) {
   return s;
 }
 
+// The parameters of `family` that `holder` (the family's map, or the policies section for
+// parameters written beside it: dropping's stale_ms, stale_rule) names, each checked
+// against the row of `kind` ("only jigsaw dropping takes a staleness threshold").
+template <typename Kind>
+void parse_parameters(const SpecNode& holder, const PolicyFamily<Kind>& family, Kind kind,
+                      PolicyConfig& config) {
+  const PolicyRow<Kind>& row = family.row(kind);
+  for (const PolicyParameter* p : family.parameters()) {
+    const auto value = holder.get(p->key);
+    if (!value) continue;
+    if (std::find(row.parameters.begin(), row.parameters.end(), p) == row.parameters.end()) {
+      value->fail(family.only_message(*p));
+    }
+    p->parse(*value, config);
+  }
+}
+
 // The field `family.field` of a policies section: a name, or, for a family whose rows take
 // parameters written inside it (batching, variant), a map {kind, parameters...}. Sets the family's
 // kind in `config` and parses the parameters the chosen row takes.
@@ -58,31 +75,7 @@ void parse_family(const SpecNode& node, const PolicyFamily<Kind>& family, Kind& 
   std::vector<std::string_view> keys{"kind"};
   for (const PolicyParameter* p : family.parameters()) keys.push_back(p->key);
   spec_allow_only(node, keys);
-  const PolicyRow<Kind>& row = family.row(kind);
-  for (const PolicyParameter* p : family.parameters()) {
-    const auto value = node.get(p->key);
-    if (!value) continue;
-    if (std::find(row.parameters.begin(), row.parameters.end(), p) == row.parameters.end()) {
-      value->fail(family.only_message(*p));
-    }
-    p->parse(*value, config);
-  }
-}
-
-// Parameters written beside the family's field (dropping's stale_ms, stale_rule): each is
-// checked against the family's current row.
-template <typename Kind>
-void parse_parameters_beside(const SpecNode& section, const PolicyFamily<Kind>& family, Kind kind,
-                             PolicyConfig& config) {
-  const PolicyRow<Kind>& row = family.row(kind);
-  for (const PolicyParameter* p : family.parameters()) {
-    const auto value = section.get(p->key);
-    if (!value) continue;
-    if (std::find(row.parameters.begin(), row.parameters.end(), p) == row.parameters.end()) {
-      value->fail(family.only_message(*p));
-    }
-    p->parse(*value, config);
-  }
+  parse_parameters(node, family, kind, config);
 }
 
 // A row's parameters that another row's config holds ("only jigsaw dropping takes a
@@ -159,7 +152,7 @@ PolicyConfig parse_policy_config(const SpecNode& node, const std::optional<std::
   if (auto n = node.get("dispatch")) parse_family(*n, dispatch_policies(), config.dispatch, config);
   if (auto n = node.get("queue")) parse_family(*n, queue_policies(), config.queue, config);
   if (auto n = node.get("dropping")) parse_family(*n, dropping_policies(), config.dropping, config);
-  parse_parameters_beside(node, dropping_policies(), config.dropping, config);
+  parse_parameters(node, dropping_policies(), config.dropping, config);
   if (auto n = node.get("variant")) parse_family(*n, variant_policies(), config.variant, config);
   if (auto n = node.get("max_queue")) {
     config.max_queue = static_cast<std::size_t>(n->as_integer_in(0, INT32_MAX));
