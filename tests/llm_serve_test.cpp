@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "closed_port.hpp"
 #include "core/error.hpp"
 #include "llm_arch/checkpoint_layout.hpp"
 #include "llm_serve/llm_protocol.hpp"
@@ -443,7 +444,14 @@ TEST_F(LlmServerTest, OpenAiCompletionsWholeAndStreamed) {
 
   res = cli.Get("/v1/models");
   ASSERT_TRUE(res);
-  EXPECT_EQ(json::parse(res->body)["data"][0]["id"], "tiny");
+  const json model = json::parse(res->body)["data"][0];
+  EXPECT_EQ(model["id"], "tiny");
+  // "created": when the server started (Unix seconds), not 0.
+  const auto now = std::chrono::duration_cast<std::chrono::seconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
+  EXPECT_GT(model["created"].get<int64_t>(), now - 600);
+  EXPECT_LE(model["created"].get<int64_t>(), now);
 }
 
 TEST_F(LlmServerTest, KServeGenerateAndGenerateStream) {
@@ -545,7 +553,7 @@ TEST_F(LlmServerTest, LoadgenReplaysAnLlmTraceIntoTheSimulatorsSummary) {
   o.port = port_;
   o.connections = 4;
   const LoadgenResult result = run_llm_loadgen(app, arrivals, o);
-  const json summary = summarize(result.metrics, app);
+  const json summary = summarize(result.metrics, app, result.unmeasured);
   EXPECT_EQ(summary["submitted"], 5);
   EXPECT_EQ(summary["failed"], 1);
   ASSERT_TRUE(summary.contains("llm"));
@@ -553,6 +561,55 @@ TEST_F(LlmServerTest, LoadgenReplaysAnLlmTraceIntoTheSimulatorsSummary) {
   EXPECT_EQ(summary["llm"]["output_tokens"], 3 + 4 + 5 + 6);
   EXPECT_GT(summary["llm"]["ttft_ms"]["p50"].get<double>(), 0.0);
   EXPECT_EQ(summary["llm"]["ttft_attainment"], 0.8);
+  // Only what a client measured has a value: accuracy, GPU time, sub-requests and the
+  // server's steps and KV cache are null, each with its reason, and absent from the table.
+  for (const char* key :
+       {"mean_accuracy", "gpu_seconds", "wasted_gpu_seconds", "invalid_rate", "subrequests"}) {
+    EXPECT_TRUE(summary[key].is_null()) << key << ": " << summary[key];
+    EXPECT_TRUE(summary["not_measured"].contains(key)) << key;
+  }
+  for (const char* key : {"steps", "prefill_tokens", "decode_tokens", "preemptions",
+                          "kv_utilization", "kv_peak_utilization", "kv_blocks_per_instance"}) {
+    EXPECT_TRUE(summary["llm"][key].is_null()) << key;
+    EXPECT_TRUE(summary["not_measured"].contains(std::string("llm.") + key)) << key;
+  }
+  EXPECT_TRUE(summary["tasks"]["llm"]["batches"].is_null());
+  EXPECT_EQ(summary["tasks"]["llm"]["failed"], 1);
+  const std::string table = format_summary(summary);
+  for (const char* row : {"mean accuracy", "sub-request violations", "invalid (wasted) GPU",
+                          "GPU time", "LLM steps", "KV cache used", "preemptions", "stage"}) {
+    EXPECT_EQ(table.find(std::string("\n  ") + row + " "), std::string::npos) << row << " in\n"
+                                                                              << table;
+  }
+  EXPECT_NE(table.find("\n  TTFT p50/p99 "), std::string::npos) << table;
+  EXPECT_NE(table.find("\n  not measured: LLM steps, tokens per step, preemptions, KV cache"),
+            std::string::npos)
+      << table;
+}
+
+TEST(LlmLoadgen, AClosedPortIsReportedWithTheWholeReason) {
+  const testing::ClosedPort closed;
+  ASSERT_GT(closed.port(), 0);
+  const int port = closed.port();
+  App app;
+  app.name = "llm";
+  Task task;
+  task.name = "llm";
+  task.variants.push_back(Variant{"tiny", 1.0, 1.0});
+  app.tasks.push_back(task);
+  app.finalize();
+  LoadgenOptions o;
+  o.port = port;
+  try {
+    run_llm_loadgen(app, {Arrival{}}, o);
+    FAIL() << "no error for a closed port";
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("could not connect to 127.0.0.1:" + std::to_string(port)),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("Connection refused"), std::string::npos) << what;
+  }
 }
 
 }  // namespace

@@ -36,6 +36,7 @@ struct LlmServer::Impl {
   std::atomic<uint64_t> next_id{1};
   bool started = false;
   bool stopped = false;
+  int64_t started_at = 0;  // Unix seconds of start(): /v1/models' "created"
 
   Impl(std::shared_ptr<const Decoder> d, std::shared_ptr<const Tokenizer> t, std::string name,
        LlmServeOptions o)
@@ -189,11 +190,11 @@ void LlmServer::Impl::handle(HttpRequest&& req, const Responder& respond) {
   }
   if (p == "/v1/models") {
     if (!get) return method_not_allowed("GET");
-    const json doc = {
-        {"object", "list"},
-        {"data",
-         json::array(
-             {{{"id", model}, {"object", "model"}, {"created", 0}, {"owned_by", "tessera"}}})}};
+    const json doc = {{"object", "list"},
+                      {"data", json::array({{{"id", model},
+                                             {"object", "model"},
+                                             {"created", started_at},
+                                             {"owned_by", "tessera"}}})}};
     return respond(HttpResponse{200, doc.dump()});
   }
   if (p == "/v1/completions" || p == "/v1/chat/completions") {
@@ -367,6 +368,7 @@ LlmServer::~LlmServer() { shutdown(); }
 int LlmServer::start() {
   Impl& s = *impl_;
   if (s.started) return s.options.port;
+  s.started_at = unix_now();
   HttpLimits limits;
   limits.max_connections = s.options.max_connections;
   limits.body_limit = s.options.max_body_bytes;
