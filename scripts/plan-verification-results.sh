@@ -7,6 +7,8 @@
 #   2. Every JigsawServe plan example at 25, 50, 75 and 100 % of its max serviceable demand
 #      (tessera plan --max-demand, A+S+T): the verified plan (attainment, rounds, slices, data
 #      plane) against the unverified one (no headroom, JigsawServe's data plane, simulated).
+#   3. JigsawServe's steady-bin day (traffic, A+S+T) re-planned with and without
+#      verification (tessera replan --verify), both with the plan spec's headroom.
 # Deterministic: fixed seeds, node-limited MILPs. TESSERA=path/to/tessera skips the build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -51,5 +53,10 @@ for ex in traffic traffic_trace social ar; do
     echo "    $ex $pct% ($demand req/s) done"
   done
 done
+echo "==> 3. JigsawServe's steady-bin day (traffic, A+S+T) re-planned with verification"
+"$T" replan examples/replan/traffic_day_steady.yaml --space A+S+T --verify --quiet \
+  --out "$OUT/replan/steady-verify" >"$OUT/replan-steady-verify.log" 2>&1 || true
+"$T" replan examples/replan/traffic_day_steady.yaml --space A+S+T --quiet \
+  --out "$OUT/replan/steady" >"$OUT/replan-steady.log" 2>&1 || true
 echo $(($(date +%s) - START)) >"$OUT/seconds.txt"
 python3 scripts/plan_verification_doc.py "$OUT" docs/results/plan-verification.md

@@ -20,7 +20,7 @@
 #include "control/plan_verification.hpp"
 #include "core/spec_node.hpp"
 #include "metrics/report.hpp"
-#include "plan/plan_report.hpp"
+#include "plan/jigsawserve/plan_report.hpp"
 #include "plan_fixture.hpp"
 #include "sim/simulator.hpp"
 #include "test_support.hpp"
@@ -32,7 +32,7 @@ namespace fs = std::filesystem;
 
 // The tiny app's plan as a run spec: its deployment and profiles, Poisson arrivals at the
 // plan's demand for 60 s, seed 1.
-RunSpec tiny_run(const plan::Plan& p, const plan::PlanInput& in) {
+RunSpec tiny_run(const plan::JigsawPlan& p, const plan::PlanInput& in) {
   RunSpec run{.file = {},
               .app = in.app,
               .profiles = plan::plan_profiles(p, in),
@@ -43,7 +43,8 @@ RunSpec tiny_run(const plan::Plan& p, const plan::PlanInput& in) {
               .workload = SpecNode::load_string(fmt::format(
                   "source: {{kind: poisson, rate_rps: {}}}\nduration_s: 60\n", p.demand_rps)),
               .llm = std::nullopt,
-              .models_file = {}};
+              .models_file = {},
+              .policies_node = std::nullopt};
   run.sim.seed = 1;
   return run;
 }
@@ -66,7 +67,7 @@ plan::PlanOptions no_slack() {
 
 TEST(PlanVerification, RaisesAnUnderProvisionedPlanToItsTarget) {
   const plan::PlanInput in = tight_input();
-  const plan::Plan packed = plan::make_plan(in, no_slack());
+  const plan::JigsawPlan packed = plan::make_plan(in, no_slack());
   ASSERT_TRUE(packed.has_plan()) << packed.message;
   VerifyOptions vo;
   const auto [first, summary] = best_data_plane(tiny_run(packed, in), vo.data_planes);

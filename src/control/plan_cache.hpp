@@ -5,7 +5,7 @@
 #include <memory>
 #include <optional>
 
-#include "plan/planner.hpp"
+#include "plan/jigsawserve/planner.hpp"
 
 namespace tessera::control {
 
@@ -17,12 +17,12 @@ namespace tessera::control {
 class PlanCache {
  public:
   // `planner`: how a grid point's plan is made (empty: plan::make_plan).
-  using Planner = std::function<plan::Plan(const plan::PlanInput&, const plan::PlanOptions&)>;
+  using Planner = std::function<plan::JigsawPlan(const plan::PlanInput&, const plan::PlanOptions&)>;
   PlanCache(const plan::PlanInput& input, const plan::PlanOptions& options, double step,
             Planner planner = {});
 
   struct Lookup {
-    const plan::Plan* plan = nullptr;
+    const plan::JigsawPlan* plan = nullptr;
     double grid_demand_rps = 0.0;  // the demand the plan was made for (before slack)
     bool fallback = false;         // the demand was not serviceable: the max-demand plan
     bool solved = false;           // this lookup ran the MILP (not cached)
@@ -45,7 +45,7 @@ class PlanCache {
   plan::PlanOptions options_;
   double step_;
   Planner planner_;
-  std::map<long, plan::Plan> plans_;  // by grid index
+  std::map<long, plan::JigsawPlan> plans_;  // by grid index
   std::optional<plan::MaxDemand> max_;
   int solves_ = 0;
   int limited_solves_ = 0;

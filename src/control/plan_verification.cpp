@@ -7,7 +7,10 @@
 #include <cmath>
 
 #include "metrics/report.hpp"
-#include "plan/plan_report.hpp"
+#include "plan/jigsawserve/plan_report.hpp"
+#include "policy/jigsaw_dropping.hpp"
+#include "policy/policy_kinds.hpp"
+#include "policy/presets.hpp"
 #include "sim/simulator.hpp"
 #include "workload/workload_spec.hpp"
 
@@ -18,8 +21,8 @@ std::vector<DataPlaneChoice> default_data_planes() {
   out.push_back({"jigsawserve", preset_config("jigsawserve")});
   for (const char* preset : {"pard", "clipper++", "naive"}) {
     PolicyConfig c = preset_config(preset);
-    c.dispatch = "central";
-    c.batching = "jigsaw";
+    c.dispatch = DispatchKind::kCentral;
+    c.batching = BatchingKind::kJigsaw;
     out.push_back({std::string(preset) + " (central queues, jigsaw batching)", c});
   }
   out.push_back({"pard", preset_config("pard")});
@@ -30,15 +33,17 @@ std::string policies_yaml(const PolicyConfig& config, int indent) {
   const std::string pad(static_cast<std::size_t>(indent), ' ');
   std::string s;
   if (!config.preset.empty()) s += pad + "preset: " + config.preset + "\n";
-  s += pad + "dispatch: " + config.dispatch + "\n";
-  s += pad + "queue: " + config.queue + "\n";
-  s += pad + "batching: " + config.batching + "\n";
-  s += pad + "dropping: " + config.dropping + "\n";
-  if (config.dropping == "jigsaw") {
+  s += pad + fmt::format("dispatch: {}\n", policy_name(config.dispatch));
+  s += pad + fmt::format("queue: {}\n", policy_name(config.queue));
+  s += pad + fmt::format("batching: {}\n", policy_name(config.batching));
+  s += pad + fmt::format("dropping: {}\n", policy_name(config.dropping));
+  if (config.dropping == DroppingKind::kJigsaw) {
     s += pad + fmt::format("stale_ms: {}\n", to_ms(config.stale_after));
-    s += pad + "stale_rule: " + config.stale_rule + "\n";
+    s += pad + fmt::format("stale_rule: {}\n",
+                           config.stale_rule == JigsawDropping::StaleRule::kQueued ? "queued"
+                                                                                   : "at_pickup");
   }
-  s += pad + "variant: " + config.variant + "\n";
+  s += pad + fmt::format("variant: {}\n", policy_name(config.variant));
   return s;
 }
 
@@ -109,7 +114,7 @@ Verification verify_plan(plan::PlanInput input, const plan::PlanOptions& plan_op
   double boost = 1.0;
   for (int round = 1; round <= verify.max_rounds; ++round) {
     input.utilisation_cap = caps;
-    plan::Plan p = plan::make_plan(input, options);
+    plan::JigsawPlan p = plan::make_plan(input, options);
     VerifyRound r;
     r.demand_rps = input.demand_rps;
     r.utilisation_cap = caps;
@@ -211,7 +216,7 @@ SpecNode poisson_workload(double rate_rps, double seconds) {
 
 }  // namespace
 
-std::function<plan::Plan(const plan::PlanInput&, const plan::PlanOptions&)> verified_planner(
+std::function<plan::JigsawPlan(const plan::PlanInput&, const plan::PlanOptions&)> verified_planner(
     const PolicyConfig& policies, const SimOptions& sim, double target, int rounds,
     double queue_delay_s, double burst_excess, double seconds) {
   VerifyOptions vo;
@@ -224,7 +229,7 @@ std::function<plan::Plan(const plan::PlanInput&, const plan::PlanOptions&)> veri
       return burst_aware_demand(*w.source, queue_delay_s, burst_excess) / demand - 1.0;
     };
   }
-  RunBuilder make_run = [=](const plan::Plan& p, const plan::PlanInput& in) {
+  RunBuilder make_run = [=](const plan::JigsawPlan& p, const plan::PlanInput& in) {
     RunSpec run{.file = {},
                 .app = in.app,
                 .profiles = plan::plan_profiles(p, in),
@@ -234,7 +239,8 @@ std::function<plan::Plan(const plan::PlanInput&, const plan::PlanOptions&)> veri
                 .sim = sim,
                 .workload = poisson_workload(p.demand_rps, seconds),
                 .llm = std::nullopt,
-                .models_file = {}};
+                .models_file = {},
+                .policies_node = std::nullopt};
     run.sim.progress = false;
     return run;
   };

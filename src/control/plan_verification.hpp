@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "plan/planner.hpp"
+#include "plan/jigsawserve/planner.hpp"
 #include "policy/policy_set.hpp"
 #include "spec/run_spec.hpp"
 #include "workload/arrival.hpp"
@@ -53,7 +53,7 @@ struct VerifyOptions {
 };
 
 // The run spec a plan is verified with (its policies are replaced by each data plane's).
-using RunBuilder = std::function<RunSpec(const plan::Plan&, const plan::PlanInput&)>;
+using RunBuilder = std::function<RunSpec(const plan::JigsawPlan&, const plan::PlanInput&)>;
 
 struct VerifyRound {
   double demand_rps = 0.0;
@@ -74,7 +74,7 @@ struct Verification {
   DataPlaneChoice data_plane;  // the best data plane on the returned plan
   nlohmann::json summary;      // its simulation summary (summary.json's fields)
   std::vector<VerifyRound> history;
-  plan::Plan plan;        // the met plan, else the best-attaining plan found
+  plan::JigsawPlan plan;  // the met plan, else the best-attaining plan found
   plan::PlanInput input;  // with the utilisation caps `plan` was solved with
 };
 
@@ -107,7 +107,7 @@ VerifiedDemand largest_verified_demand(const plan::PlanInput& input,
 // The re-planning controller's planner (ControllerOptions::planner): each plan verified on
 // `seconds` of Poisson arrivals at its demand under the controller's `policies` (the data
 // plane the day runs), with `sim`'s seed; burst-aware slack when `queue_delay_s` > 0.
-std::function<plan::Plan(const plan::PlanInput&, const plan::PlanOptions&)> verified_planner(
+std::function<plan::JigsawPlan(const plan::PlanInput&, const plan::PlanOptions&)> verified_planner(
     const PolicyConfig& policies, const SimOptions& sim, double target, int rounds,
     double queue_delay_s, double burst_excess, double seconds = 60.0);
 

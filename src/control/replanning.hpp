@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "plan/planner.hpp"
+#include "plan/jigsawserve/planner.hpp"
 #include "policy/policy_set.hpp"
 #include "sim/simulator.hpp"
 #include "workload/arrival.hpp"
@@ -29,7 +29,7 @@ struct ControllerOptions {
   // How the controller makes a plan for a demand: plan::make_plan when empty; the replan
   // command's `controller: {verify: true}` verifies each plan by simulation
   // (control::verify_plan) with the plan spec's headroom and target.
-  std::function<plan::Plan(const plan::PlanInput&, const plan::PlanOptions&)> planner;
+  std::function<plan::JigsawPlan(const plan::PlanInput&, const plan::PlanOptions&)> planner;
   bool verify = false;  // the spec asked for verification (the command sets `planner`)
 };
 
