@@ -65,6 +65,7 @@ lines += ["## Every plan example, 25-100 % of its max serviceable demand", "",
           "| verified slices | verified attainment | simulate | rounds | data plane | met | "
           "largest verified demand (req/s) |",
           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|"]
+extra = []  # (example, verified slices - unverified slices) where both plans exist and met
 for ex in ["traffic", "traffic_trace", "social", "ar"]:
     try:
         mx = float(open(os.path.join(out, ex, "max_demand.txt")).read())
@@ -78,6 +79,8 @@ for ex in ["traffic", "traffic_trace", "social", "ar"]:
         us = (u or {}).get("predicted", {}).get("slices")
         vs = (v or {}).get("predicted", {}).get("slices")
         simulated = vs is not None
+        if us is not None and vs is not None and ver.get("met"):
+            extra.append((ex, vs - us))
         lines.append(
             f"| {ex} | {pct} | {mx * pct / 100:.4g} | {fmt(us, '{}')} | "
             f"{fmt(sim_attainment(os.path.join(base, 'unverified')))} | {fmt(vs, '{}')} | "
@@ -87,6 +90,12 @@ for ex in ["traffic", "traffic_trace", "social", "ar"]:
             f"{'yes' if ver.get('met') else 'no'} | "
             f"{fmt(ver.get('largest_verified_demand_rps'), '{:.4g}')} |")
 lines.append("")
+if extra:
+    met = sum(1 for _ in extra)
+    total = sum(d for _, d in extra)
+    lines += [f"The cost of keeping the promise: over the {met} rows above where the verified "
+              f"plan met the target, it used {total} more slices than the unverified plan in "
+              f"all ({total / met:.2f} per plan, at most {max(d for _, d in extra)}).", ""]
 
 lines += ["## JigsawServe's steady-bin day, re-planned with verification", "",
           "`tessera replan examples/replan/traffic_day_steady.yaml --space A+S+T` with and "
@@ -99,16 +108,19 @@ for name, label in [("steady", "without verification"), ("steady-verify", "with 
     rows = load(os.path.join(out, "replan", name, "summary.json")) or []
     r = next((x for x in rows if x.get("space") == "A+S+T"), None)
     if r is None:
-        lines.append(f"| {label} | - | - | - | - | - |")
+        lines.append(f"| {label} (not finished when this page was written) | - | - | - | - | - |")
         continue
     lines.append(f"| {label} | {r['slices_used_pct']:.1f} % | {r['violation_pct_mean_per_bin']:.2f} % | "
                  f"{r['subrequests']['violation_pct_mean_per_bin']:.2f} % | {r['milp_solves']} | "
                  f"{r['wall_seconds']:.0f} |")
 lines.append("")
-secs = open(os.path.join(out, "seconds.txt")).read().strip()
+try:
+    secs = open(os.path.join(out, "seconds.txt")).read().strip() + " s"
+except OSError:
+    secs = "an unrecorded time (the run did not finish its last section)"
 cpu = subprocess.run(["sh", "-c", "lscpu | sed -n 's/^Model name: *//p'"], capture_output=True,
                      text=True).stdout.strip()
-lines += [f"The whole run took {secs} s on {cpu or platform.machine()} "
+lines += [f"The whole run took {secs} on {cpu or platform.machine()} "
           f"({os.cpu_count()} vCPUs, shared).", ""]
 with open(page, "w") as f:
     f.write("\n".join(lines))
