@@ -12,10 +12,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "exec/model_factory.hpp"
-#include "exec/profiler.hpp"
 #include "fleet_support.hpp"
 #include "metrics/report.hpp"
+#include "models/model_factory.hpp"
+#include "models/profiler.hpp"
 #include "policy/policy_set.hpp"
 #include "profile/profile_yaml.hpp"
 #include "server/protocol.hpp"

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "exec/model_spec.hpp"
+#include "models/model_spec.hpp"
 #include "server/server.hpp"
 #include "server/worker_mode.hpp"
 

@@ -22,8 +22,8 @@
 #include <thread>
 
 #include "core/error.hpp"
-#include "exec/model_factory.hpp"
 #include "fleet_support.hpp"
+#include "models/model_factory.hpp"
 #include "robustness/raw_http.hpp"
 #include "server/protocol.hpp"
 #include "server/remote_model.hpp"

@@ -16,8 +16,8 @@
 #include <unistd.h>
 #include <nlohmann/json.hpp>
 
-#include "exec/model_spec.hpp"
 #include "loadgen/http_loadgen.hpp"
+#include "models/model_spec.hpp"
 #include "server/protocol.hpp"
 #include "server/server.hpp"
 #include "spec/run_spec.hpp"

@@ -8,8 +8,8 @@
 #include <sstream>
 
 #include "cli/commands.hpp"
-#include "exec/model_factory.hpp"
-#include "exec/profiler.hpp"
+#include "models/model_factory.hpp"
+#include "models/profiler.hpp"
 #include "profile/profile_yaml.hpp"
 #include "server/remote_model.hpp"
 

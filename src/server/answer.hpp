@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "core/outcome.hpp"
-#include "exec/tensor.hpp"
+#include "models/tensor.hpp"
 #include "server/server_metrics.hpp"
 
 namespace tessera {

@@ -8,7 +8,7 @@
 #include <span>
 #include <stdexcept>
 
-#include "exec/model_factory.hpp"
+#include "models/model_factory.hpp"
 
 namespace tessera {
 

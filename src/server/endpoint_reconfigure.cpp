@@ -9,7 +9,7 @@
 #include <tuple>
 
 #include "core/input_limits.hpp"
-#include "exec/model_factory.hpp"
+#include "models/model_factory.hpp"
 #include "server/endpoint.hpp"
 
 namespace tessera {

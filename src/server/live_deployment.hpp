@@ -24,7 +24,7 @@
 
 #include "engine/app.hpp"
 #include "engine/deployment.hpp"
-#include "exec/model_spec.hpp"
+#include "models/model_spec.hpp"
 #include "profile/profile_table.hpp"
 
 namespace tessera {

@@ -5,8 +5,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "exec/model.hpp"
-#include "exec/model_spec.hpp"
+#include "models/model.hpp"
+#include "models/model_spec.hpp"
 
 namespace tessera {
 

@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "exec/tensor.hpp"
+#include "models/tensor.hpp"
 #include "server/datatype.hpp"
 
 namespace tessera {

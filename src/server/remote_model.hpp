@@ -27,8 +27,8 @@
 #include <thread>
 #include <vector>
 
-#include "exec/model.hpp"
-#include "exec/model_spec.hpp"
+#include "models/model.hpp"
+#include "models/model_spec.hpp"
 #include "server/remote_transport.hpp"
 
 namespace tessera {

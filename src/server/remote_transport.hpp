@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "exec/remote_spec.hpp"
-#include "exec/tensor.hpp"
+#include "models/remote_spec.hpp"
+#include "models/tensor.hpp"
 #include "server/remote_wire.hpp"
 
 namespace tessera {

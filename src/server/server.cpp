@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "exec/model_factory.hpp"
+#include "models/model_factory.hpp"
 #include "server/protocol.hpp"
 #include "server/remote_model.hpp"
 #include "server/server_impl.hpp"

@@ -7,7 +7,7 @@
 
 #include "engine/app.hpp"
 #include "engine/deployment.hpp"
-#include "exec/model_spec.hpp"
+#include "models/model_spec.hpp"
 #include "policy/policy_set.hpp"
 #include "profile/profile_table.hpp"
 #include "server/live_deployment.hpp"

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "exec/model_spec.hpp"
+#include "models/model_spec.hpp"
 
 namespace tessera {
 namespace {

@@ -10,7 +10,7 @@
 #include <tuple>
 
 #include "core/spec_node.hpp"
-#include "exec/model_factory.hpp"
+#include "models/model_factory.hpp"
 #include "server/protocol.hpp"
 #include "server/server_impl.hpp"
 #include "spec/deployment_spec.hpp"

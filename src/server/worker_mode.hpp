@@ -12,7 +12,7 @@
 
 #include <memory>
 
-#include "exec/model_spec.hpp"
+#include "models/model_spec.hpp"
 #include "server/server.hpp"
 
 namespace tessera {

@@ -9,7 +9,7 @@
 
 #include "core/device.hpp"
 #include "core/spec_node.hpp"
-#include "exec/remote_spec.hpp"
+#include "models/remote_spec.hpp"
 
 namespace tessera {
 

@@ -1,4 +1,4 @@
-#include "exec/torch_model.hpp"
+#include "models/torch_model.hpp"
 
 #include <torch/torch.h>
 
@@ -6,9 +6,9 @@
 #include <mutex>
 #include <stdexcept>
 
-#include "exec/model_factory.hpp"
-#include "exec/noop_model.hpp"
-#include "exec/torch_device.hpp"
+#include "models/model_factory.hpp"
+#include "models/noop_model.hpp"
+#include "models/torch_device.hpp"
 
 namespace tessera {
 

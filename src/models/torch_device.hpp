@@ -12,8 +12,8 @@
 #include <string>
 
 #include "core/device.hpp"
-#include "exec/model_factory.hpp"
-#include "exec/model_spec.hpp"
+#include "models/model_factory.hpp"
+#include "models/model_spec.hpp"
 
 namespace tessera {
 

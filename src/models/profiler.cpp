@@ -1,4 +1,4 @@
-#include "exec/profiler.hpp"
+#include "models/profiler.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -9,7 +9,7 @@
 #include <random>
 #include <thread>
 
-#include "exec/model_factory.hpp"
+#include "models/model_factory.hpp"
 
 namespace tessera {
 namespace {

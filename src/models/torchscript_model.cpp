@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "exec/torch_model.hpp"
+#include "models/torch_model.hpp"
 
 namespace tessera {
 namespace {

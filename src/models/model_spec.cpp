@@ -1,4 +1,4 @@
-#include "exec/model_spec.hpp"
+#include "models/model_spec.hpp"
 
 #include <algorithm>
 #include <cmath>

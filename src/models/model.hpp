@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "exec/tensor.hpp"
+#include "models/tensor.hpp"
 
 namespace tessera {
 

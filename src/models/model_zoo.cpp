@@ -9,7 +9,7 @@
 #include <array>
 #include <stdexcept>
 
-#include "exec/torch_model.hpp"
+#include "models/torch_model.hpp"
 
 namespace tessera {
 namespace {

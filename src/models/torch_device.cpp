@@ -1,4 +1,4 @@
-#include "exec/torch_device.hpp"
+#include "models/torch_device.hpp"
 
 #include <torch/cuda.h>
 

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "exec/model_factory.hpp"
-#include "exec/model_spec.hpp"
-#include "exec/profiler.hpp"
+#include "models/model_factory.hpp"
+#include "models/model_spec.hpp"
+#include "models/profiler.hpp"
 
 namespace tessera {
 namespace {

@@ -4,8 +4,8 @@
 #include <optional>
 #include <vector>
 
-#include "exec/model.hpp"
-#include "exec/model_spec.hpp"
+#include "models/model.hpp"
+#include "models/model_spec.hpp"
 #include "profile/profile_table.hpp"
 
 namespace tessera {

@@ -2,8 +2,8 @@
 
 #include <memory>
 
-#include "exec/model.hpp"
-#include "exec/model_spec.hpp"
+#include "models/model.hpp"
+#include "models/model_spec.hpp"
 
 namespace tessera {
 

@@ -1,4 +1,4 @@
-#include "exec/noop_model.hpp"
+#include "models/noop_model.hpp"
 
 #include <chrono>
 #include <stdexcept>

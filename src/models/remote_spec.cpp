@@ -1,4 +1,4 @@
-#include "exec/remote_spec.hpp"
+#include "models/remote_spec.hpp"
 
 #include <charconv>
 #include <stdexcept>
