@@ -18,8 +18,8 @@
 #include "models/profiler.hpp"
 #include "policy/policy_set.hpp"
 #include "profile/profile_yaml.hpp"
-#include "server/protocol.hpp"
-#include "server/remote_model.hpp"
+#include "serve/fleet/remote_model.hpp"
+#include "serve/kserve/protocol.hpp"
 #include "sim/simulator.hpp"
 #include "spec/run_spec.hpp"
 

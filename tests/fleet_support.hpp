@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "models/model_spec.hpp"
-#include "server/server.hpp"
-#include "server/worker_mode.hpp"
+#include "serve/server/server.hpp"
+#include "serve/server/worker_mode.hpp"
 
 namespace tessera::fleet {
 

@@ -4,7 +4,7 @@
 // middle of a request, is closed soon after its timeout and counted. No test sleeps to
 // wait: clients block on their socket with a generous receive timeout.
 
-#include "server/http_frontend.hpp"
+#include "serve/http/http_frontend.hpp"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "server/protocol.hpp"
+#include "serve/kserve/protocol.hpp"
 
 namespace tessera {
 namespace {

@@ -20,14 +20,14 @@
 
 #include "core/error.hpp"
 #include "llm_arch/checkpoint_layout.hpp"
-#include "llm_serve/llm_protocol.hpp"
-#include "llm_serve/llm_runtime.hpp"
-#include "llm_serve/llm_server.hpp"
-#include "llm_serve/step_log.hpp"
 #include "llm_serve/tokenizer.hpp"
 #include "llm_torch/decoder.hpp"
 #include "loadgen/llm_loadgen.hpp"
 #include "metrics/report.hpp"
+#include "serve/openai/llm_protocol.hpp"
+#include "serve/runtime/llm_runtime.hpp"
+#include "serve/runtime/step_log.hpp"
+#include "serve/server/llm_server.hpp"
 
 namespace tessera {
 namespace {

@@ -18,8 +18,8 @@
 
 #include "loadgen/http_loadgen.hpp"
 #include "models/model_spec.hpp"
-#include "server/protocol.hpp"
-#include "server/server.hpp"
+#include "serve/kserve/protocol.hpp"
+#include "serve/server/server.hpp"
 #include "spec/run_spec.hpp"
 
 namespace tessera {

@@ -10,8 +10,8 @@
 #include <thread>
 
 #include "loadgen/http_loadgen.hpp"
-#include "server/protocol.hpp"
-#include "server/server.hpp"
+#include "serve/kserve/protocol.hpp"
+#include "serve/server/server.hpp"
 #include "test_support.hpp"
 
 namespace tessera {

@@ -15,9 +15,9 @@
 
 #include "cli/commands.hpp"
 #include "llm/llm_measured_cost.hpp"
-#include "llm_serve/step_profile.hpp"
 #include "llm_torch/decoder.hpp"
 #include "llm_torch/host_memory.hpp"
+#include "models/llm_step_profile.hpp"
 
 namespace tessera::cli {
 namespace {

@@ -11,7 +11,7 @@
 #include "models/model_factory.hpp"
 #include "models/profiler.hpp"
 #include "profile/profile_yaml.hpp"
-#include "server/remote_model.hpp"
+#include "serve/fleet/remote_model.hpp"
 
 namespace tessera::cli {
 namespace {

@@ -8,14 +8,14 @@
 #include <thread>
 
 #include "cli/commands.hpp"
-#include "cli/serve_replan.hpp"
 #include "core/device.hpp"
 #include "core/error.hpp"
-#include "llm_serve/llm_server.hpp"
 #include "llm_torch/decoder.hpp"
 #include "models/model_spec.hpp"
-#include "server/server.hpp"
-#include "server/worker_mode.hpp"
+#include "serve/replan/live_controller.hpp"
+#include "serve/server/llm_server.hpp"
+#include "serve/server/server.hpp"
+#include "serve/server/worker_mode.hpp"
 #include "spec/run_spec.hpp"
 
 namespace tessera::cli {
