@@ -1,8 +1,8 @@
 #pragma once
 
 // Measures a checkpoint's step costs on this machine for the simulator
-// (docs/llm-serve.md#calibration): the LlmRuntime runs every request of a step on its own
-// Sequence, so a step costs about
+// (docs/llm-serve.md#calibration): the live server runs every request of a step on its own
+// Sequence (serve/runtime/llm_step.cpp), so a step costs about
 //   prefill_base x prompts prefilled + per_prefill_token x prompt tokens
 //   + per_decode x requests decoding.
 // Prefill is timed at several prompt lengths and fitted by least squares; a decode step

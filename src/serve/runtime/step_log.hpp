@@ -1,30 +1,30 @@
 #pragma once
 
-// LlmStepLog: a CSV line per step the live LLM runtime runs (`tessera serve
+// LlmStepLog: a CSV line per step the live LLM instances run (`tessera serve
 // --llm-step-log FILE`; docs/llm-serve.md#measured-step-costs): its prompt tokens
-// prefilled, tokens decoded, KV blocks held, the cost model's time for it and its measured
-// time, so a simulation's step times can be checked step by step against the live ones.
-// Forwards every call to the next observer (the server's metrics).
+// prefilled, tokens decoded, KV blocks its instance held, the cost model's time for it and
+// its measured time, so a simulation's step times can be checked step by step against the
+// live ones. Forwards every call to the next observer (the server's metrics).
 //
-// Called on the runtime thread only (LlmRuntimeObserver); owns its file.
+// Called on the LLM endpoint's loop only (LlmObserver); owns its file.
 
 #include <fstream>
 #include <string>
 
-#include "serve/runtime/llm_runtime.hpp"
+#include "serve/runtime/llm_endpoint.hpp"
 
 namespace tessera {
 
-class LlmStepLog final : public LlmRuntimeObserver {
+class LlmStepLog final : public LlmObserver {
  public:
   // std::runtime_error naming the file when it cannot be written.
-  LlmStepLog(const std::string& path, LlmRuntimeObserver& next);
-  void on_llm_step(const LlmStepStats& stats, Time measured_s) override;
-  void on_llm_end(const GenResult& result) override { next_.on_llm_end(result); }
+  LlmStepLog(const std::string& path, LlmObserver& next);
+  void on_llm_step(WorkerId instance, const LlmStepStats& stats, Time measured_s) override;
+  void on_llm_end(const LlmRequestEnd& end) override { next_.on_llm_end(end); }
 
  private:
   std::ofstream out_;
-  LlmRuntimeObserver& next_;
+  LlmObserver& next_;
   uint64_t steps_ = 0;
 };
 

@@ -10,29 +10,52 @@
 #include <thread>
 
 #include "core/error.hpp"
-#include "llm/llm_cost_model.hpp"
 #include "llm_serve/tokenizer.hpp"
 #include "llm_torch/decoder.hpp"
 #include "llm_torch/host_memory.hpp"
 #include "serve/http/http_frontend.hpp"
-#include "serve/runtime/llm_metrics.hpp"
+#include "serve/metrics/llm_metrics.hpp"
+#include "serve/runtime/event_loop.hpp"
 #include "serve/runtime/step_log.hpp"
 #include "spec/run_spec.hpp"
 
 namespace tessera {
 
+namespace {
+
+// The endpoint's steps and ends, into the server's metrics.
+class MetricsObserver final : public LlmObserver {
+ public:
+  explicit MetricsObserver(LlmServeMetrics& metrics) : metrics_(metrics) {}
+  void on_llm_step(WorkerId, const LlmStepStats& stats, Time measured_s) override {
+    metrics_.step(stats, measured_s);
+  }
+  void on_llm_end(const LlmRequestEnd& end) override {
+    metrics_.request_ended(end.record, end.prompt_tokens, end.output_tokens);
+  }
+
+ private:
+  LlmServeMetrics& metrics_;
+};
+
+}  // namespace
+
 struct LlmServer::Impl {
-  std::shared_ptr<const Decoder> decoder;
+  std::shared_ptr<const Decoder> decoder;  // the first instance's: the model's shape
   std::shared_ptr<const Tokenizer> tokenizer;
   std::string model;
   LlmServeOptions options;
   uint32_t max_prompt_tokens = 0;
   uint32_t max_positions = 0;
   LlmServeMetrics metrics;
-  std::unique_ptr<LlmStepLog> step_log;  // before runtime: it outlives the runtime thread
-  std::unique_ptr<LlmRuntime> runtime;
+  MetricsObserver observer{metrics};
+  std::unique_ptr<LlmStepLog> step_log;  // before the endpoint: it outlives its threads
+  SteadyClock clock;
+  EventLoop loop{clock};
+  std::unique_ptr<LlmEndpoint> endpoint;
   std::unique_ptr<HttpFrontEnd> http;
   std::atomic<bool> draining{false};
+  std::atomic<std::size_t> in_flight{0};
   std::atomic<uint64_t> next_id{1};
   bool started = false;
   bool stopped = false;
@@ -44,6 +67,7 @@ struct LlmServer::Impl {
         model(std::move(name)),
         options(std::move(o)),
         metrics(model) {}
+  LlmServeMetrics::Gauges gauges() const;
 
   void handle(HttpRequest&& req, const Responder& respond);
   void generate(const HttpRequest& req, LlmApi api, bool stream, const Responder& respond);
@@ -89,11 +113,13 @@ int64_t unix_now() {
       .count();
 }
 
-// One generation's answer, shared by the runtime's callbacks (all on the runtime thread).
+// One generation's answer, shared by the endpoint's callbacks (tokens on the instance's
+// thread, the end on the loop; never at once). Holds its request in flight until it ends.
 struct Call {
   Responder respond;
   std::shared_ptr<const Tokenizer> tokenizer;
   LlmServeMetrics* metrics = nullptr;
+  std::atomic<std::size_t>* in_flight = nullptr;
   LlmApi api = LlmApi::kCompletion;
   bool stream = false;
   std::string id;
@@ -118,10 +144,17 @@ struct Call {
     return sse->write(stream_event(api, id, created, model, tokenizer->decode_token(token)));
   }
 
-  void on_end(const GenResult& r) {
+  void on_end(const LlmRequestEnd& r) {
+    answer(r);
+    if (in_flight != nullptr) in_flight->fetch_sub(1);  // answered: no longer in flight
+    in_flight = nullptr;
+  }
+
+  void answer(const LlmRequestEnd& r) {
     LlmUsage usage{r.prompt_tokens, r.output_tokens};
     usage.stopped = r.stopped;
-    if (r.end == GenEnd::kOk || r.end == GenEnd::kLate) {
+    const Outcome outcome = r.record.outcome;
+    if (outcome == Outcome::kOk || outcome == Outcome::kLate) {
       if (stream && sse) {
         if (api != LlmApi::kGenerate) {
           sse->write(stream_final_event(api, id, created, model, usage));
@@ -138,13 +171,13 @@ struct Call {
     }
     std::string message;
     int status = 503;
-    if (r.end == GenEnd::kDropped) {
-      message = fmt::format("request dropped: {}", drop_reason_name(r.reason));
-    } else if (r.end == GenEnd::kFailed) {
-      message = r.error;
-      status = r.error == "the server is shutting down" ? 503 : 500;
-    } else {
+    if (r.cancelled()) {
       message = "request cancelled: the client went away";
+    } else if (outcome == Outcome::kDropped) {
+      message = fmt::format("request dropped: {}", drop_reason_name(r.record.reason));
+    } else {
+      message = r.error;
+      status = r.error == kShuttingDown ? 503 : 500;
     }
     if (sse) {
       sse->write(sse_error_event(api, message));
@@ -174,8 +207,8 @@ void LlmServer::Impl::handle(HttpRequest&& req, const Responder& respond) {
   };
   if (p == "/metrics") {
     if (!get) return method_not_allowed("GET");
-    return respond(HttpResponse{200, metrics.render(runtime->stats()),
-                                "text/plain; version=0.0.4; charset=utf-8"});
+    return respond(
+        HttpResponse{200, metrics.render(gauges()), "text/plain; version=0.0.4; charset=utf-8"});
   }
   if (p == "/v2/health/live") return respond(HttpResponse{200, "{\"live\":true}"});
   if (p == "/v2/health/ready") {
@@ -277,7 +310,7 @@ void LlmServer::Impl::generate(const HttpRequest& req, LlmApi api, bool stream,
                     ids.size(), parsed.max_tokens, max_positions),
         api == LlmApi::kGenerate ? "parameters.max_tokens" : "max_tokens"));
   }
-  if (runtime->in_flight() >= static_cast<std::size_t>(options.max_inflight)) {
+  if (in_flight.load() >= static_cast<std::size_t>(options.max_inflight)) {
     metrics.rejected();
     HttpResponse r =
         error(api, 429,
@@ -302,22 +335,40 @@ void LlmServer::Impl::generate(const HttpRequest& req, LlmApi api, bool stream,
                              "has none (no eos_token_id in its config.json)",
                          field));
   }
-  GenRequest g;
+  LlmRequest g;
   g.prompt = std::move(ids);
   g.max_tokens = parsed.max_tokens;
   if (parsed.stop_at_eos) g.stop_token = options.eos_token;
-  GenCallbacks cb;
+  in_flight.fetch_add(1);
+  call->in_flight = &in_flight;
+  LlmCallbacks cb;
   cb.on_token = [call](int64_t t) { return call->on_token(t); };
-  cb.on_end = [call](const GenResult& r) { call->on_end(r); };
-  runtime->submit(std::move(g), std::move(cb));
+  cb.on_end = [call](const LlmRequestEnd& r) { call->on_end(r); };
+  endpoint->submit(std::move(g), std::move(cb));
 }
 
-LlmServer::LlmServer(std::shared_ptr<const Decoder> decoder,
-                     std::shared_ptr<const Tokenizer> tokenizer, std::string model_name,
-                     const LlmSchedulerConfig& config, std::shared_ptr<const CostModel> cost,
-                     LlmServeSlos slos, LlmServeOptions options)
-    : impl_(std::make_unique<Impl>(std::move(decoder), std::move(tokenizer), std::move(model_name),
-                                   std::move(options))) {
+LlmServeMetrics::Gauges LlmServer::Impl::gauges() const {
+  const LlmEndpointStats s = endpoint->stats();
+  LlmServeMetrics::Gauges g;
+  g.kv_used = s.kv_used;
+  g.kv_total = s.kv_total;
+  g.waiting = s.waiting;
+  g.running = s.running;
+  g.preemptions = s.preemptions;
+  for (const LlmInstanceStats& i : s.instances) g.instance_steps.push_back(i.steps);
+  return g;
+}
+
+LlmServer::LlmServer(const RunSpec& run, std::vector<std::shared_ptr<const Decoder>> decoders,
+                     std::shared_ptr<const Tokenizer> tokenizer, LlmServeOptions options) {
+  if (!run.llm) {
+    throw SpecError(run.file.string(), "llm", "an LLM server needs the run spec's llm: section");
+  }
+  if (decoders.empty() || decoders.front() == nullptr) {
+    throw std::invalid_argument("an LLM server needs a decoder");
+  }
+  impl_ = std::make_unique<Impl>(decoders.front(), std::move(tokenizer), run.llm->model.name,
+                                 std::move(options));
   Impl& s = *impl_;
   const auto positions = s.decoder->architecture().max_positions;
   s.max_positions =
@@ -325,12 +376,12 @@ LlmServer::LlmServer(std::shared_ptr<const Decoder> decoder,
   s.max_prompt_tokens = s.options.max_prompt_tokens > 0
                             ? std::min(s.options.max_prompt_tokens, s.max_positions - 1)
                             : s.max_positions - 1;
-  LlmRuntimeObserver* observer = &s.metrics;
+  LlmObserver* observer = &s.observer;
   if (!s.options.step_log.empty()) {
-    s.step_log = std::make_unique<LlmStepLog>(s.options.step_log, s.metrics);
+    s.step_log = std::make_unique<LlmStepLog>(s.options.step_log, s.observer);
     observer = s.step_log.get();
   }
-  s.runtime = std::make_unique<LlmRuntime>(s.decoder, config, std::move(cost), slos, observer);
+  s.endpoint = std::make_unique<LlmEndpoint>(run, std::move(decoders), s.clock, s.loop, observer);
 }
 
 std::unique_ptr<LlmServer> LlmServer::from_run(const RunSpec& run,
@@ -342,20 +393,18 @@ std::unique_ptr<LlmServer> LlmServer::from_run(const RunSpec& run,
   host_memory::hold_freed_host_memory();  // as a GPU's caching allocator: steady requests
   DecoderOptions decoder_options;
   decoder_options.device = options.device;
-  std::shared_ptr<const Decoder> decoder = Decoder::load(checkpoint, decoder_options);
-  std::shared_ptr<const Tokenizer> tokenizer =
-      load_tokenizer(checkpoint, decoder->architecture().vocab);
-  if (options.eos_token < 0) {
-    options.eos_token = eos_token_of(checkpoint / "config.json", decoder->architecture().vocab);
+  // Each instance holds its own weights, as the replicas of a deployment do, so that the
+  // instances' steps run at once.
+  std::vector<std::shared_ptr<const Decoder>> decoders;
+  const int instances = std::max(1, run.deployment.total_workers());
+  for (int i = 0; i < instances; ++i) {
+    decoders.push_back(Decoder::load(checkpoint, decoder_options));
   }
-  std::shared_ptr<const CostModel> cost = run.sim.cost_model;
-  if (!cost) cost = std::make_shared<LlmAnalyticCostModel>(run.llm->model, run.llm->gpu);
-  LlmServeSlos slos;
-  slos.slo = run.app.slo > 0 ? run.app.slo : 1e9;
-  slos.ttft_slo = run.app.ttft_slo;
-  slos.tpot_slo = run.app.tpot_slo;
-  return std::make_unique<LlmServer>(std::move(decoder), std::move(tokenizer), run.llm->model.name,
-                                     run.llm->scheduler, std::move(cost), slos, std::move(options));
+  const int64_t vocab = decoders.front()->architecture().vocab;
+  std::shared_ptr<const Tokenizer> tokenizer = load_tokenizer(checkpoint, vocab);
+  if (options.eos_token < 0) options.eos_token = eos_token_of(checkpoint / "config.json", vocab);
+  return std::make_unique<LlmServer>(run, std::move(decoders), std::move(tokenizer),
+                                     std::move(options));
 }
 
 LlmServer::~LlmServer() { shutdown(); }
@@ -374,7 +423,7 @@ int LlmServer::start() {
       limits, [self](HttpRequest&& r, Responder respond) { self->handle(std::move(r), respond); },
       [self](int status) { self->metrics.http_error(status); },
       [](const std::string& message) { return kserve_error(message); });
-  s.runtime->start();
+  s.loop.start();
   s.options.port = s.http->start(s.options.host, s.options.port);
   s.started = true;
   return s.options.port;
@@ -387,16 +436,17 @@ void LlmServer::shutdown() {
   s.draining.store(true);
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::duration<double>(s.options.drain_timeout_s);
-  while (s.runtime->in_flight() > 0 && std::chrono::steady_clock::now() < deadline) {
+  while (s.in_flight.load() > 0 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  s.runtime->stop();  // ends the rest as failed (503)
+  s.endpoint->shutdown();  // ends the rest as failed (503)
+  s.loop.stop();
   if (s.http) s.http->stop(1.0);
 }
 
 const std::string& LlmServer::model_name() const { return impl_->model; }
 std::string LlmServer::tokenizer_name() const { return impl_->tokenizer->name(); }
-LlmRuntimeStats LlmServer::stats() const { return impl_->runtime->stats(); }
-std::size_t LlmServer::in_flight() const { return impl_->runtime->in_flight(); }
+LlmEndpointStats LlmServer::stats() const { return impl_->endpoint->stats(); }
+std::size_t LlmServer::in_flight() const { return impl_->in_flight.load(); }
 
 }  // namespace tessera

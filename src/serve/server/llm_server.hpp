@@ -1,8 +1,9 @@
 #pragma once
 
-// LlmServer: `tessera serve` for a run spec with an `llm:` section (docs/llm-serve.md). One
-// LlmRuntime (the LlmInstanceScheduler driving the libtorch Decoder in real time) behind
-// the HTTP front end of src/server, with:
+// LlmServer: `tessera serve` for a run spec with an `llm:` section (docs/llm-serve.md). The
+// run's deployment of the LLM task served live by an LlmEndpoint (the engine, an
+// LlmInstanceScheduler per instance, the libtorch Decoder on each instance's thread) behind
+// the HTTP front end of src/serve/http, with:
 //   POST /v1/completions, /v1/chat/completions   OpenAI-compatible; "stream": true answers
 //                                                with server-sent events and data: [DONE]
 //   GET  /v1/models
@@ -10,22 +11,21 @@
 //   GET  /v2/models/{m}, /v2/health/live, /v2/health/ready, /metrics
 // Bounded input: body size, prompt bytes and tokens, max_tokens, prompt + max_tokens
 // within the model's positions, requests in flight (429). Every request is answered
-// exactly once; a streamed answer opens with its first token, so a request dropped before
-// it gets a plain 503.
+// exactly once, as the engine's ledger ends it; a streamed answer opens with its first
+// token, so a request dropped before it gets a plain 503.
 //
 // Threads: start() and shutdown() from the owner; handlers on the HTTP threads; the
-// runtime's callbacks on its thread. shutdown() is idempotent and bounded by
-// drain_timeout_s plus the HTTP grace.
+// endpoint's callbacks on its loop and instance threads. shutdown() is idempotent and
+// bounded by drain_timeout_s plus the HTTP grace.
 
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/device.hpp"
-#include "engine/cost_model.hpp"
-#include "llm/llm_scheduler_config.hpp"
 #include "serve/openai/llm_protocol.hpp"
-#include "serve/runtime/llm_runtime.hpp"
+#include "serve/runtime/llm_endpoint.hpp"
 
 namespace tessera {
 
@@ -54,10 +54,13 @@ struct LlmServeOptions {
 
 class LlmServer {
  public:
-  LlmServer(std::shared_ptr<const Decoder> decoder, std::shared_ptr<const Tokenizer> tokenizer,
-            std::string model_name, const LlmSchedulerConfig& config,
-            std::shared_ptr<const CostModel> cost, LlmServeSlos slos, LlmServeOptions options);
-  // The run spec's `llm:` section, app SLOs and cost model, the checkpoint in `checkpoint`
+  // The run spec's app (its SLO, TTFT and TPOT SLOs judge each request), deployment (its
+  // instances of the LLM task), profiles, policies (dispatch among the instances), `llm:`
+  // section (the model's name, the scheduler) and cost model (predicts steps for the
+  // SLO-aware admission). `decoders`: one per instance, or one shared by all.
+  LlmServer(const RunSpec& run, std::vector<std::shared_ptr<const Decoder>> decoders,
+            std::shared_ptr<const Tokenizer> tokenizer, LlmServeOptions options);
+  // The same, each instance with its own decoder of the checkpoint in `checkpoint`
   // (config.json, safetensors, optional tokenizer.json).
   static std::unique_ptr<LlmServer> from_run(const RunSpec& run,
                                              const std::filesystem::path& checkpoint,
@@ -71,7 +74,8 @@ class LlmServer {
 
   const std::string& model_name() const;
   std::string tokenizer_name() const;
-  LlmRuntimeStats stats() const;
+  LlmEndpointStats stats() const;
+  // Requests admitted and not yet answered.
   std::size_t in_flight() const;
 
   struct Impl;

@@ -1,4 +1,4 @@
-#include "serve/runtime/llm_metrics.hpp"
+#include "serve/metrics/llm_metrics.hpp"
 
 #include <fmt/format.h>
 
@@ -9,6 +9,7 @@ const std::vector<double> kTtftBounds{0.005, 0.01, 0.025, 0.05, 0.1,  0.25, 0.5,
                                       1.0,   2.5,  5.0,   10.0, 30.0, 60.0};
 const std::vector<double> kTpotBounds{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
                                       0.1,   0.25,   0.5,   1.0,  2.5};
+constexpr std::array<const char*, 5> kEndNames{"ok", "late", "dropped", "failed", "cancelled"};
 
 void histogram(std::string& out, const std::string& name, const std::string& help,
                const std::string& label, const PromHistogram& h) {
@@ -29,7 +30,7 @@ void histogram(std::string& out, const std::string& name, const std::string& hel
 LlmServeMetrics::LlmServeMetrics(std::string model)
     : model_(std::move(model)), ttft_(kTtftBounds), tpot_(kTpotBounds) {}
 
-void LlmServeMetrics::on_llm_step(const LlmStepStats& stats, Time measured_s) {
+void LlmServeMetrics::step(const LlmStepStats& stats, Time measured_s) {
   std::lock_guard lock(mutex_);
   ++steps_;
   step_seconds_ += measured_s;
@@ -44,14 +45,32 @@ void LlmServeMetrics::on_llm_step(const LlmStepStats& stats, Time measured_s) {
   }
 }
 
-void LlmServeMetrics::on_llm_end(const GenResult& r) {
+void LlmServeMetrics::request_ended(const RequestRecord& r, uint32_t prompt_tokens,
+                                    uint32_t output_tokens) {
   std::lock_guard lock(mutex_);
-  ends_[static_cast<std::size_t>(r.end)]++;
-  if (r.end == GenEnd::kDropped) drops_[static_cast<std::size_t>(r.reason)]++;
-  generated_ += r.output_tokens;
-  prompt_ += r.prompt_tokens;
+  switch (r.outcome) {
+    case Outcome::kOk:
+      ends_[kOk]++;
+      break;
+    case Outcome::kLate:
+      ends_[kLate]++;
+      break;
+    case Outcome::kDropped:
+      if (r.reason == DropReason::kCancelled) {
+        ends_[kCancelled]++;
+      } else {
+        ends_[kDropped]++;
+        drops_[static_cast<std::size_t>(r.reason)]++;
+      }
+      break;
+    case Outcome::kFailed:
+      ends_[kFailed]++;
+      break;
+  }
+  generated_ += output_tokens;
+  prompt_ += prompt_tokens;
   if (r.ttft >= 0) ttft_.add(r.ttft);
-  if (r.tpot >= 0 && r.output_tokens > 1) tpot_.add(r.tpot);
+  if (r.tpot >= 0 && output_tokens > 1) tpot_.add(r.tpot);
 }
 
 void LlmServeMetrics::http_error(int status) {
@@ -64,7 +83,7 @@ void LlmServeMetrics::rejected() {
   ++rejected_;
 }
 
-std::string LlmServeMetrics::render(const LlmRuntimeStats& rt) const {
+std::string LlmServeMetrics::render(const Gauges& g) const {
   std::lock_guard lock(mutex_);
   const std::string label = fmt::format("model=\"{}\"", model_);
   std::string out;
@@ -99,20 +118,21 @@ std::string LlmServeMetrics::render(const LlmRuntimeStats& rt) const {
   counter("tessera_llm_decode_only_step_tokens_total", "Tokens those steps decoded.",
           decode_step_tokens_);
   counter("tessera_llm_preemptions_total", "Requests preempted (their KV freed, to recompute).",
-          rt.preemptions);
+          g.preemptions);
   counter("tessera_llm_rejected_total", "Requests refused with 429 (too many in flight).",
           rejected_);
   out +=
       "# HELP tessera_llm_requests_total Requests ended, by outcome.\n"
       "# TYPE tessera_llm_requests_total counter\n";
   for (std::size_t i = 0; i < ends_.size(); ++i) {
-    out += fmt::format("tessera_llm_requests_total{{{},outcome=\"{}\"}} {}\n", label,
-                       gen_end_name(static_cast<GenEnd>(i)), ends_[i]);
+    out += fmt::format("tessera_llm_requests_total{{{},outcome=\"{}\"}} {}\n", label, kEndNames[i],
+                       ends_[i]);
   }
   out +=
       "# HELP tessera_llm_dropped_total Requests dropped, by reason.\n"
       "# TYPE tessera_llm_dropped_total counter\n";
   for (std::size_t i = 1; i < drops_.size(); ++i) {
+    if (static_cast<DropReason>(i) == DropReason::kCancelled) continue;  // an outcome of its own
     out += fmt::format("tessera_llm_dropped_total{{{},reason=\"{}\"}} {}\n", label,
                        drop_reason_name(static_cast<DropReason>(i)), drops_[i]);
   }
@@ -122,11 +142,18 @@ std::string LlmServeMetrics::render(const LlmRuntimeStats& rt) const {
   for (const auto& [status, n] : http_errors_) {
     out += fmt::format("tessera_llm_http_errors_total{{{},status=\"{}\"}} {}\n", label, status, n);
   }
-  gauge("tessera_llm_kv_blocks_used", "KV-cache blocks held now.", rt.kv_used);
-  gauge("tessera_llm_kv_blocks_total", "KV-cache blocks of the instance.", rt.kv_total);
+  out +=
+      "# HELP tessera_llm_instance_steps_total Steps run, by instance of the deployment.\n"
+      "# TYPE tessera_llm_instance_steps_total counter\n";
+  for (std::size_t i = 0; i < g.instance_steps.size(); ++i) {
+    out += fmt::format("tessera_llm_instance_steps_total{{{},instance=\"{}\"}} {}\n", label, i,
+                       g.instance_steps[i]);
+  }
+  gauge("tessera_llm_kv_blocks_used", "KV-cache blocks held now, over the instances.", g.kv_used);
+  gauge("tessera_llm_kv_blocks_total", "KV-cache blocks of the instances.", g.kv_total);
   gauge("tessera_llm_queue_waiting", "Requests waiting to be admitted (queued or preempted).",
-        rt.waiting);
-  gauge("tessera_llm_running", "Requests admitted (holding KV blocks).", rt.running);
+        g.waiting);
+  gauge("tessera_llm_running", "Requests admitted (holding KV blocks).", g.running);
   return out;
 }
 
