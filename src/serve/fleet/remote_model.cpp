@@ -7,7 +7,7 @@
 #include <future>
 #include <stdexcept>
 
-#include "serve/metrics/server_metrics.hpp"
+#include "serve/metrics/prometheus.hpp"
 
 namespace tessera {
 

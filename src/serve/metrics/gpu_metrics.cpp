@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <mutex>
 
-#include "serve/metrics/server_metrics.hpp"
+#include "serve/metrics/prometheus.hpp"
 
 namespace tessera {
 namespace {

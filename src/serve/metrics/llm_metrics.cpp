@@ -13,16 +13,8 @@ constexpr std::array<const char*, 5> kEndNames{"ok", "late", "dropped", "failed"
 
 void histogram(std::string& out, const std::string& name, const std::string& help,
                const std::string& label, const PromHistogram& h) {
-  out += fmt::format("# HELP {} {}\n# TYPE {} histogram\n", name, help, name);
-  uint64_t cumulative = 0;
-  for (std::size_t i = 0; i < h.bounds.size(); ++i) {
-    cumulative += h.counts[i];
-    out += fmt::format("{}_bucket{{{},le=\"{}\"}} {}\n", name, label, h.bounds[i], cumulative);
-  }
-  cumulative += h.counts.back();
-  out += fmt::format("{}_bucket{{{},le=\"+Inf\"}} {}\n", name, label, cumulative);
-  out +=
-      fmt::format("{}_sum{{{}}} {}\n{}_count{{{}}} {}\n", name, label, h.sum, name, label, h.count);
+  prom_header(out, name, "histogram", help);
+  render_prom_histogram(out, name, label, h);
 }
 
 }  // namespace

@@ -19,7 +19,7 @@
 
 #include "core/time.hpp"
 #include "engine/driver.hpp"
-#include "serve/metrics/server_metrics.hpp"
+#include "serve/metrics/prometheus.hpp"
 
 namespace tessera {
 

@@ -13,32 +13,8 @@ const std::vector<double> kLatencyBounds{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.0
                                          0.1,    0.25,  0.5,    1.0,   2.5,  5.0,   10.0};
 const std::vector<double> kBatchBounds{1, 2, 4, 8, 16, 32, 64, 128};
 
-// Label values are task, variant and app names: escape what the text format requires.
-std::string esc(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '\\' || c == '"') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out;
-}
-
-void render_histogram(std::string& out, const std::string& name, const std::string& labels,
-                      const PromHistogram& h) {
-  uint64_t cumulative = 0;
-  for (std::size_t i = 0; i < h.bounds.size(); ++i) {
-    cumulative += h.counts[i];
-    out += fmt::format("{}_bucket{{{},le=\"{}\"}} {}\n", name, labels, h.bounds[i], cumulative);
-  }
-  cumulative += h.counts.back();
-  out += fmt::format("{}_bucket{{{},le=\"+Inf\"}} {}\n", name, labels, cumulative);
-  out += fmt::format("{}_sum{{{}}} {}\n", name, labels, h.sum);
-  out += fmt::format("{}_count{{{}}} {}\n", name, labels, h.count);
-}
+// Label values are task, variant and app names: escaped as the text format requires.
+std::string esc(const std::string& s) { return prom_label_escape(s); }
 
 }  // namespace
 
@@ -64,13 +40,6 @@ std::string_view answer_kind_name(AnswerKind kind) {
       break;
   }
   return "?";
-}
-
-void PromHistogram::add(double v) {
-  const auto it = std::lower_bound(bounds.begin(), bounds.end(), v);
-  counts[static_cast<std::size_t>(it - bounds.begin())]++;
-  sum += v;
-  ++count;
 }
 
 EndpointMetrics::EndpointMetrics(std::string endpoint, const App& app)
@@ -158,8 +127,8 @@ std::string ServerMetrics::render() const {
   out += "# HELP tessera_request_latency_seconds Server-side latency of answered requests.\n";
   out += "# TYPE tessera_request_latency_seconds histogram\n";
   for (const auto& e : endpoints_) {
-    render_histogram(out, "tessera_request_latency_seconds",
-                     fmt::format("app=\"{}\"", esc(e->name)), e->latency);
+    render_prom_histogram(out, "tessera_request_latency_seconds",
+                          fmt::format("app=\"{}\"", esc(e->name)), e->latency);
   }
   out += "# HELP tessera_queue_length Items queued or in a forming batch, per stage.\n";
   out += "# TYPE tessera_queue_length gauge\n";
@@ -173,9 +142,9 @@ std::string ServerMetrics::render() const {
   out += "# TYPE tessera_batch_size histogram\n";
   for (const auto& e : endpoints_) {
     for (std::size_t t = 0; t < e->tasks.size(); ++t) {
-      render_histogram(out, "tessera_batch_size",
-                       fmt::format("app=\"{}\",task=\"{}\"", esc(e->name), esc(e->tasks[t])),
-                       e->batch_size[t]);
+      render_prom_histogram(out, "tessera_batch_size",
+                            fmt::format("app=\"{}\",task=\"{}\"", esc(e->name), esc(e->tasks[t])),
+                            e->batch_size[t]);
     }
   }
   out += "# HELP tessera_batch_seconds_total Time spent executing batches, per stage.\n";
@@ -232,13 +201,6 @@ uint64_t ServerMetrics::executions(const EndpointMetrics& e) const {
   uint64_t n = 0;
   for (const PromHistogram& h : e.batch_size) n += h.count;
   return n;
-}
-
-std::string prom_label_escape(const std::string& s) { return esc(s); }
-
-void render_prom_histogram(std::string& out, const std::string& name, const std::string& labels,
-                           const PromHistogram& h) {
-  render_histogram(out, name, labels, h);
 }
 
 }  // namespace tessera

@@ -10,6 +10,7 @@
 #include "core/outcome.hpp"
 #include "core/time.hpp"
 #include "engine/app.hpp"
+#include "serve/metrics/prometheus.hpp"
 
 namespace tessera {
 
@@ -26,23 +27,6 @@ enum class AnswerKind : uint8_t {
   kCount,
 };
 std::string_view answer_kind_name(AnswerKind kind);
-
-// A fixed-bucket Prometheus histogram.
-struct PromHistogram {
-  explicit PromHistogram(std::vector<double> upper_bounds)
-      : bounds(std::move(upper_bounds)), counts(bounds.size() + 1, 0) {}
-  void add(double v);
-  std::vector<double> bounds;
-  std::vector<uint64_t> counts;  // per bucket (not cumulative); the last is +Inf
-  double sum = 0.0;
-  uint64_t count = 0;
-};
-
-// Prometheus text helpers: a label value escaped; a histogram's _bucket, _sum and _count
-// lines (`labels` without braces, e.g. `model="a",version="1"`).
-std::string prom_label_escape(const std::string& s);
-void render_prom_histogram(std::string& out, const std::string& name, const std::string& labels,
-                           const PromHistogram& h);
 
 // The metrics of one endpoint (an application or a single model). Its engine's thread
 // and the HTTP threads update it; /metrics renders it. All members are guarded by the

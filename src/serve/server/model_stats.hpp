@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "serve/metrics/server_metrics.hpp"
+#include "serve/metrics/prometheus.hpp"
 
 namespace tessera {
 

@@ -13,10 +13,6 @@
 namespace tessera {
 namespace {
 
-void header(std::string& out, const std::string& name, const char* type, const char* help) {
-  out += "# HELP " + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
-}
-
 // The boot time (/proc/stat's btime) plus the process's start in clock ticks after boot
 // (/proc/self/stat's 22nd field, counted after the parenthesised command name, which may
 // itself hold spaces or parentheses).
@@ -62,7 +58,7 @@ std::string render_triton_metrics(const std::vector<TritonModelRow>& rows) {
   };
   const auto family = [&](const std::string& name, const char* type, const char* help,
                           const std::function<std::string(const TritonModelRow&)>& value) {
-    header(out, name, type, help);
+    prom_header(out, name, type, help);
     for (const TritonModelRow& r : rows) out += name + "{" + labels(r) + "} " + value(r) + "\n";
   };
   const auto u = [](uint64_t v) { return std::to_string(v); };
@@ -105,7 +101,7 @@ std::string render_triton_metrics(const std::vector<TritonModelRow>& rows) {
          [&](const TritonModelRow& r) { return us(r.stats.compute_output); });
   const auto histogram = [&](const std::string& name, const char* help,
                              PromHistogram ModelStats::*member) {
-    header(out, name, "histogram", help);
+    prom_header(out, name, "histogram", help);
     for (const TritonModelRow& r : rows)
       render_prom_histogram(out, name, labels(r), r.stats.*member);
   };
@@ -127,22 +123,22 @@ std::string render_process_metrics() {
   if (getrusage(RUSAGE_SELF, &ru) == 0) {
     const double cpu = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
                        static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-    header(out, "process_cpu_seconds_total", "counter", "User and system CPU time, seconds.");
+    prom_header(out, "process_cpu_seconds_total", "counter", "User and system CPU time, seconds.");
     out += "process_cpu_seconds_total " + std::to_string(cpu) + "\n";
   }
   std::ifstream statm("/proc/self/statm");
   long pages = 0, resident = 0;
   if (statm >> pages >> resident) {
-    header(out, "process_resident_memory_bytes", "gauge", "Resident memory, bytes.");
+    prom_header(out, "process_resident_memory_bytes", "gauge", "Resident memory, bytes.");
     out += "process_resident_memory_bytes " +
            std::to_string(static_cast<long long>(resident) * sysconf(_SC_PAGESIZE)) + "\n";
-    header(out, "process_virtual_memory_bytes", "gauge", "Virtual memory size, bytes.");
+    prom_header(out, "process_virtual_memory_bytes", "gauge", "Virtual memory size, bytes.");
     out += "process_virtual_memory_bytes " +
            std::to_string(static_cast<long long>(pages) * sysconf(_SC_PAGESIZE)) + "\n";
   }
   if (const std::optional<double> start = process_start_time_seconds()) {
-    header(out, "process_start_time_seconds", "gauge",
-           "Start time of the process since the Unix epoch, seconds.");
+    prom_header(out, "process_start_time_seconds", "gauge",
+                "Start time of the process since the Unix epoch, seconds.");
     out += "process_start_time_seconds " + std::to_string(*start) + "\n";
   }
   std::error_code ec;
@@ -152,12 +148,12 @@ std::string render_process_metrics() {
     ++fds;
   }
   if (!ec) {
-    header(out, "process_open_fds", "gauge", "Open file descriptors.");
+    prom_header(out, "process_open_fds", "gauge", "Open file descriptors.");
     out += "process_open_fds " + std::to_string(fds) + "\n";
   }
   rlimit rl{};
   if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
-    header(out, "process_max_fds", "gauge", "The open file descriptor limit.");
+    prom_header(out, "process_max_fds", "gauge", "The open file descriptor limit.");
     out += "process_max_fds " + std::to_string(static_cast<unsigned long long>(rl.rlim_cur)) + "\n";
   }
   return out;
