@@ -177,7 +177,13 @@ void fill_metadata(const Endpoint& ep, pb::ModelMetadataResponse& r) {
 
 struct GrpcFrontEnd::Impl final : public pb::GRPCInferenceService::WithCallbackMethod_ModelInfer<
                                       pb::GRPCInferenceService::Service> {
-  explicit Impl(Server::Impl& s) : s_(s) {}
+  Impl(KServeInference& inference, ModelRepository& repository, const ServerMetrics& metrics,
+       const Admission& admission, std::size_t max_message_bytes)
+      : inference_(inference),
+        repository_(repository),
+        metrics_(metrics),
+        admission_(admission),
+        max_message_bytes_(max_message_bytes) {}
 
   Status ServerLive(ServerContext*, const pb::ServerLiveRequest*,
                     pb::ServerLiveResponse* r) override {
@@ -186,13 +192,13 @@ struct GrpcFrontEnd::Impl final : public pb::GRPCInferenceService::WithCallbackM
   }
   Status ServerReady(ServerContext*, const pb::ServerReadyRequest*,
                      pb::ServerReadyResponse* r) override {
-    r->set_ready(!s_.draining.load());
+    r->set_ready(!admission_.draining());
     return Status::OK;
   }
   Status ModelReady(ServerContext*, const pb::ModelReadyRequest* q,
                     pb::ModelReadyResponse* r) override {
     if (Status st = check_model(q->name(), q->version()); !st.ok()) return st;
-    r->set_ready(!s_.draining.load() && s_.loaded(q->name()));
+    r->set_ready(!admission_.draining() && repository_.loaded(q->name()));
     return Status::OK;
   }
   Status ServerMetadata(ServerContext*, const pb::ServerMetadataRequest*,
@@ -207,7 +213,7 @@ struct GrpcFrontEnd::Impl final : public pb::GRPCInferenceService::WithCallbackM
   Status ModelMetadata(ServerContext*, const pb::ModelMetadataRequest* q,
                        pb::ModelMetadataResponse* r) override {
     if (Status st = check_model(q->name(), q->version()); !st.ok()) return st;
-    fill_metadata(*s_.find(q->name()), *r);
+    fill_metadata(*repository_.find(q->name()), *r);
     return Status::OK;
   }
   Status ModelStatistics(ServerContext*, const pb::ModelStatisticsRequest* q,
@@ -215,15 +221,15 @@ struct GrpcFrontEnd::Impl final : public pb::GRPCInferenceService::WithCallbackM
     if (!q->name().empty()) {
       if (Status st = check_model(q->name(), q->version()); !st.ok()) return st;
     }
-    for (const auto& ep : s_.endpoints) {
+    for (const auto& ep : repository_.endpoints()) {
       if (!q->name().empty() && ep->name() != q->name()) continue;
-      const ModelStats st = s_.stats.get(ep->name());
+      const ModelStats st = repository_.stats().get(ep->name());
       pb::ModelStatistics* m = r->add_model_stats();
       m->set_name(ep->name());
       m->set_version(kModelVersion);
       m->set_last_inference(st.last_inference_ms);
       m->set_inference_count(st.inference_count);
-      m->set_execution_count(s_.metrics.executions(ep->metrics()));
+      m->set_execution_count(metrics_.executions(ep->metrics()));
       auto* is = m->mutable_inference_stats();
       const auto d = [](pb::StatisticDuration* p, const StatDuration& x) {
         p->set_count(x.count);
@@ -240,14 +246,14 @@ struct GrpcFrontEnd::Impl final : public pb::GRPCInferenceService::WithCallbackM
   }
   Status RepositoryIndex(ServerContext*, const pb::RepositoryIndexRequest* q,
                          pb::RepositoryIndexResponse* r) override {
-    for (const auto& ep : s_.endpoints) {
-      const bool ready = s_.loaded(ep->name()) && !s_.draining.load();
+    for (const auto& ep : repository_.endpoints()) {
+      const bool ready = repository_.loaded(ep->name()) && !admission_.draining();
       if (q->ready() && !ready) continue;
       auto* m = r->add_models();
       m->set_name(ep->name());
       m->set_version(kModelVersion);
       m->set_state(ready ? "READY" : "UNAVAILABLE");
-      if (!ready) m->set_reason(s_.draining.load() ? "shutting down" : "unloaded");
+      if (!ready) m->set_reason(admission_.draining() ? "shutting down" : "unloaded");
     }
     return Status::OK;
   }
@@ -282,8 +288,8 @@ struct GrpcFrontEnd::Impl final : public pb::GRPCInferenceService::WithCallbackM
       ~Finisher() { finish(Status(StatusCode::UNAVAILABLE, "the server is shutting down")); }
     };
     auto finisher = std::make_shared<Finisher>(reactor);
-    start_infer(
-        s_, q->model_name(), q->model_version(),
+    inference_.start(
+        q->model_name(), q->model_version(),
         [q](const ProtocolLimits& limits) { return from_proto(*q, limits); },
         std::chrono::steady_clock::now(),
         [this, q, r, finisher](InferResult&& res) { finisher->finish(respond(*q, res, *r)); });
@@ -312,14 +318,14 @@ struct GrpcFrontEnd::Impl final : public pb::GRPCInferenceService::WithCallbackM
         t->mutable_contents()->mutable_fp32_contents()->Add(o.data.begin(), o.data.end());
       }
     }
-    record_output_time(
-        s_, res.head.model_name,
+    inference_.record_output_time(
+        res.head.model_name,
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     return Status::OK;
   }
 
   Status check_model(const std::string& name, const std::string& version) const {
-    if (s_.find(name) == nullptr) {
+    if (repository_.find(name) == nullptr) {
       return Status(StatusCode::NOT_FOUND, "unknown model '" + name + "'");
     }
     if (!version.empty() && version != kModelVersion) {
@@ -329,31 +335,38 @@ struct GrpcFrontEnd::Impl final : public pb::GRPCInferenceService::WithCallbackM
     return Status::OK;
   }
   Status set_loaded(const std::string& name, bool loaded) {
-    if (s_.find(name) == nullptr) {
+    if (repository_.find(name) == nullptr) {
       return Status(StatusCode::INVALID_ARGUMENT,
                     "failed to " + std::string(loaded ? "load" : "unload") + " '" + name +
                         "': no such model in the repository");
     }
-    s_.set_loaded(name, loaded);
+    repository_.set_loaded(name, loaded);
     return Status::OK;
   }
 
-  Server::Impl& s_;
+  KServeInference& inference_;
+  ModelRepository& repository_;
+  const ServerMetrics& metrics_;
+  const Admission& admission_;
+  std::size_t max_message_bytes_;
   std::unique_ptr<grpc::Server> server;
   bool stopped = false;
 };
 
-GrpcFrontEnd::GrpcFrontEnd(Server::Impl& server) : impl_(std::make_unique<Impl>(server)) {}
+GrpcFrontEnd::GrpcFrontEnd(KServeInference& inference, ModelRepository& repository,
+                           const ServerMetrics& metrics, const Admission& admission,
+                           std::size_t max_message_bytes)
+    : impl_(std::make_unique<Impl>(inference, repository, metrics, admission, max_message_bytes)) {}
 GrpcFrontEnd::~GrpcFrontEnd() { stop(0.0); }
 
 int GrpcFrontEnd::start(const std::string& host, int port) {
-  const ServeOptions& o = impl_->s_.options;
   grpc::ServerBuilder builder;
   int bound = 0;
   builder.AddListeningPort(host + ":" + std::to_string(port), grpc::InsecureServerCredentials(),
                            &bound);
   builder.RegisterService(impl_.get());
-  const int max_message = static_cast<int>(std::min<std::size_t>(o.max_body_bytes, INT32_MAX));
+  const int max_message =
+      static_cast<int>(std::min<std::size_t>(impl_->max_message_bytes_, INT32_MAX));
   builder.SetMaxReceiveMessageSize(max_message);
   builder.SetMaxSendMessageSize(-1);
   // The synchronous calls (health, metadata, repository) are quick: a few threads.

@@ -8,21 +8,28 @@
 // (RESOURCE_EXHAUSTED), at most --max-inflight items are admitted (429 ->
 // RESOURCE_EXHAUSTED); a client's deadline ends its call on its side (DEADLINE_EXCEEDED).
 //
-// Ownership and threads: owned by Server::Impl, which it references. No thread waits on an
-// inference: the event loop finishes each ModelInfer with its answer (or UNAVAILABLE if the
-// answer is dropped at shutdown); the other RPCs run on gRPC's small synchronous pool.
-// stop() once, from a thread outside gRPC's, after the event loop has stopped.
+// Ownership and threads: owned by the Server; references its inference path, repository,
+// metrics and admission. No thread waits on an inference: the event loop finishes each
+// ModelInfer with its answer (or UNAVAILABLE if the answer is dropped at shutdown); the
+// other RPCs run on gRPC's small synchronous pool. stop() once, from a thread outside
+// gRPC's, after the event loop has stopped.
 
 #include <memory>
 #include <string>
 
-#include "serve/server/server.hpp"
+#include "serve/http/admission.hpp"
+#include "serve/metrics/server_metrics.hpp"
+#include "serve/server/infer_call.hpp"
+#include "serve/server/model_repository.hpp"
 
 namespace tessera {
 
 class GrpcFrontEnd {
  public:
-  explicit GrpcFrontEnd(Server::Impl& server);
+  // Messages over `max_message_bytes` are refused (RESOURCE_EXHAUSTED).
+  GrpcFrontEnd(KServeInference& inference, ModelRepository& repository,
+               const ServerMetrics& metrics, const Admission& admission,
+               std::size_t max_message_bytes);
   ~GrpcFrontEnd();
   GrpcFrontEnd(const GrpcFrontEnd&) = delete;
   GrpcFrontEnd& operator=(const GrpcFrontEnd&) = delete;

@@ -1,7 +1,6 @@
 #include "serve/server/infer_call.hpp"
 
 #include <algorithm>
-#include <optional>
 
 namespace tessera {
 namespace {
@@ -22,34 +21,6 @@ InferResult refusal(int status, const std::string& message, const json& extra = 
   r.error_body = error_body(message, extra);
   return r;
 }
-
-// Counts admitted inference items until their answer is given (or they are refused).
-class InFlight {
- public:
-  InFlight(Server::Impl& s, int n) : s_(s), n_(n), count_(s.in_flight.fetch_add(n) + n) {
-    if (s_.watchers.load() > 0) notify();
-  }
-  ~InFlight() {
-    if (s_.in_flight.fetch_sub(n_) == n_ && s_.draining.load()) {
-      notify();
-    } else if (s_.watchers.load() > 0) {
-      notify();
-    }
-  }
-  InFlight(const InFlight&) = delete;
-  InFlight& operator=(const InFlight&) = delete;
-  int count() const { return count_; }
-
- private:
-  void notify() {
-    std::lock_guard lock(s_.drain_mutex);
-    s_.drained.notify_all();
-  }
-
-  Server::Impl& s_;
-  int n_;
-  int count_;
-};
 
 InferResult answer_error(const Answer& a) {
   switch (a.kind) {
@@ -86,14 +57,14 @@ struct Call {
   std::size_t left = 0;
   Clock::time_point start;
   double parse_s = 0.0;
-  std::optional<InFlight> guard;  // the items in flight, until the answer is given
+  Admission::Ticket guard;  // the items in flight, until the answer is given
   DoneFn done;
 };
 
-InferResult call_result(Server::Impl& s, Call& c) {
+InferResult call_result(ModelStatsTable& stats, Call& c) {
   for (const Answer& a : c.answers) {
     if (a.kind != AnswerKind::kOk && a.kind != AnswerKind::kLate) {
-      s.stats.failed(c.ep->name(), since(c.start));
+      stats.failed(c.ep->name(), since(c.start));
       return answer_error(a);
     }
   }
@@ -154,7 +125,7 @@ InferResult call_result(Server::Impl& s, Call& c) {
   }
   t.input = c.parse_s;
   t.total = since(c.start);
-  s.stats.succeeded(c.ep->name(), c.answers.size(), t);
+  stats.succeeded(c.ep->name(), c.answers.size(), t);
   return r;
 }
 
@@ -236,39 +207,41 @@ std::vector<std::shared_ptr<const FloatTensor>> items_of(const Endpoint& ep, Cal
 
 }  // namespace
 
-void record_output_time(Server::Impl& s, const std::string& model, double seconds) {
-  s.stats.output_written(model, seconds);
+void KServeInference::record_output_time(const std::string& model, double seconds) {
+  repository_.stats().output_written(model, seconds);
 }
 
-void start_infer(Server::Impl& s, const std::string& name, const std::string& version,
-                 const ParseFn& parse, std::chrono::steady_clock::time_point start, DoneFn done) {
-  Endpoint* ep = s.find(name);
+void KServeInference::start(const std::string& name, const std::string& version,
+                            const ParseFn& parse, std::chrono::steady_clock::time_point start,
+                            DoneFn done) {
+  ModelStatsTable& stats = repository_.stats();
+  const int max_inflight = admission_.max_in_flight();
+  Endpoint* ep = repository_.find(name);
   if (ep == nullptr) {
-    s.metrics.http_error(400);
+    metrics_.http_error(400);
     return done(refusal(400, "unknown model '" + name + "'"));
   }
   if (!version.empty() && version != kModelVersion) {
-    s.metrics.http_error(400);
+    metrics_.http_error(400);
     return done(
         refusal(400, "model '" + name + "' has no version '" + version + "' (versions: 1)"));
   }
-  if (!s.loaded(name)) {
-    s.metrics.answered(ep->metrics(), AnswerKind::kInvalid, 0.0);
-    s.stats.failed(name, since(start));
+  if (!repository_.loaded(name)) {
+    metrics_.answered(ep->metrics(), AnswerKind::kInvalid, 0.0);
+    stats.failed(name, since(start));
     return done(refusal(400, "model '" + name + "' is unloaded (POST /v2/repository/models/" +
                                  name + "/load loads it)"));
   }
-  if (s.draining.load()) {
-    InFlight guard(s, 1);
-    s.metrics.answered(ep->metrics(), AnswerKind::kShutdown, 0.0);
-    s.stats.failed(name, since(start));
+  if (admission_.draining()) {
+    Admission::Ticket ticket = admission_.enter(1);
+    metrics_.answered(ep->metrics(), AnswerKind::kShutdown, 0.0);
+    stats.failed(name, since(start));
     return done(refusal(503, "the server is shutting down", {{"outcome", "shutdown"}}, true));
   }
   const auto overloaded = [&] {
-    return refusal(
-        429,
-        "overloaded: " + std::to_string(s.options.max_inflight) + " requests already in flight",
-        {{"outcome", "rejected"}}, true);
+    return refusal(429,
+                   "overloaded: " + std::to_string(max_inflight) + " requests already in flight",
+                   {{"outcome", "rejected"}}, true);
   };
   auto call = std::make_shared<Call>();
   call->ep = ep;
@@ -276,31 +249,31 @@ void start_infer(Server::Impl& s, const std::string& name, const std::string& ve
   std::vector<std::shared_ptr<const FloatTensor>> items;
   {
     // Admission first (1 for the request being parsed), before the body is parsed.
-    InFlight probe(s, 1);
-    if (probe.count() > s.options.max_inflight) {
-      s.metrics.answered(ep->metrics(), AnswerKind::kRejected, 0.0);
-      s.stats.failed(name, since(start));
+    Admission::Ticket probe = admission_.enter(1);
+    if (probe.over_limit()) {
+      metrics_.answered(ep->metrics(), AnswerKind::kRejected, 0.0);
+      stats.failed(name, since(start));
       return done(overloaded());
     }
     try {
       ProtocolLimits limits;
       limits.max_values =
           static_cast<std::size_t>(std::max<int64_t>(1, shape_numel(ep->input_shape()))) *
-          static_cast<std::size_t>(std::max(1, s.options.max_inflight));
+          static_cast<std::size_t>(std::max(1, max_inflight));
       call->request = parse(limits);
-      items = items_of(*ep, *call, s.options.max_inflight);
+      items = items_of(*ep, *call, max_inflight);
     } catch (const ProtocolError& e) {
-      s.metrics.answered(ep->metrics(), AnswerKind::kInvalid, 0.0);
-      s.stats.failed(name, since(start));
+      metrics_.answered(ep->metrics(), AnswerKind::kInvalid, 0.0);
+      stats.failed(name, since(start));
       return done(refusal(400, e.what()));
     }
   }
   const int n = static_cast<int>(items.size());
-  call->guard.emplace(s, n);
-  if (call->guard->count() > s.options.max_inflight) {
-    call->guard.reset();
-    for (int i = 0; i < n; ++i) s.metrics.answered(ep->metrics(), AnswerKind::kRejected, 0.0);
-    s.stats.failed(name, since(start));
+  call->guard = admission_.enter(n);
+  if (call->guard.over_limit()) {
+    call->guard.release();
+    for (int i = 0; i < n; ++i) metrics_.answered(ep->metrics(), AnswerKind::kRejected, 0.0);
+    stats.failed(name, since(start));
     return done(overloaded());
   }
   call->parse_s = since(start);
@@ -308,13 +281,13 @@ void start_infer(Server::Impl& s, const std::string& name, const std::string& ve
   call->left = items.size();
   call->done = std::move(done);
   // Each item's callback runs once, on the loop thread.
-  const auto row_done = [&s, call](std::size_t i) {
-    return [&s, call, i](Answer&& a) {
+  const auto row_done = [&stats, call](std::size_t i) {
+    return [&stats, call, i](Answer&& a) {
       call->answers[i] = std::move(a);
       if (--call->left > 0) return;
-      call->guard.reset();
+      call->guard.release();
       const DoneFn answer = std::move(call->done);
-      answer(call_result(s, *call));
+      answer(call_result(stats, *call));
     };
   };
   if (items.size() == 1) {

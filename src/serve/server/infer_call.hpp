@@ -1,12 +1,15 @@
 #pragma once
 
-// Internal to the server: one inference request on its way through an endpoint, whatever
-// the transport (HTTP in http_routes.cpp, gRPC in grpc_frontend.cpp), so that both take
-// the same path: admission (--max-inflight), the model's checks (one FP32 input, a batch
-// dimension, outputs), one engine request per batch row, and the answers gathered into
-// one result. Threads: start_infer() from any thread; `done` runs exactly once, on the
-// calling thread (a refusal, or an answer when the caller ran an idle event loop itself:
-// Endpoint::submit) or on the event loop thread (an answer), and must not block.
+// KServeInference: one inference request on its way through an endpoint, whatever the
+// transport (HTTP in http_routes.cpp, gRPC in grpc_frontend.cpp), so that both take the
+// same path: admission (--max-inflight, the front end's Admission), the model's checks (one
+// FP32 input, a batch dimension, outputs), one engine request per batch row, and the
+// answers gathered into one result, counted in the statistics extension and the metrics.
+//
+// Holds references to the repository, the admission and the metrics (the server owns them).
+// Threads: start() from any thread; `done` runs exactly once, on the calling thread (a
+// refusal, or an answer when the caller ran an idle event loop itself: Endpoint::submit)
+// or on the event loop thread (an answer), and must not block.
 
 #include <chrono>
 #include <functional>
@@ -14,12 +17,12 @@
 #include <string>
 #include <vector>
 
+#include "serve/http/admission.hpp"
 #include "serve/kserve/protocol.hpp"
-#include "serve/server/server_impl.hpp"
+#include "serve/metrics/server_metrics.hpp"
+#include "serve/server/model_repository.hpp"
 
 namespace tessera {
-
-inline constexpr const char* kModelVersion = "1";  // every endpoint has one version
 
 struct InferResult {
   int status = 200;          // an HTTP status: 200 = head + outputs, else error_body
@@ -35,13 +38,23 @@ struct InferResult {
 using ParseFn = std::function<InferRequest(const ProtocolLimits&)>;
 using DoneFn = std::function<void(InferResult&&)>;
 
-// `version`: the URL's or message's model version ("" = any). `start`: when the request
-// arrived, for the statistics extension.
-void start_infer(Server::Impl& s, const std::string& name, const std::string& version,
-                 const ParseFn& parse, std::chrono::steady_clock::time_point start, DoneFn done);
+class KServeInference {
+ public:
+  KServeInference(ModelRepository& repository, Admission& admission, ServerMetrics& metrics)
+      : repository_(repository), admission_(admission), metrics_(metrics) {}
 
-// Records an answered request's encode time (the statistics extension's compute_output)
-// once the transport has written `result`.
-void record_output_time(Server::Impl& s, const std::string& model, double seconds);
+  // `version`: the URL's or message's model version ("" = any). `start`: when the request
+  // arrived, for the statistics extension.
+  void start(const std::string& name, const std::string& version, const ParseFn& parse,
+             std::chrono::steady_clock::time_point start, DoneFn done);
+  // Records an answered request's encode time (the statistics extension's compute_output)
+  // once the transport has written its result.
+  void record_output_time(const std::string& model, double seconds);
+
+ private:
+  ModelRepository& repository_;
+  Admission& admission_;
+  ServerMetrics& metrics_;
+};
 
 }  // namespace tessera

@@ -13,9 +13,12 @@
 // A refused reconfiguration (a variant with no model, a shape that does not fit, a task
 // left without instances, no profile) changes nothing.
 //
-// Ownership: LiveDeployment lives in Server::Impl. Thread safety: apply_mutex serialises
-// reconfigurations; `mutex` guards the counters and history, read by any thread.
+// Ownership: LiveReconfiguration is the Server's; it references the application endpoint,
+// the model registry, the event loop and the metrics (the server's, which outlive it).
+// Threads: reconfigure() from any thread but the event loop (one at a time: a mutex), the
+// status and metrics from any thread.
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <mutex>
@@ -26,6 +29,11 @@
 #include "engine/deployment.hpp"
 #include "models/model_spec.hpp"
 #include "profile/profile_table.hpp"
+#include "serve/http/http_frontend.hpp"
+#include "serve/metrics/server_metrics.hpp"
+#include "serve/runtime/endpoint.hpp"
+#include "serve/runtime/event_loop.hpp"
+#include "serve/runtime/model_registry.hpp"
 
 namespace tessera {
 
@@ -63,24 +71,47 @@ struct DeploymentStatus {
 // "detect: yolov5m@gpu-ampere x2 b8; classify: ..." (task: variant@segment xcount bmax_batch).
 std::string deployment_summary(const App& app, const Deployment& deployment);
 
-struct LiveDeployment {
+class LiveReconfiguration {
+ public:
   static constexpr std::size_t kHistory = 64;
 
-  App app;                // the application endpoint's app
-  ProfileTable profiles;  // the run's profiles (for POST /v2/tessera/deployment)
-  ModelsConfig models;    // where a variant loaded later comes from
-  std::mutex apply_mutex;
+  // `application`: the endpoint it moves; nullptr when the server serves models only (every
+  // reconfiguration is refused). `profiles` time new instances unless a call brings its
+  // own; `models` says where a variant loaded later comes from.
+  LiveReconfiguration(App app, ProfileTable profiles, ModelsConfig models, Endpoint* application,
+                      ModelRegistry& registry, EventLoop& loop, ServerMetrics& metrics);
 
-  mutable std::mutex mutex;
-  uint64_t applied = 0;
-  double last_applied_unix_s = -1.0;
-  std::deque<ReconfigurationEvent> history;
+  // Reconfigurations are taken while serving: from the server's start to its shutdown.
+  void set_serving(bool serving);
+  // Server::reconfigure.
+  ReconfigureResult reconfigure(const Deployment& target, const ProfileTable* profiles,
+                                const std::string& note);
+  // Server::deployment_status.
+  DeploymentStatus status();
+  // GET /v2/tessera/deployment (the status) and POST (a deployment to move to).
+  HttpResponse route(const HttpRequest& request);
+  // The Prometheus lines: tessera_reconfigurations_total and
+  // tessera_last_reconfiguration_timestamp_seconds.
+  std::string render_metrics() const;
 
+ private:
   void record(ReconfigurationEvent event);
-};
 
-// The Prometheus lines: tessera_reconfigurations_total and
-// tessera_last_reconfiguration_timestamp_seconds.
-std::string render_reconfiguration_metrics(const LiveDeployment& live);
+  const App app_;
+  const ProfileTable profiles_;
+  const ModelsConfig models_;
+  Endpoint* application_;
+  ModelRegistry& registry_;
+  EventLoop& loop_;
+  ServerMetrics& metrics_;
+  std::atomic<bool> serving_{false};
+  std::atomic<bool> started_{false};  // serving has begun (the loop runs)
+  std::mutex apply_mutex_;            // one reconfiguration at a time
+
+  mutable std::mutex mutex_;  // the counters and the history
+  uint64_t applied_ = 0;
+  double last_applied_unix_s_ = -1.0;
+  std::deque<ReconfigurationEvent> history_;
+};
 
 }  // namespace tessera

@@ -78,9 +78,8 @@ class LlmServer {
   // Requests admitted and not yet answered.
   std::size_t in_flight() const;
 
-  struct Impl;
-
  private:
+  struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 

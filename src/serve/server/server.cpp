@@ -10,8 +10,15 @@
 
 #include "models/model_factory.hpp"
 #include "serve/fleet/remote_model.hpp"
+#include "serve/http/front_end.hpp"
 #include "serve/kserve/protocol.hpp"
-#include "serve/server/server_impl.hpp"
+#include "serve/metrics/gpu_metrics.hpp"
+#include "serve/runtime/steady_clock.hpp"
+#include "serve/server/grpc_frontend.hpp"
+#include "serve/server/http_routes.hpp"
+#include "serve/server/infer_call.hpp"
+#include "serve/server/model_repository.hpp"
+#include "serve/server/triton_metrics.hpp"
 #include "spec/run_spec.hpp"
 
 namespace tessera {
@@ -55,7 +62,107 @@ void warm_up(const ModelRegistry& models, const Deployment& deployment, const Ap
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
 }
 
+std::string http_metrics(const HttpStats& h) {
+  std::string out;
+  const auto counter = [&out](const char* name, const char* help, uint64_t v) {
+    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " counter\n" + name +
+           " " + std::to_string(v) + "\n";
+  };
+  out += "# HELP tessera_http_connections Connections open now.\n";
+  out += "# TYPE tessera_http_connections gauge\n";
+  out += "tessera_http_connections " + std::to_string(h.open) + "\n";
+  counter("tessera_http_connections_total", "Connections accepted.", h.accepted);
+  counter("tessera_http_connections_shed_total",
+          "Idle connections closed to admit a new one at --max-connections.", h.shed_idle);
+  counter("tessera_http_connections_refused_total",
+          "Connections answered 503 at --max-connections with none idle.", h.refused_full);
+  counter("tessera_http_timeouts_total",
+          "Connections closed by the read, keep-alive or write deadline.", h.timed_out);
+  counter("tessera_http_requests_total", "HTTP requests read whole.", h.requests);
+  return out;
+}
+
 }  // namespace
+
+// The server's parts. Only this file sees them: the KServe routes, gRPC, inference and
+// reconfiguration each get the parts they use.
+struct Server::Impl {
+  ServeOptions options;
+  SteadyClock clock;
+  ServerMetrics metrics;
+  ModelRegistry models;
+  std::unique_ptr<PolicySet> policies;
+  EventLoop loop{clock};
+  ModelRepository repository;
+  std::unique_ptr<FrontEnd> front;
+  std::unique_ptr<KServeInference> inference;
+  std::unique_ptr<LiveReconfiguration> live;
+  std::unique_ptr<GrpcFrontEnd> grpc;  // --grpc-port (declared last: destroyed first)
+  int grpc_port = -1;
+  bool started = false;
+  bool stopped = false;
+
+  explicit Impl(ServeOptions o);
+  HttpResponse metrics_text();
+};
+
+Server::Impl::Impl(ServeOptions o) : options(std::move(o)) {
+  HttpLimits limits;
+  limits.threads = options.http_threads > 0
+                       ? options.http_threads
+                       : std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 2, 8);
+  limits.max_connections = std::max<std::size_t>(1, options.max_connections);
+  limits.header_limit = options.max_header_bytes;
+  limits.body_limit = options.max_body_bytes;
+  limits.body_budget = std::max(options.body_budget_bytes, options.max_body_bytes);
+  limits.read_timeout_s = options.read_timeout_s;
+  limits.idle_timeout_s = options.keep_alive_timeout_s;
+  limits.write_timeout_s = options.read_timeout_s;
+  front = std::make_unique<FrontEnd>(
+      limits, options.max_inflight, [this](int status) { metrics.http_error(status); },
+      [](const std::string& message) { return error_body(message); });
+  inference = std::make_unique<KServeInference>(repository, front->admission(), metrics);
+}
+
+HttpResponse Server::Impl::metrics_text() {
+  const auto& endpoints = repository.endpoints();
+  std::vector<TritonModelRow> rows(endpoints.size());
+  std::vector<std::pair<std::string, const RemoteModel*>> remote;
+  // On the loop: the engines' queues, and the registry (a reconfiguration changes it there).
+  loop.run_sync([&] {
+    for (std::size_t i = 0; i < endpoints.size(); ++i) {
+      Endpoint& ep = *endpoints[i];
+      metrics.set_queue_lengths(ep.metrics(), ep.queue_lengths());
+      rows[i].pending = ep.waiting();
+    }
+    for (const auto& [name, lm] : models.all()) {
+      if (auto* m = dynamic_cast<const RemoteModel*>(lm.model.get())) remote.emplace_back(name, m);
+    }
+  });
+  for (std::size_t i = 0; i < endpoints.size(); ++i) {
+    Endpoint& ep = *endpoints[i];
+    rows[i].model = ep.name();
+    rows[i].version = kModelVersion;
+    rows[i].stats = repository.stats().get(ep.name());
+    rows[i].executions = metrics.executions(ep.metrics());
+  }
+  metrics.set_in_flight(front->admission().in_flight());
+  std::string text = metrics.render();
+  if (front->started()) text += http_metrics(front->stats());
+  int replaced = 0;
+  for (const auto& ep : endpoints) replaced += ep->workers_replaced();
+  text +=
+      "# HELP tessera_workers_replaced_total Worker threads abandoned after a model call "
+      "overran --model-timeout, and replaced.\n";
+  text += "# TYPE tessera_workers_replaced_total counter\n";
+  text += "tessera_workers_replaced_total " + std::to_string(replaced) + "\n";
+  text += render_triton_metrics(rows);
+  text += render_remote_metrics(remote);
+  text += render_process_metrics();
+  text += render_gpu_metrics(process_gpu_sampler());
+  text += live->render_metrics();
+  return HttpResponse(200, std::move(text), "text/plain; version=0.0.4");
+}
 
 Server::Server(const RunSpec& run, const ModelsConfig& models, ServeOptions options)
     : Server(run.app, run.deployment, run.profiles, run.policies, run.sim.seed, models,
@@ -64,13 +171,9 @@ Server::Server(const RunSpec& run, const ModelsConfig& models, ServeOptions opti
 Server::Server(const App& app, const Deployment& deployment, const ProfileTable& profiles,
                const PolicyConfig& policies, uint64_t seed, const ModelsConfig& models,
                ServeOptions options)
-    : impl_(std::make_unique<Impl>()) {
+    : impl_(std::make_unique<Impl>(std::move(options))) {
   Impl& s = *impl_;
-  s.options = std::move(options);
   s.policies = std::make_unique<PolicySet>(policies);
-  s.live.app = app;
-  s.live.profiles = profiles;
-  s.live.models = models;
   configure_torch_threads(models.torch_threads);
 
   // Load each deployed variant's model once.
@@ -110,27 +213,32 @@ Server::Server(const App& app, const Deployment& deployment, const ProfileTable&
 
   if (s.options.warmup) warm_up(s.models, deployment, app);
 
-  auto add = [&](std::unique_ptr<Endpoint> ep) {
-    s.by_name[ep->name()] = ep.get();
-    s.endpoints.push_back(std::move(ep));
-  };
   if (s.options.app_endpoint) {
-    add(std::make_unique<Endpoint>(app.name, app, deployment, profiles, *s.policies, s.models,
+    s.repository.add(
+        std::make_unique<Endpoint>(app.name, app, deployment, profiles, *s.policies, s.models,
                                    s.clock, s.loop, s.metrics, seed, models.torch_threads,
-                                   s.options.inline_noop, s.options.model_timeout_s));
+                                   s.options.inline_noop, s.options.model_timeout_s),
+        true);
   }
   if (s.options.model_endpoints) {
     for (const Hosted& h : hosted) {
       const Variant& v = app.tasks[h.task].variants[static_cast<std::size_t>(h.variant)];
-      if (s.by_name.count(v.name)) continue;
+      if (s.repository.has(v.name)) continue;
       Deployment one;
       one.groups.push_back(WorkerGroup{0, {0}, h.group->segment, h.group->max_batch, 1});
-      add(std::make_unique<Endpoint>(v.name, single_model_app(v.name, v, app.slo), one, profiles,
-                                     *s.policies, s.models, s.clock, s.loop, s.metrics, seed,
-                                     models.torch_threads, s.options.inline_noop,
-                                     s.options.model_timeout_s));
+      s.repository.add(std::make_unique<Endpoint>(
+          v.name, single_model_app(v.name, v, app.slo), one, profiles, *s.policies, s.models,
+          s.clock, s.loop, s.metrics, seed, models.torch_threads, s.options.inline_noop,
+          s.options.model_timeout_s));
     }
   }
+  s.live = std::make_unique<LiveReconfiguration>(app, profiles, models, s.repository.application(),
+                                                 s.models, s.loop, s.metrics);
+  add_kserve_routes(
+      s.front->routes(),
+      KServeRoutes{*s.inference, s.repository, s.metrics, s.front->admission(),
+                   [&s] { return s.metrics_text(); },
+                   [&s](const HttpRequest& request) { return s.live->route(request); }});
 }
 
 Server::~Server() { shutdown(); }
@@ -146,82 +254,66 @@ void Server::check_backends_now() {
 
 std::vector<std::string> Server::endpoint_names() const {
   std::vector<std::string> names;
-  for (const auto& ep : impl_->endpoints) names.push_back(ep->name());
+  for (const auto& ep : impl_->repository.endpoints()) names.push_back(ep->name());
   return names;
 }
 
-int Server::in_flight() const { return impl_->in_flight.load(); }
+int Server::in_flight() const { return impl_->front->admission().in_flight(); }
 
 bool Server::wait_until_in_flight(int n, double timeout_s) const {
-  Impl& s = *impl_;
-  s.watchers.fetch_add(1);
-  std::unique_lock lock(s.drain_mutex);
-  const bool ok = s.drained.wait_for(lock, std::chrono::duration<double>(timeout_s),
-                                     [&] { return s.in_flight.load() >= n; });
-  lock.unlock();
-  s.watchers.fetch_sub(1);
-  return ok;
+  return impl_->front->admission().wait_until_in_flight(n, timeout_s);
 }
+
+ReconfigureResult Server::reconfigure(const Deployment& target, const ProfileTable* profiles,
+                                      const std::string& note) {
+  return impl_->live->reconfigure(target, profiles, note);
+}
+
+DeploymentStatus Server::deployment_status() const { return impl_->live->status(); }
 
 int Server::start() {
   Impl& s = *impl_;
-  if (s.started) return s.port;
-  HttpLimits limits;
-  limits.threads = s.options.http_threads > 0
-                       ? s.options.http_threads
-                       : std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 2, 8);
-  limits.max_connections = std::max<std::size_t>(1, s.options.max_connections);
-  limits.header_limit = s.options.max_header_bytes;
-  limits.body_limit = s.options.max_body_bytes;
-  limits.body_budget = std::max(s.options.body_budget_bytes, s.options.max_body_bytes);
-  limits.read_timeout_s = s.options.read_timeout_s;
-  limits.idle_timeout_s = s.options.keep_alive_timeout_s;
-  limits.write_timeout_s = s.options.read_timeout_s;
-  s.http = std::make_unique<HttpFrontEnd>(
-      limits, [&s](HttpRequest&& req, Responder respond) { s.handle(std::move(req), respond); },
-      [&s](int status) { s.metrics.http_error(status); },
-      [](const std::string& message) { return error_body(message); });
+  if (s.started) return s.front->port();
   s.loop.start();
-  s.port = s.http->start(s.options.host, s.options.port);
+  const int port = s.front->start(s.options.host, s.options.port);
   if (s.options.grpc_port >= 0) {
-    s.grpc = std::make_unique<GrpcFrontEnd>(s);
+    s.grpc = std::make_unique<GrpcFrontEnd>(*s.inference, s.repository, s.metrics,
+                                            s.front->admission(), s.options.max_body_bytes);
     s.grpc_port = s.grpc->start(s.options.host, s.options.grpc_port);
     spdlog::info("serving gRPC (GRPCInferenceService) on {}:{}", s.options.host, s.grpc_port);
   }
   s.started = true;
-  spdlog::info(
-      "serving {} endpoint(s) on http://{}:{} ({} HTTP threads, max {} in flight, {} "
-      "connections)",
-      s.endpoints.size(), s.options.host, s.port, limits.threads, s.options.max_inflight,
-      limits.max_connections);
-  return s.port;
+  s.live->set_serving(true);
+  spdlog::info("serving {} endpoint(s) on http://{}:{} (max {} in flight, {} connections)",
+               s.repository.endpoints().size(), s.options.host, port, s.options.max_inflight,
+               s.options.max_connections);
+  return port;
 }
 
 void Server::shutdown() {
   Impl& s = *impl_;
   if (s.stopped) return;
   s.stopped = true;
-  s.draining = true;
+  s.live->set_serving(false);
   if (s.started) {
-    std::unique_lock lock(s.drain_mutex);
-    if (!s.drained.wait_for(lock, std::chrono::duration<double>(s.options.drain_timeout_s),
-                            [&] { return s.in_flight.load() == 0; })) {
+    if (!s.front->drain(s.options.drain_timeout_s)) {
       spdlog::warn("shutdown: {} request(s) still in flight after {} s; refusing them",
-                   s.in_flight.load(), s.options.drain_timeout_s);
+                   s.front->admission().in_flight(), s.options.drain_timeout_s);
     }
-    lock.unlock();
     s.loop.run_sync([&s] {
-      for (auto& ep : s.endpoints) ep->refuse_all("the server is shutting down");
+      for (auto& ep : s.repository.endpoints()) ep->refuse_all("the server is shutting down");
     });
+  } else {
+    s.front->drain(0.0);  // refuse whatever comes
   }
   // Requests posted to the loop but not yet admitted are dropped with it; their
   // Responders answer 503 as they go, and the front end sends those answers.
   s.loop.stop();
-  if (s.http) s.http->stop(std::min(2.0, s.options.keep_alive_timeout_s));
+  s.front->stop(std::min(2.0, s.options.keep_alive_timeout_s));
   if (s.grpc) s.grpc->stop(2.0);
   // A model call still running (stuck) is left behind after at most a second.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-  for (auto& ep : s.endpoints) ep->stop_executors(deadline);
+  for (auto& ep : s.repository.endpoints()) ep->stop_executors(deadline);
   if (s.started) spdlog::info("server stopped");
 }
 

@@ -66,10 +66,10 @@ class Server {
   // Waits until at least `n` requests are in flight (tests); false on timeout.
   bool wait_until_in_flight(int n, double timeout_s) const;
   const ServeOptions& options() const;
-  // Runs a health check of every remote model's backends now (server/remote_model.hpp).
+  // Runs a health check of every remote model's backends now (serve/fleet/remote_model.hpp).
   void check_backends_now();
 
-  // Live reconfiguration (server/live_deployment.hpp; docs/serve.md#live-re-planning):
+  // Live reconfiguration (serve/server/live_deployment.hpp; docs/serve.md#live-re-planning):
   // moves the application endpoint to `target` (its instances per task: variant, segment,
   // max batch, count, batch timeout) as one step, loading new models first. `profiles`
   // (default: the run's) time the new instances; `note` goes into the history. Any thread
@@ -79,9 +79,8 @@ class Server {
   // The application endpoint's live deployment, arrivals and reconfigurations.
   DeploymentStatus deployment_status() const;
 
-  struct Impl;
-
  private:
+  struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 

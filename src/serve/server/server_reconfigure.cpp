@@ -1,4 +1,4 @@
-// Server::reconfigure and the deployment admin route (server/live_deployment.hpp).
+// The live reconfiguration of an app server and its admin route (live_deployment.hpp).
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -12,7 +12,7 @@
 #include "core/spec_node.hpp"
 #include "models/model_factory.hpp"
 #include "serve/kserve/protocol.hpp"
-#include "serve/server/server_impl.hpp"
+#include "serve/server/live_deployment.hpp"
 #include "spec/deployment_spec.hpp"
 
 namespace tessera {
@@ -58,24 +58,33 @@ std::string deployment_summary(const App& app, const Deployment& deployment) {
   return out;
 }
 
-void LiveDeployment::record(ReconfigurationEvent event) {
-  std::lock_guard lock(mutex);
-  ++applied;
-  last_applied_unix_s = event.unix_s;
-  history.push_back(std::move(event));
-  while (history.size() > kHistory) history.pop_front();
+LiveReconfiguration::LiveReconfiguration(App app, ProfileTable profiles, ModelsConfig models,
+                                         Endpoint* application, ModelRegistry& registry,
+                                         EventLoop& loop, ServerMetrics& metrics)
+    : app_(std::move(app)),
+      profiles_(std::move(profiles)),
+      models_(std::move(models)),
+      application_(application),
+      registry_(registry),
+      loop_(loop),
+      metrics_(metrics) {}
+
+void LiveReconfiguration::set_serving(bool serving) {
+  if (serving) started_.store(true);
+  serving_.store(serving);
 }
 
-ReconfigureResult Server::reconfigure(const Deployment& target, const ProfileTable* profiles,
-                                      const std::string& note) {
-  return impl_->reconfigure(target, profiles, note);
+void LiveReconfiguration::record(ReconfigurationEvent event) {
+  std::lock_guard lock(mutex_);
+  ++applied_;
+  last_applied_unix_s_ = event.unix_s;
+  history_.push_back(std::move(event));
+  while (history_.size() > kHistory) history_.pop_front();
 }
 
-DeploymentStatus Server::deployment_status() const { return impl_->deployment_status(); }
-
-ReconfigureResult Server::Impl::reconfigure(const Deployment& target, const ProfileTable* profiles,
-                                            const std::string& note) {
-  Impl& s = *this;
+ReconfigureResult LiveReconfiguration::reconfigure(const Deployment& target,
+                                                   const ProfileTable* profiles,
+                                                   const std::string& note) {
   const auto t0 = std::chrono::steady_clock::now();
   ReconfigureResult r;
   const auto done = [&] {
@@ -83,13 +92,14 @@ ReconfigureResult Server::Impl::reconfigure(const Deployment& target, const Prof
     if (!r.error.empty()) spdlog::error("reconfiguration refused: {}", r.error);
     return r;
   };
-  std::lock_guard apply(s.live.apply_mutex);
-  if (!s.started || s.draining.load() || s.endpoints.empty()) {
-    r.error = "the server is not serving (not started, or shutting down)";
+  std::lock_guard apply(apply_mutex_);
+  if (!serving_.load() || application_ == nullptr) {
+    r.error = application_ == nullptr ? "the server serves no application (worker mode)"
+                                      : "the server is not serving (not started, or shutting down)";
     return done();
   }
-  Endpoint& ep = *s.endpoints.front();  // the application endpoint
-  const App& app = s.live.app;
+  Endpoint& ep = *application_;
+  const App& app = app_;
 
   // Models the target needs that are not loaded yet: loaded and warmed up here, off the
   // event loop, while the running deployment keeps serving. The registry only changes on
@@ -102,8 +112,8 @@ ReconfigureResult Server::Impl::reconfigure(const Deployment& target, const Prof
       for (int v : g.variants) {
         if (v < 0 || static_cast<std::size_t>(v) >= app.tasks[g.task].variants.size()) continue;
         const std::string& name = app.tasks[g.task].variants[static_cast<std::size_t>(v)].name;
-        if (s.models.has(name) || !seen.insert(name).second) continue;
-        ModelSpec spec = s.live.models.spec_for(name);
+        if (registry_.has(name) || !seen.insert(name).second) continue;
+        ModelSpec spec = models_.spec_for(name);
         std::shared_ptr<Model> model = load_model(spec);
         warm(*model, g.max_batch);
         spdlog::info("reconfiguration: loaded model '{}' ({})", name, model->info().kind);
@@ -119,11 +129,11 @@ ReconfigureResult Server::Impl::reconfigure(const Deployment& target, const Prof
   // The switch: one step on the loop.
   std::string error;
   double switch_ms = 0.0;
-  const ProfileTable& table = profiles != nullptr ? *profiles : s.live.profiles;
-  const bool ran = s.loop.run_sync([&] {
+  const ProfileTable& table = profiles != nullptr ? *profiles : profiles_;
+  const bool ran = loop_.run_sync([&] {
     const auto a = std::chrono::steady_clock::now();
     try {
-      for (auto& [spec, model] : fresh) s.models.add(std::move(spec), std::move(model));
+      for (auto& [spec, model] : fresh) registry_.add(std::move(spec), std::move(model));
       std::tie(r.started, r.stopped) = ep.reconfigure(target, table);
     } catch (const std::exception& e) {
       error = e.what();
@@ -140,10 +150,11 @@ ReconfigureResult Server::Impl::reconfigure(const Deployment& target, const Prof
   r.applied = true;
   if (!fresh.empty()) {
     std::vector<std::pair<std::string, std::string>> kinds;
-    s.loop.run_sync([&] {
-      for (const auto& [name, lm] : s.models.all()) kinds.emplace_back(name, lm.model->info().kind);
+    loop_.run_sync([&] {
+      for (const auto& [name, lm] : registry_.all())
+        kinds.emplace_back(name, lm.model->info().kind);
     });
-    s.metrics.set_models(std::move(kinds));
+    metrics_.set_models(std::move(kinds));
   }
   if (r.started + r.stopped > 0) {
     ReconfigurationEvent event;
@@ -154,58 +165,57 @@ ReconfigureResult Server::Impl::reconfigure(const Deployment& target, const Prof
     event.note = note;
     spdlog::info("reconfigured '{}': +{} / -{} instances ({} models loaded, switch {:.2f} ms): {}",
                  app.name, r.started, r.stopped, r.models_loaded, r.switch_ms, event.summary);
-    s.live.record(std::move(event));
+    record(std::move(event));
   }
   return done();
 }
 
-DeploymentStatus Server::Impl::deployment_status() {
-  Impl& s = *this;
+DeploymentStatus LiveReconfiguration::status() {
   DeploymentStatus st;
-  st.app = s.live.app.name;
-  if (!s.endpoints.empty()) {
-    Endpoint& ep = *s.endpoints.front();
+  st.app = app_.name;
+  if (application_ != nullptr) {
+    Endpoint& ep = *application_;
     const auto read = [&] {
       st.deployment = ep.live_deployment(&st.group_batches);
       st.arrivals = ep.arrivals();
     };
-    if (!s.loop.run_sync(read) && !s.started) read();  // before start(): no loop thread yet
+    // Before the server starts no loop thread runs: read here.
+    if (!loop_.run_sync(read) && !started_.load()) read();
   }
-  std::lock_guard lock(s.live.mutex);
-  st.reconfigurations = s.live.applied;
-  st.last_applied_unix_s = s.live.last_applied_unix_s;
-  st.history.assign(s.live.history.begin(), s.live.history.end());
+  std::lock_guard lock(mutex_);
+  st.reconfigurations = applied_;
+  st.last_applied_unix_s = last_applied_unix_s_;
+  st.history.assign(history_.begin(), history_.end());
   return st;
 }
 
-std::string render_reconfiguration_metrics(const LiveDeployment& live) {
-  std::lock_guard lock(live.mutex);
+std::string LiveReconfiguration::render_metrics() const {
+  std::lock_guard lock(mutex_);
   std::string out;
   out +=
       "# HELP tessera_reconfigurations_total Live reconfigurations applied (new deployments).\n"
       "# TYPE tessera_reconfigurations_total counter\n";
-  out += "tessera_reconfigurations_total " + std::to_string(live.applied) + "\n";
+  out += "tessera_reconfigurations_total " + std::to_string(applied_) + "\n";
   out +=
       "# HELP tessera_last_reconfiguration_timestamp_seconds Unix time of the last one (0: "
       "none).\n"
       "# TYPE tessera_last_reconfiguration_timestamp_seconds gauge\n";
   out += fmt::format("tessera_last_reconfiguration_timestamp_seconds {:.3f}\n",
-                     std::max(0.0, live.last_applied_unix_s));
+                     std::max(0.0, last_applied_unix_s_));
   return out;
 }
 
-HttpResponse Server::Impl::deployment_route(const HttpRequest& req) {
-  Impl& s = *this;
+HttpResponse LiveReconfiguration::route(const HttpRequest& req) {
   if (req.method == "POST") {
     Deployment target;
     std::string note = "POST /v2/tessera/deployment";
     try {
       const SpecNode doc = SpecNode::load_string(req.body, "the request body");
-      target = parse_deployment(doc, s.live.app, s.live.profiles, nullptr);
+      target = parse_deployment(doc, app_, profiles_, nullptr);
     } catch (const std::exception& e) {
       return HttpResponse(400, error_body(e.what()));
     }
-    const ReconfigureResult r = s.reconfigure(target, nullptr, note);
+    const ReconfigureResult r = reconfigure(target, nullptr, note);
     if (!r.applied) return HttpResponse(400, error_body("reconfiguration refused: " + r.error));
     return HttpResponse(200, dump_json(json{{"applied", true},
                                             {"started", r.started},
@@ -215,14 +225,14 @@ HttpResponse Server::Impl::deployment_route(const HttpRequest& req) {
                                             {"seconds", r.seconds}}));
   }
   if (req.method != "GET") return HttpResponse(405, error_body("use GET or POST"));
-  const DeploymentStatus st = s.deployment_status();
+  const DeploymentStatus st = status();
   json groups = json::array();
   for (std::size_t i = 0; i < st.deployment.groups.size(); ++i) {
     const WorkerGroup& g = st.deployment.groups[i];
     json variants = json::array();
     for (int v : g.variants)
-      variants.push_back(s.live.app.tasks[g.task].variants[static_cast<std::size_t>(v)].name);
-    groups.push_back({{"task", s.live.app.tasks[g.task].name},
+      variants.push_back(app_.tasks[g.task].variants[static_cast<std::size_t>(v)].name);
+    groups.push_back({{"task", app_.tasks[g.task].name},
                       {"variants", variants},
                       {"segment", g.segment},
                       {"max_batch", g.max_batch},
@@ -238,14 +248,13 @@ HttpResponse Server::Impl::deployment_route(const HttpRequest& req) {
                        {"deployment", e.summary},
                        {"note", e.note}});
   }
-  return HttpResponse(200,
-                      dump_json(json{{"app", st.app},
-                                     {"summary", deployment_summary(s.live.app, st.deployment)},
-                                     {"groups", groups},
-                                     {"arrivals", st.arrivals},
-                                     {"reconfigurations", st.reconfigurations},
-                                     {"last_reconfiguration_unix_s", st.last_applied_unix_s},
-                                     {"history", history}}));
+  return HttpResponse(200, dump_json(json{{"app", st.app},
+                                          {"summary", deployment_summary(app_, st.deployment)},
+                                          {"groups", groups},
+                                          {"arrivals", st.arrivals},
+                                          {"reconfigurations", st.reconfigurations},
+                                          {"last_reconfiguration_unix_s", st.last_applied_unix_s},
+                                          {"history", history}}));
 }
 
 }  // namespace tessera
