@@ -1,5 +1,6 @@
-// Endpoint's live reconfiguration (server/live_deployment.hpp): the difference between the
-// running instances and a target deployment, applied as one Engine::apply on the loop.
+// Endpoint's live reconfiguration (serve/server/live_deployment.hpp): the difference between
+// the running instances and a target deployment (engine/deployment_diff.hpp), applied as one
+// Engine::apply on the loop.
 
 #include <spdlog/spdlog.h>
 
@@ -8,22 +9,13 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "engine/deployment_diff.hpp"
+
 #include "core/input_limits.hpp"
 #include "models/model_factory.hpp"
 #include "serve/runtime/endpoint.hpp"
 
 namespace tessera {
-namespace {
-
-// Instances of one kind are interchangeable: a new deployment keeps those the running one
-// has and changes only the difference (as the simulated controller does).
-using Kind = std::tuple<TaskId, std::vector<int>, std::string, int>;
-
-Kind kind_of(const WorkerGroup& g) { return {g.task, g.variants, g.segment, g.max_batch}; }
-Kind kind_of(const Worker& w) { return {w.task, w.variants, w.segment, w.max_batch}; }
-
-}  // namespace
-
 std::vector<std::string> Endpoint::emulated() const {
   std::lock_guard lock(emulated_mutex_);
   return emulated_;
@@ -77,40 +69,8 @@ std::pair<int, int> Endpoint::reconfigure(const Deployment& target, const Profil
     }
   }
 
-  // The difference, by kind; the newest instances of a kind leave first.
-  std::map<Kind, std::vector<WorkerId>> live;
-  for (std::size_t t = 0; t < app_.tasks.size(); ++t) {
-    for (const Worker* w : engine_->workers_of(static_cast<TaskId>(t))) {
-      live[kind_of(*w)].push_back(w->id);
-    }
-  }
-  std::map<Kind, WorkerGroup> wanted;
-  for (const WorkerGroup& g : target.groups) {
-    auto [it, fresh] = wanted.emplace(kind_of(g), g);
-    if (!fresh) it->second.count += g.count;
-  }
-  DeploymentEdit edit;
-  for (auto& [kind, ids] : live) {
-    std::sort(ids.begin(), ids.end());
-    auto it = wanted.find(kind);
-    const std::size_t keep = it == wanted.end() ? 0 : static_cast<std::size_t>(it->second.count);
-    while (ids.size() > keep) {
-      edit.stop.push_back(ids.back());
-      ids.pop_back();
-    }
-  }
-  for (const auto& [kind, group] : wanted) {
-    auto it = live.find(kind);
-    const int have = it == live.end() ? 0 : static_cast<int>(it->second.size());
-    if (group.count > have) {
-      WorkerGroup add = group;
-      add.count = group.count - have;
-      edit.start.push_back(std::move(add));
-    }
-  }
-  for (const WorkerGroup& g : target.groups) {
-    if (g.batch_timeout >= 0) edit.batch_timeouts.emplace_back(g.task, g.batch_timeout);
-  }
+  // The difference (engine/deployment_diff.hpp): what both have keeps running.
+  DeploymentEdit edit = LiveInstances::of(*engine_).change_to(target);
   if (edit.empty()) return {0, 0};
 
   // The new instances' threads come first: the engine numbers new workers on from its
