@@ -18,6 +18,7 @@
 #include "llm_torch/decoder.hpp"
 #include "llm_torch/fingerprint_profiler.hpp"
 #include "llm_torch/host_memory.hpp"
+#include "models/llm_generate.hpp"
 
 namespace tessera::cli {
 namespace {
@@ -162,10 +163,9 @@ struct GenerateOptions {
   std::string device = "cpu";
 };
 
-// Greedy generation with the byte-level tokenizer (one token per byte, ids 0-255), timed:
-// the prefill is the time to the first token, then each decode step.
+// Greedy generation with the byte-level tokenizer (one token per byte, ids 0-255), timed
+// (models/llm_generate.hpp).
 void run_generate(const GenerateOptions& o) {
-  using Clock = std::chrono::steady_clock;
   const DecoderOptions options{weight_quant_from_string(o.weights),
                                kv_quant_from_string(o.kv),
                                1,
@@ -182,25 +182,16 @@ void run_generate(const GenerateOptions& o) {
   std::vector<int64_t> prompt;
   for (unsigned char c : o.prompt) prompt.push_back(c);
   if (prompt.empty()) throw std::invalid_argument("--prompt is empty");
-  const auto seq = decoder->start(static_cast<int64_t>(prompt.size()) + o.new_tokens);
-  const auto t0 = Clock::now();
-  std::vector<float> logits = decoder->step(*seq, prompt);
-  const auto t1 = Clock::now();
-  std::vector<int64_t> out;
-  for (int64_t i = 0; i < o.new_tokens; ++i) {
-    const auto best = std::max_element(logits.begin(), logits.end()) - logits.begin();
-    out.push_back(best);
-    if (i + 1 < o.new_tokens) logits = decoder->step(*seq, {best});
-  }
-  const auto t2 = Clock::now();
-  const double ttft = std::chrono::duration<double>(t1 - t0).count();
-  const double decode = std::chrono::duration<double>(t2 - t1).count();
+  const TimedGeneration g = generate_greedy_timed(*decoder, prompt, o.new_tokens);
+  const std::vector<int64_t>& out = g.tokens;
+  const double ttft = g.ttft_s;
+  const double decode = g.decode_s;
   std::string text;
   for (int64_t id : out) text += (id >= 32 && id < 127) ? static_cast<char>(id) : '.';
   std::printf("model %s (%s), weights %s, KV cache %s: %.1f MB of weights, %.2f MB of KV cache\n",
               arch.name.c_str(), arch.family.c_str(), o.weights.c_str(), o.kv.c_str(),
               static_cast<double>(decoder->weight_bytes()) / 1e6,
-              static_cast<double>(seq->kv_bytes()) / 1e6);
+              static_cast<double>(g.kv_bytes) / 1e6);
   std::printf("prompt %zu tokens, generated %lld: TTFT %.1f ms, TPOT %.2f ms\n", prompt.size(),
               static_cast<long long>(out.size()), 1e3 * ttft,
               out.size() > 1 ? 1e3 * decode / static_cast<double>(out.size() - 1) : 0.0);

@@ -6,7 +6,7 @@
 
 #include "core/error.hpp"
 
-namespace tessera::cli {
+namespace tessera {
 
 std::unique_ptr<control::LiveReplanner> make_live_replanner(const control::ReplanSpec& spec,
                                                             const App& run_app,
@@ -61,11 +61,11 @@ void LiveController::stop() {
 }
 
 void LiveController::run() {
-  using Clock = std::chrono::steady_clock;
-  const auto bin = std::chrono::duration_cast<Clock::duration>(
+  using SteadyTime = std::chrono::steady_clock;
+  const auto bin = std::chrono::duration_cast<SteadyTime::duration>(
       std::chrono::duration<double>(replanner_->controller().bin));
   uint64_t seen = server_.deployment_status().arrivals;
-  Clock::time_point window_start = Clock::now();
+  SteadyTime::time_point window_start = SteadyTime::now();
   for (;;) {
     {
       std::unique_lock lock(mutex_);
@@ -74,14 +74,14 @@ void LiveController::run() {
     const DeploymentStatus status = server_.deployment_status();
     // The server is stopping (its loop no longer answers): no window to close.
     if (status.arrivals < seen) return;
-    const Clock::time_point now = Clock::now();
+    const SteadyTime::time_point now = SteadyTime::now();
     const uint64_t arrivals = status.arrivals - seen;
     seen = status.arrivals;
     const double seconds = std::chrono::duration<double>(now - window_start).count();
     window_start = now;
-    const auto t0 = Clock::now();
+    const auto t0 = SteadyTime::now();
     control::LiveDecision d = replanner_->close_window(arrivals, seconds);
-    const double plan_s = std::chrono::duration<double>(Clock::now() - t0).count();
+    const double plan_s = std::chrono::duration<double>(SteadyTime::now() - t0).count();
     const std::string old_plan = deployment_summary(replanner_->input().app, status.deployment);
     if (!d.apply) {
       spdlog::info(
@@ -105,4 +105,4 @@ void LiveController::run() {
   }
 }
 
-}  // namespace tessera::cli
+}  // namespace tessera

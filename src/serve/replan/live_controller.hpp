@@ -1,7 +1,9 @@
 #pragma once
 
 // `tessera serve RUN --replan REPLAN`: JigsawServe's controller on the live server
-// (docs/serve.md#live-re-planning). A thread closes a demand window every controller.bin_s
+// (docs/serve.md#live-re-planning). It plans with control/ (the MILP, on CBC) and
+// reconfigures a serve/server Server (libtorch): nothing else may link both, so it is a
+// module of its own on top of the two. A thread closes a demand window every controller.bin_s
 // seconds with the requests the server admitted in it, asks control::LiveReplanner for
 // the plan, and applies each new plan with Server::reconfigure; each decision is logged.
 //
@@ -18,7 +20,7 @@
 #include "control/replan_spec.hpp"
 #include "serve/server/server.hpp"
 
-namespace tessera::cli {
+namespace tessera {
 
 // The live controller's settings from a re-planning spec: the first search space (or
 // `space` when given); the spec's plan app must be the run's app (same tasks and
@@ -48,4 +50,4 @@ class LiveController {
   std::thread thread_;
 };
 
-}  // namespace tessera::cli
+}  // namespace tessera

@@ -1,5 +1,7 @@
 #include "serve/server/llm_server.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -59,6 +61,7 @@ struct LlmServer::Impl {
   std::shared_ptr<const Decoder> decoder;  // the first instance's: the model's shape
   std::shared_ptr<const Tokenizer> tokenizer;
   std::string model;
+  std::string policy;  // the instances' scheduling policy
   LlmServeOptions options;
   uint32_t max_prompt_tokens = 0;
   uint32_t max_positions = 0;
@@ -92,6 +95,7 @@ LlmServer::LlmServer(const RunSpec& run, std::vector<std::shared_ptr<const Decod
   impl_ = std::make_unique<Impl>(decoders.front(), std::move(tokenizer), run.llm->model.name,
                                  std::move(options));
   Impl& s = *impl_;
+  s.policy = llm_policy_name(run.llm->scheduler.policy);
   HttpLimits limits;
   limits.max_connections = s.options.max_connections;
   limits.body_limit = s.options.max_body_bytes;
@@ -150,6 +154,12 @@ int LlmServer::start() {
   s.loop.start();
   s.options.port = s.front->start(s.options.host, s.options.port);
   s.started = true;
+  spdlog::info("LLM '{}' ({} tokenizer, {} policy, {} instance(s)) on {}:{}", s.model,
+               s.tokenizer->name(), s.policy, s.endpoint->instances(), s.options.host,
+               s.options.port);
+  spdlog::info("  POST /v1/completions, /v1/chat/completions; GET /v1/models");
+  spdlog::info("  POST /v2/models/{}/generate, /v2/models/{}/generate_stream; GET /metrics",
+               s.model, s.model);
   return s.options.port;
 }
 

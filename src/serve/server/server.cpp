@@ -287,6 +287,12 @@ int Server::start() {
   spdlog::info("serving {} endpoint(s) on http://{}:{} (max {} in flight, {} connections)",
                s.repository.endpoints().size(), s.options.host, port, s.options.max_inflight,
                s.options.max_connections);
+  for (const auto& ep : s.repository.endpoints()) {
+    spdlog::info("  POST /v2/models/{}/infer", ep->name());
+  }
+  if (s.repository.application() != nullptr) {
+    spdlog::info("  GET /v2/tessera/deployment (the live deployment; POST one to reconfigure)");
+  }
   return port;
 }
 
