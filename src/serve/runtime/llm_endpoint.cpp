@@ -93,7 +93,10 @@ void LlmEndpoint::step_done(WorkerId id, LlmStepResult result) {
   for (uint64_t r : result.left) {
     engine_->stop_request(r, Outcome::kDropped, DropReason::kCancelled);
   }
-  for (const auto& [r, slot] : result.stopped) schedulers_[id]->finish_with_step(worker, slot);
+  for (const auto& [r, slot] : result.stopped) {
+    // Still live (ended at shutdown meanwhile, its slot may serve another request now).
+    if (requests_.count(r) != 0) schedulers_[id]->finish_with_step(worker, slot);
+  }
   if (observer_ != nullptr) observer_->on_llm_step(id, step_stats_[id], result.measured_s);
   engine_->on_batch_done(id);
   publish_stats();

@@ -34,11 +34,12 @@ Decoder::Sequence& LlmLiveRequest::fresh_sequence(const Decoder& decoder) {
 LlmLiveRequest::TokenFate LlmLiveRequest::take_token(int64_t token) {
   std::lock_guard lock(mutex_);
   tokens_.push_back(token);
+  if (ended()) return TokenFate::kSent;  // kept only
   if (request_.stop_token >= 0 && token == request_.stop_token) {
     stopped_ = true;
     return TokenFate::kStop;
   }
-  if (ended() || !callbacks_.on_token) return TokenFate::kSent;
+  if (!callbacks_.on_token) return TokenFate::kSent;
   return callbacks_.on_token(token) ? TokenFate::kSent : TokenFate::kClientGone;
 }
 

@@ -70,8 +70,10 @@ struct LlmServer::Impl {
   std::unique_ptr<LlmStepLog> step_log;  // before the endpoint: it outlives its threads
   SteadyClock clock;
   EventLoop loop{clock};
+  // Before the endpoint: a request's admission ticket may be released as it goes (the
+  // routes are stopped by shutdown() first).
+  std::unique_ptr<FrontEnd> front;
   std::unique_ptr<LlmEndpoint> endpoint;
-  std::unique_ptr<FrontEnd> front;  // after the endpoint: its routes are stopped first
   bool started = false;
   bool stopped = false;
 

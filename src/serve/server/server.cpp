@@ -93,8 +93,9 @@ struct Server::Impl {
   ModelRegistry models;
   std::unique_ptr<PolicySet> policies;
   EventLoop loop{clock};
-  ModelRepository repository;
+  // Before the endpoints: a request's admission ticket may be released as they go.
   std::unique_ptr<FrontEnd> front;
+  ModelRepository repository;
   std::unique_ptr<KServeInference> inference;
   std::unique_ptr<LiveReconfiguration> live;
   std::unique_ptr<GrpcFrontEnd> grpc;  // --grpc-port (declared last: destroyed first)
