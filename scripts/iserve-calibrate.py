@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Fits the efficiency factors of tessera's analytic GPU model (src/iserve/gpu_model.hpp)
-to the public per-operator GPU timings of microsoft/vidur (MIT; data/gpu/SOURCE.md).
+"""Fits the efficiency factors of tessera's analytic GPU model (src/iserve/analytic_model.hpp;
+the fitted mbu and mfu are GpuSpec's defaults in src/iserve/gpu_spec.hpp) to the public
+per-operator GPU timings of microsoft/vidur (MIT; data/gpu/SOURCE.md).
 
 Llama-2-70B decoder layer, linear layers only (q/k/v, o, gate/up, down), per TP shard:
   decode  (num_tokens <= 8):     t = shard weight bytes / (bandwidth * mbu)

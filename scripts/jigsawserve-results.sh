@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates docs/results/jigsawserve.md and everything under docs/results/jigsawserve/
-# (issue 11): every table and every number in the page comes from this run.
+# Every table and every number in the page comes from this run.
 #   1. Fig. 3: the largest demand of every search space (tessera plan --max-demand) for the
 #      traffic app at 840 slices under four calibrations of the scaling model, the social
 #      and AR apps at 840 slices, and traffic at 28 slices.

@@ -262,7 +262,7 @@ def section_repro():
     ats = [load(f"repro-at-{i}/max_demand.json")[0] for i in (1, 2, 3)
            if (OUT / f"repro-at-{i}" / "max_demand.json").exists()]
     w("Traffic's A+T maximum at 840 slices (`--max-demand --space A+T --slices 840`), three runs "
-      "(the issue saw 2,690, 2,824 and 2,844 req/s when the solves stopped at wall-clock "
+      "(earlier versions gave 2,690, 2,824 and 2,844 req/s when the solves stopped at wall-clock "
       "limits):")
     w()
     w("| run | max req/s | proven bound req/s | status | MILPs | nodes | limit | seconds |")

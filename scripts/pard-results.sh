@@ -44,7 +44,7 @@ if [ -z "${PARD_REUSE:-}" ]; then
   for w in $BURSTY lv-azure; do
     $T simulate "examples/pard/$w.yaml" --out "$OUT/stream-$w" -q >/dev/null 2>&1
   done
-  echo "==> issue 11 reproducers" >&2
+  echo "==> reproducers" >&2
   $T compare examples/pard/repro/forming-batch.yaml --presets naive,nexus,nexus-e2e,pard \
     --out "$OUT/repro-forming-batch" >/dev/null 2>&1
   $T compare examples/pard/repro/lv-pose-loss.yaml \
@@ -222,7 +222,7 @@ ablation_table() {  # ablation_table overload|whole WORKLOAD...
   ablation_table overload $BURSTY
   for w in $BURSTY; do section "$w" "$OUT/$w"; done
   echo
-  echo "## Issue 11 reproducers"
+  echo "## Reproducers"
   echo
   echo "### Forming batch: one stage, yolov5m at batch 4, SLO 90 ms, Poisson 70 req/s, no noise"
   echo

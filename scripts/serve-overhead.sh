@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The serving-overhead measurement (docs/benchmarks.md#serving-overhead): tessera serve with
+# The serving-overhead measurement (docs/benchmarks-history.md#serving-overhead): tessera serve with
 # a no-op model against a bare echo server in the same run, over HTTP (serve_bench: a
 # cpp-httplib echo) and gRPC (grpc_bench: a bare GRPCInferenceService echo).
 #   scripts/serve-overhead.sh [SECONDS] [CONNECTIONS] [RUNS]   (defaults 3, 1,8,32, 1)

@@ -10,8 +10,10 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   coinor-libcbc-dev
   libtorch-dev libcpp-httplib-dev libboost-dev
+  libpcre2-dev libicu-dev # tokenizers: Unicode regular expressions, Unicode normalization
   libgrpc++-dev protobuf-compiler-grpc protobuf-compiler # the gRPC front end
   chromium # the report tests open report.html in headless Chromium
+  python3-numpy # tests/llm_reference.py: the reference the engine's logits are checked against
 )
 
 missing=()

@@ -17,7 +17,7 @@ mkdir -p "$OUT" docs/results/superserve
 PRESETS="slackfit,maxbatch,maxacc,infaas,clipper+:d00000-e210011001111001100-w210000"
 PRESETS="$PRESETS,clipper+:d02100-e222211001222001200-w210000,clipper+:d22222-e222222222222222222-w220000"
 
-# Long bursts (issue 11): the paper's SlackFit, tessera's early-dropping readings
+# Long bursts: the paper's SlackFit, tessera's early-dropping readings
 # (slackfit-drop: dropping only; slackfit-early: dropping and the fit fallback, with 5, 8
 # and the default 10 buckets) and the baselines with and without the same dropping.
 LONG="slackfit,slackfit-drop,slackfit-early,slackfit-early:8,slackfit-early:5,infaas"

@@ -1,4 +1,4 @@
-// The Open Inference Protocol v2 parser and encoder (server/protocol.hpp) against the
+// The Open Inference Protocol v2 parser and encoder (serve/kserve/protocol.hpp) against the
 // specifications' own examples (tests/data/kserve, see SOURCE.md) and hostile requests.
 
 #include <gtest/gtest.h>

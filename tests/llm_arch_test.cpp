@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -102,6 +103,84 @@ TEST(LlmArchitecture, BadConfigsNameTheFieldAndTheProblem) {
 }
 
 // iServe: "15 parallelism options" and 180 configurations for Llama-2-70B on 8 GPUs.
+// A Llama-3.1-shaped config: rope_theta, llama3 scaling, tied embeddings and the norm's
+// epsilon are read, and written back the same.
+TEST(LlmArchitecture, ReadsRopeScalingWindowsAndEpsilons) {
+  const LlmArchitecture a = parse(R"({"model_type": "llama", "num_hidden_layers": 2,
+      "hidden_size": 64, "num_attention_heads": 4, "num_key_value_heads": 2,
+      "intermediate_size": 96, "vocab_size": 300, "max_position_embeddings": 131072,
+      "rms_norm_eps": 1e-05, "rope_theta": 500000.0, "tie_word_embeddings": true,
+      "rope_scaling": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                       "original_max_position_embeddings": 8192, "rope_type": "llama3"},
+      "bos_token_id": 128000, "eos_token_id": [128001, 128008], "torch_dtype": "bfloat16"})");
+  EXPECT_EQ(a.family, ModelFamily::kLlama);
+  EXPECT_EQ(family_name(a.family), "llama");
+  EXPECT_DOUBLE_EQ(a.rope.theta, 500000.0);
+  EXPECT_EQ(a.rope.scaling, RopeScaling::kLlama3);
+  EXPECT_DOUBLE_EQ(a.rope.factor, 8.0);
+  EXPECT_EQ(a.rope.original_max_positions, 8192);
+  EXPECT_DOUBLE_EQ(a.norm_eps, 1e-5);
+  EXPECT_TRUE(a.tied_embeddings);
+  EXPECT_EQ(a.context_length(), 131072);
+  const LlmArchitecture back = parse(llm_architecture_to_json(a));
+  EXPECT_EQ(back.rope, a.rope);
+  EXPECT_DOUBLE_EQ(back.norm_eps, a.norm_eps);
+
+  // Mistral v0.1's window; an older "type" key; dynamic NTK runs past the trained length.
+  const LlmArchitecture m = parse(R"({"model_type": "mistral", "num_hidden_layers": 2,
+      "hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 96, "vocab_size": 300,
+      "max_position_embeddings": 32768, "sliding_window": 4096, "rope_theta": 10000.0})");
+  EXPECT_EQ(m.family, ModelFamily::kMistral);
+  EXPECT_EQ(m.sliding_window, 4096);
+  EXPECT_DOUBLE_EQ(m.norm_eps, 1e-6);  // transformers' default for Llama and Mistral
+  const LlmArchitecture d = parse(R"({"model_type": "llama", "num_hidden_layers": 2,
+      "hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 96, "vocab_size": 300,
+      "max_position_embeddings": 2048, "rope_scaling": {"type": "dynamic", "factor": 2.0}})");
+  EXPECT_EQ(d.rope.scaling, RopeScaling::kDynamic);
+  EXPECT_EQ(d.context_length(), 4096);
+  const LlmArchitecture y = parse(R"({"model_type": "llama", "num_hidden_layers": 2,
+      "hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 96, "vocab_size": 300,
+      "max_position_embeddings": 32768, "rope_scaling": {"rope_type": "yarn", "factor": 4.0,
+      "original_max_position_embeddings": 8192}})");
+  EXPECT_EQ(y.rope.scaling, RopeScaling::kYarn);
+  EXPECT_NEAR(y.rope.attention_factor, 0.1 * std::log(4.0) + 1.0, 1e-12);
+}
+
+// Whatever would change the output and is not implemented is an error naming the field.
+TEST(LlmArchitecture, FieldsTheEngineDoesNotImplementAreErrors) {
+  const std::string llama = R"({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
+      "num_attention_heads": 4, "intermediate_size": 96, "vocab_size": 300, )";
+  EXPECT_NE(error_of(llama + R"("quantization_config": {"bits": 4}})").find("quantization_config"),
+            std::string::npos);
+  EXPECT_NE(error_of(llama + R"("rope_scaling": {"rope_type": "longrope", "factor": 2.0}})")
+                .find("longrope"),
+            std::string::npos);
+  EXPECT_NE(error_of(llama + R"("rope_scaling": {"rope_type": "yarn", "factor": 2.0,
+                                "mscale": 0.7}})")
+                .find("mscale"),
+            std::string::npos);
+  EXPECT_NE(error_of(llama + R"("hidden_act": "gelu"})").find("hidden_act"), std::string::npos);
+  EXPECT_NE(error_of(llama + R"("head_dim": 32})").find("head_dim"), std::string::npos);
+  EXPECT_NE(error_of(llama + R"("mlp_bias": true})").find("mlp_bias"), std::string::npos);
+  EXPECT_NE(error_of(llama + R"("sliding_window": 16})").find("sliding_window"),
+            std::string::npos);  // Llama has none
+  EXPECT_NE(error_of(R"({"model_type": "gptj", "n_layer": 2, "n_embd": 64, "n_head": 4,
+                         "vocab_size": 300, "rope_theta": 5e5})")
+                .find("rope_theta"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"model_type": "falcon", "num_hidden_layers": 2, "hidden_size": 64,
+                         "num_attention_heads": 4, "vocab_size": 300,
+                         "rope_scaling": {"rope_type": "llama3", "factor": 8.0,
+                         "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                         "original_max_position_embeddings": 8192}})")
+                .find("rope_scaling"),
+            std::string::npos);
+  // Inert fields (metadata, token ids, dropout) are fine.
+  EXPECT_EQ(error_of(llama + R"("attention_dropout": 0.1, "use_cache": true,
+                                "transformers_version": "4.44.0"})"),
+            "");
+}
+
 TEST(DeploymentConfigs, Llama70BOnEightGpusHas180) {
   const LlmArchitecture arch = bundled("llama-2-70b");
   EXPECT_EQ(parallelism_options(arch, 8).size(), 15u);

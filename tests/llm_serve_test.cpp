@@ -1,10 +1,9 @@
-// Live LLM serving (src/serve, docs/llm-serve.md): tokenizers (byte and a tiny
-// hand-written byte-level BPE tokenizer.json), request parsing with a clear 400 per field,
-// the LLM endpoint (the engine and its LlmInstanceSchedulers driving a tiny random decoder
-// in real time: outputs equal greedy generation, also across preemption and recompute; two
-// instances both serve; the ledger ends every request once), and the HTTP endpoints on an
-// ephemeral loopback port (OpenAI and KServe, streaming, hostile input, client disconnect,
-// metrics).
+// Live LLM serving (src/serve, docs/llm-serve.md): request parsing with a clear 400 per
+// field, the LLM endpoint (the engine and its LlmInstanceSchedulers driving a tiny random
+// decoder in real time, each step one batched forward pass: outputs equal greedy generation,
+// also across preemption and recompute; two instances both serve; the ledger ends every
+// request once), and the HTTP endpoints on an ephemeral loopback port (OpenAI and KServe,
+// streaming, hostile input, client disconnect, metrics).
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -20,18 +19,20 @@
 #include <set>
 #include <thread>
 
+#include "closed_port.hpp"
 #include "core/error.hpp"
 #include "llm_arch/checkpoint_layout.hpp"
-#include "llm_serve/tokenizer.hpp"
 #include "llm_torch/decoder.hpp"
 #include "loadgen/llm_loadgen.hpp"
 #include "metrics/report.hpp"
 #include "serve/openai/llm_protocol.hpp"
 #include "serve/runtime/event_loop.hpp"
 #include "serve/runtime/llm_endpoint.hpp"
+#include "serve/runtime/llm_step.hpp"
 #include "serve/runtime/step_log.hpp"
 #include "serve/server/llm_server.hpp"
 #include "spec/run_spec.hpp"
+#include "tokenizer/tokenizer.hpp"
 
 namespace tessera {
 namespace {
@@ -88,101 +89,6 @@ LlmSchedulerConfig continuous(uint32_t kv_blocks, uint32_t block_tokens = 16) {
   c.kv_blocks = kv_blocks;
   c.block_tokens = block_tokens;
   return c;
-}
-
-// ---- tokenizers ----
-
-TEST(LlmTokenizer, BytesRoundTripAndNeedAByteVocabulary) {
-  ByteTokenizer t;
-  const std::string text = "h\xC3\xA9llo\n\x01";
-  const auto ids = t.encode(text);
-  ASSERT_EQ(ids.size(), text.size());
-  EXPECT_EQ(ids[1], 0xC3);
-  EXPECT_EQ(t.decode(ids), text);
-  EXPECT_EQ(t.decode_token(300), "");
-  const auto dir = temp_dir("bytevocab");
-  EXPECT_THROW(load_tokenizer(dir, 100), SpecError);
-  EXPECT_EQ(load_tokenizer(dir, 256)->name(), "byte");
-}
-
-// GPT-2's printable form of byte b (bytes_to_unicode), as UTF-8.
-std::string byte_char(int b) {
-  int n = 256;
-  for (int x = 0; x < 256; ++x) {
-    const bool printable = (x >= 0x21 && x <= 0x7E) || (x >= 0xA1 && x <= 0xAC) || x >= 0xAE;
-    const int cp = printable ? x : n++;
-    if (x == b) {
-      std::string u;
-      if (cp < 0x80) {
-        u.push_back(static_cast<char>(cp));
-      } else {
-        u.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-        u.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-      }
-      return u;
-    }
-  }
-  return {};
-}
-
-// A hand-written byte-level BPE: the 256 byte tokens (ids 0..255 in byte order), then
-// "he" 256, "ll" 257, "hell" 258, "Ġhe" 259 (Ġ: the space), and an added token 300. The
-// merges' order decides: "Ġ he" ranks before "he ll".
-std::filesystem::path write_bpe(const std::string& tag, json model_override = {},
-                                json pre_tokenizer = {{"type", "ByteLevel"}}) {
-  json vocab = json::object();
-  for (int b = 0; b < 256; ++b) vocab[byte_char(b)] = b;
-  vocab["he"] = 256;
-  vocab["ll"] = 257;
-  vocab["hell"] = 258;
-  vocab[byte_char(' ') + "he"] = 259;
-  json doc = {{"version", "1.0"},
-              {"added_tokens", json::array({{{"id", 300}, {"content", "<|end|>"}}})},
-              {"pre_tokenizer", pre_tokenizer},
-              {"model",
-               {{"type", "BPE"},
-                {"vocab", vocab},
-                {"merges", json::array({"h e", "l l", byte_char(' ') + " he", "he ll"})}}}};
-  for (auto it = model_override.begin(); it != model_override.end(); ++it) {
-    doc["model"][it.key()] = it.value();
-  }
-  const auto dir = temp_dir("bpe_" + tag);
-  std::ofstream(dir / "tokenizer.json") << doc.dump();
-  return dir;
-}
-
-TEST(LlmTokenizer, ByteLevelBpeFromTokenizerJson) {
-  const auto dir = write_bpe("ok");
-  auto t = load_tokenizer(dir, 400);
-  EXPECT_EQ(t->name(), "bpe");
-  // "hello" -> "hell" + "o"; " hello" -> "Ġhe" + "ll" + "o"; the added token verbatim.
-  EXPECT_EQ(t->encode("hello hello<|end|>!"),
-            (std::vector<int64_t>{258, 'o', 259, 257, 'o', 300, '!'}));
-  const std::string text = "hello, h\xC3\xA9llo 42<|end|>";
-  EXPECT_EQ(t->decode(t->encode(text)), text);
-  // The model's vocabulary must hold every id.
-  EXPECT_THROW(load_tokenizer(dir, 280), SpecError);
-}
-
-TEST(LlmTokenizer, UnsupportedTokenizersAreRefusedNamingTheField) {
-  auto message = [](const std::filesystem::path& dir) -> std::string {
-    try {
-      load_tokenizer(dir, 1000);
-    } catch (const SpecError& e) {
-      return e.what();
-    }
-    return "";
-  };
-  EXPECT_NE(message(write_bpe("wp", {{"type", "WordPiece"}})).find("model.type"),
-            std::string::npos);
-  EXPECT_NE(message(write_bpe("meta", {}, {{"type", "Metaspace"}})).find("pre_tokenizer"),
-            std::string::npos);
-  EXPECT_NE(
-      message(write_bpe("merge", {{"merges", json::array({"nospace"})}})).find("model.merges[0]"),
-      std::string::npos);
-  const auto bad = temp_dir("badjson");
-  std::ofstream(bad / "tokenizer.json") << "{not json";
-  EXPECT_NE(message(bad).find("not valid JSON"), std::string::npos);
 }
 
 // ---- request parsing ----
@@ -497,6 +403,51 @@ TEST(LlmEndpoint, StopTokenEndsTheRequestEarly) {
 
 // --llm-step-log: one CSV line per step, the model's and the measured ms; every call is
 // forwarded to the next observer.
+// One step is one batched forward pass over its requests (a prefill and a decode together
+// give greedy generation's tokens); an input the pass refuses (a token outside the
+// vocabulary) fails only its own request: the others are run one by one and still get
+// theirs.
+TEST(LlmStep, OneBatchedPassAndABadInputFailsOnlyItsRequest) {
+  const auto decoder = tiny_decoder();
+  const SteadyClock clock;
+  const std::vector<int64_t> a_prompt{10, 20, 30, 40};
+  const std::vector<int64_t> b_prompt{7, 8};
+  const auto expected_a = decoder->generate(a_prompt, 2);
+  const auto expected_b = decoder->generate(b_prompt, 1);
+  auto got = std::make_shared<Collected>();
+  auto a = std::make_shared<LlmLiveRequest>(LlmRequest{a_prompt, 2, -1}, collect(got));
+  auto b = std::make_shared<LlmLiveRequest>(LlmRequest{b_prompt, 2, -1}, LlmCallbacks{});
+  auto bad = std::make_shared<LlmLiveRequest>(LlmRequest{{5, 999}, 2, -1}, LlmCallbacks{});
+  a->id = 1;
+  b->id = 2;
+  bad->id = 3;
+  const auto prefill = [](RequestSlot slot, uint32_t n) {
+    LlmInstanceScheduler::StepEntry e;
+    e.request = slot;
+    e.prefill = n;
+    e.emits = true;
+    return e;
+  };
+  // Step 1: a's prefill alone. Step 2: a's decode beside b's and bad's prefills.
+  const std::vector<LlmStepItem> first{{a, prefill(0, 4)}};
+  EXPECT_TRUE(run_llm_step(*decoder, first, clock).failed.empty());
+  LlmInstanceScheduler::StepEntry decode;
+  decode.request = 0;
+  decode.decode = true;
+  decode.emits = true;
+  const std::vector<LlmStepItem> second{{a, decode}, {b, prefill(1, 2)}, {bad, prefill(2, 2)}};
+  const LlmStepResult result = run_llm_step(*decoder, second, clock);
+  EXPECT_EQ(result.failed, std::vector<uint64_t>{3});
+  EXPECT_TRUE(result.stopped.empty());
+  EXPECT_TRUE(result.left.empty());
+  EXPECT_EQ(got->tokens, expected_a);
+  EXPECT_EQ(b->last_token(), expected_b.front());
+  RequestRecord failed;
+  failed.outcome = Outcome::kFailed;
+  EXPECT_NE(bad->end_of(failed).error.find("the model failed"), std::string::npos)
+      << bad->end_of(failed).error;
+}
+
 TEST(LlmStepLog, WritesAStepPerLineAndForwards) {
   struct Counter final : LlmObserver {
     int steps = 0;
@@ -639,7 +590,14 @@ TEST_F(LlmServerTest, OpenAiCompletionsWholeAndStreamed) {
 
   res = cli.Get("/v1/models");
   ASSERT_TRUE(res);
-  EXPECT_EQ(json::parse(res->body)["data"][0]["id"], "tiny");
+  const json model = json::parse(res->body)["data"][0];
+  EXPECT_EQ(model["id"], "tiny");
+  // "created": when the server started (Unix seconds), not 0.
+  const auto now = std::chrono::duration_cast<std::chrono::seconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
+  EXPECT_GT(model["created"].get<int64_t>(), now - 600);
+  EXPECT_LE(model["created"].get<int64_t>(), now);
 }
 
 TEST_F(LlmServerTest, KServeGenerateAndGenerateStream) {
@@ -741,7 +699,7 @@ TEST_F(LlmServerTest, LoadgenReplaysAnLlmTraceIntoTheSimulatorsSummary) {
   o.port = port_;
   o.connections = 4;
   const LoadgenResult result = run_llm_loadgen(app, arrivals, o);
-  const json summary = summarize(result.metrics, app);
+  const json summary = summarize(result.metrics, app, result.unmeasured);
   EXPECT_EQ(summary["submitted"], 5);
   EXPECT_EQ(summary["failed"], 1);
   ASSERT_TRUE(summary.contains("llm"));
@@ -749,6 +707,55 @@ TEST_F(LlmServerTest, LoadgenReplaysAnLlmTraceIntoTheSimulatorsSummary) {
   EXPECT_EQ(summary["llm"]["output_tokens"], 3 + 4 + 5 + 6);
   EXPECT_GT(summary["llm"]["ttft_ms"]["p50"].get<double>(), 0.0);
   EXPECT_EQ(summary["llm"]["ttft_attainment"], 0.8);
+  // Only what a client measured has a value: accuracy, GPU time, sub-requests and the
+  // server's steps and KV cache are null, each with its reason, and absent from the table.
+  for (const char* key :
+       {"mean_accuracy", "gpu_seconds", "wasted_gpu_seconds", "invalid_rate", "subrequests"}) {
+    EXPECT_TRUE(summary[key].is_null()) << key << ": " << summary[key];
+    EXPECT_TRUE(summary["not_measured"].contains(key)) << key;
+  }
+  for (const char* key : {"steps", "prefill_tokens", "decode_tokens", "preemptions",
+                          "kv_utilization", "kv_peak_utilization", "kv_blocks_per_instance"}) {
+    EXPECT_TRUE(summary["llm"][key].is_null()) << key;
+    EXPECT_TRUE(summary["not_measured"].contains(std::string("llm.") + key)) << key;
+  }
+  EXPECT_TRUE(summary["tasks"]["llm"]["batches"].is_null());
+  EXPECT_EQ(summary["tasks"]["llm"]["failed"], 1);
+  const std::string table = format_summary(summary);
+  for (const char* row : {"mean accuracy", "sub-request violations", "invalid (wasted) GPU",
+                          "GPU time", "LLM steps", "KV cache used", "preemptions", "stage"}) {
+    EXPECT_EQ(table.find(std::string("\n  ") + row + " "), std::string::npos) << row << " in\n"
+                                                                              << table;
+  }
+  EXPECT_NE(table.find("\n  TTFT p50/p99 "), std::string::npos) << table;
+  EXPECT_NE(table.find("\n  not measured: LLM steps, tokens per step, preemptions, KV cache"),
+            std::string::npos)
+      << table;
+}
+
+TEST(LlmLoadgen, AClosedPortIsReportedWithTheWholeReason) {
+  const testing::ClosedPort closed;
+  ASSERT_GT(closed.port(), 0);
+  const int port = closed.port();
+  App app;
+  app.name = "llm";
+  Task task;
+  task.name = "llm";
+  task.variants.push_back(Variant{"tiny", 1.0, 1.0});
+  app.tasks.push_back(task);
+  app.finalize();
+  LoadgenOptions o;
+  o.port = port;
+  try {
+    run_llm_loadgen(app, {Arrival{}}, o);
+    FAIL() << "no error for a closed port";
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("could not connect to 127.0.0.1:" + std::to_string(port)),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("Connection refused"), std::string::npos) << what;
+  }
 }
 
 }  // namespace

@@ -414,6 +414,41 @@ TEST(LlmCostModel, TokenLinearSeesPrefillAndDecodeTokens) {
   EXPECT_EQ(sim.metrics().llm().decode_tokens, 20u * 19u);
 }
 
+// The model's context: a request whose 500 prompt + 20 output tokens exceed it is refused on
+// arrival (failed, reason context_length), as the live server answers it 400; one that
+// fits exactly is served.
+TEST(LlmSpec, RequestsLongerThanTheContextFail) {
+  auto run_with = [](int positions) {
+    const std::string model = "  model: {layers: 32, kv_heads: 32, head_dim: 128, params_b: 6.74}";
+    std::string yaml = llm_run("");
+    yaml.replace(yaml.find(model), model.size(),
+                 "  model: {layers: 32, kv_heads: 32, head_dim: 128, params_b: 6.74, "
+                 "max_positions: " +
+                     std::to_string(positions) + "}");
+    RunSpec run = run_from(yaml);
+    EXPECT_EQ(run.sim.max_positions, static_cast<uint32_t>(positions));
+    Simulator sim(run.app, run.deployment, run.profiles, PolicySet(run.policies), run.sim);
+    auto arrivals = make_run_arrivals(run);
+    sim.run(*arrivals);  // throws unless every request ended exactly once
+    return summarize(sim.metrics(), run.app);
+  };
+  const auto refused = run_with(519);
+  EXPECT_EQ(refused["submitted"].get<int>(), 20);
+  EXPECT_EQ(refused["failed"].get<int>(), 20);
+  EXPECT_EQ(refused["failed_by_reason"]["context_length"].get<int>(), 20);
+  EXPECT_EQ(refused["tasks"]["llm"]["failed"].get<int>(), 20);
+  EXPECT_EQ(refused["tasks"]["llm"]["batches"].get<int>(), 0);  // no instance saw them
+  const auto served = run_with(520);
+  EXPECT_EQ(served["ok"].get<int>(), 20);
+  EXPECT_FALSE(served.contains("failed_by_reason"));
+  const auto e = testing::spec_error([] {
+    run_from(
+        std::string(llm_run(""))
+            .replace(llm_run("").find("params_b: 6.74"), 14, "params_b: 6.74, max_positions: 1"));
+  });
+  EXPECT_EQ(e.field(), "llm.model.max_positions");
+}
+
 TEST(LlmSpec, SummaryOfNonLlmRunsHasNoLlmSection) {
   MetricsCollector m(App{}, 1.0);
   EXPECT_FALSE(summarize(m, App{}).contains("llm"));

@@ -106,10 +106,50 @@ void write_loadgen_output(const fs::path& dir) {
     r.accuracy = 0.8;
     m.on_request_done(r);
   }
-  write_report(dir, summarize(m, run.app), m, run.app);
+  // A client measures neither GPU time nor sub-requests (loadgen's client_unmeasured()).
+  Unmeasured client;
+  client.gpu =
+      "a load generator is a client: the server's batches and GPU time are on its /metrics";
+  client.subrequests = "a client sees whole requests, not the sub-requests inside the server";
+  write_report(dir, summarize(m, run.app, client), m, run.app);
   std::ofstream(dir / "loadgen.json")
       << R"({"connections": 8, "http_status": {"200": 195, "503": 5}, "max_send_lag_ms": 0.4,)"
-      << R"( "sent_late": 0, "wall_s": 10.2})";
+      << R"( "sent_late": 0, "sent_late_no_free_connection": 0, "sent_late_client_slow": 0,)"
+      << R"( "wall_s": 10.2})";
+}
+
+void write_crowded_labels_output(const fs::path& dir) {
+  // README's comparison of the planned traffic app under four policies.
+  fs::create_directories(dir / "compare");
+  std::ofstream(dir / "compare" / "comparison.csv")
+      << "label,policy,load_scale,lambda,submitted,ok,late,dropped,failed,goodput_rps,"
+         "slo_attainment,drop_rate,invalid_rate,p50_ms,p99_ms\n"
+      << "\"naive\",naive,1,0.5,8819,6681,2138,0,0,38.9,0.7576,0,0.241,150.2,2218\n"
+      << "\"jigsawserve\",jigsawserve,1,0.5,8819,6304,0,2515,0,36.7,0.7148,0.2852,0.0063,90.1,196\n"
+      << "\"clipper++\",clipper++,1,0.5,8819,7241,0,1578,0,42.1,0.8211,0.1789,0,120.4,366\n"
+      << "\"pard\",pard,1,0.5,8819,7724,0,1095,0,45.0,0.8758,0.1242,0.0033,143.7,614.4\n";
+  // A run with README's latency percentiles (143.7 / 488.8 / 614.4 ms) and a 650 ms SLO.
+  RunSpec run = load_run_spec(kRoot / "tests" / "data" / "chain" / "run.yaml");
+  run.app.slo = 0.650;
+  MetricsCollector m(run.app, 1.0);
+  const std::vector<std::pair<double, double>> quantiles = {
+      {0.0, 0.020}, {0.5, 0.1437}, {0.9, 0.4888}, {0.99, 0.6144}, {1.0, 0.640}};
+  for (uint64_t i = 0; i < 2000; ++i) {
+    const double q = static_cast<double>(i) / 1999.0, t = 0.01 * static_cast<double>(i);
+    std::size_t k = 1;
+    while (k + 1 < quantiles.size() && quantiles[k].first < q) ++k;
+    const auto [q0, l0] = quantiles[k - 1];
+    const auto [q1, l1] = quantiles[k];
+    m.on_arrival(t);
+    RequestRecord r;
+    r.id = i;
+    r.arrival = t;
+    r.finish = t + l0 + (l1 - l0) * (q - q0) / (q1 - q0);
+    r.outcome = Outcome::kOk;
+    r.accuracy = 0.9;
+    m.on_request_done(r);
+  }
+  write_report(dir / "run", summarize(m, run.app), m, run.app);
 }
 
 }  // namespace tessera::testing_fixtures

@@ -215,26 +215,7 @@ TEST(Batcher, FirstLookRuleDropsWhenNearPlannedSizesMiss) {
 
 // ---- placement -----------------------------------------------------------------------------
 
-// WideResNet-101 on 4 L4 + 4 T4 (2 per server, 50 Gbps, 1/5 effective):
-//   pipeline 0: whole model on 2 L4, batch 2;
-//   pipeline 1: blocks [0,4) on 4 T4 -> [4,10) on 4 half-L4 vGPUs, batch 1.
-ppipe::Plan wrn_plan(int t4 = 4, int half_l4 = 4) {
-  ppipe::Plan plan;
-  plan.cluster.classes = {{"L4", 4, 2, 50.0, 4}, {"T4", 4, 2, 50.0, 4}};
-  ppipe::DnnPlan d;
-  d.dnn = "wide_resnet101_2";
-  d.slo_ms = 67.1;
-  ppipe::Pipeline whole;
-  whole.batch = 2;
-  whole.partitions.push_back({0, 10, "L4", 1, 2});
-  ppipe::Pipeline split;
-  split.batch = 1;
-  split.partitions.push_back({0, 4, "T4", 1, t4});
-  split.partitions.push_back({4, 10, "L4", 2, half_l4});
-  d.pipelines = {whole, split};
-  plan.dnns.push_back(d);
-  return plan;
-}
+using testing::wrn_plan;
 
 std::vector<PpipeBlockProfile> wrn_blocks() {
   auto blocks = load_ppipe_model(kTimings, "wide_resnet101_2");

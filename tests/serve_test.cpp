@@ -5,11 +5,15 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <chrono>
 #include <future>
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "closed_port.hpp"
 #include "loadgen/http_loadgen.hpp"
+#include "loadgen/open_loop.hpp"
+#include "metrics/report.hpp"
 #include "serve/kserve/protocol.hpp"
 #include "serve/server/server.hpp"
 #include "test_support.hpp"
@@ -369,6 +373,63 @@ TEST(Loadgen, ReplaysArrivalsAndFillsTheSummaryMetrics) {
   ASSERT_EQ(r.stats.status_counts.size(), 1u);
   EXPECT_EQ(r.stats.status_counts[0], std::make_pair(200, uint64_t{20}));
   server->shutdown();
+
+  // The summary holds only what a client measured: the server's answers carry accuracy,
+  // but batches, GPU time and sub-requests are null with the reason, and out of the table.
+  const json summary = summarize(r.metrics, f.app, r.unmeasured);
+  EXPECT_TRUE(summary["mean_accuracy"].is_number());
+  for (const char* key : {"gpu_seconds", "wasted_gpu_seconds", "invalid_rate", "subrequests"}) {
+    EXPECT_TRUE(summary[key].is_null()) << key << ": " << summary[key];
+    EXPECT_TRUE(summary["not_measured"].contains(key)) << key;
+  }
+  EXPECT_FALSE(summary["not_measured"].contains("mean_accuracy"));
+  for (const auto& [task, t] : summary["tasks"].items()) {
+    EXPECT_TRUE(t["batches"].is_null()) << task;
+    EXPECT_TRUE(t["gpu_seconds"].is_null()) << task;
+    EXPECT_EQ(t["dropped"], 0) << task;
+  }
+  const std::string table = format_summary(summary);
+  EXPECT_EQ(table.find("\n  sub-request violations "), std::string::npos) << table;
+  EXPECT_EQ(table.find("\n  invalid (wasted) GPU "), std::string::npos) << table;
+  EXPECT_EQ(table.find("\n  stage "), std::string::npos) << table;
+  EXPECT_NE(table.find("\n  mean accuracy "), std::string::npos) << table;
+  EXPECT_NE(table.find("\n  not measured: batches and GPU time"), std::string::npos) << table;
+  EXPECT_NE(table.find("\n  not measured: sub-request violations"), std::string::npos) << table;
+}
+
+TEST(Loadgen, LateSendsAreCountedByTheirCause) {
+  // One connection and answers that take 50 ms: requests 1 and 2 (due 1 and 2 ms in) wait
+  // for it, so they are late because no connection was free, not because the client was
+  // slow to send. (Request 0's send may be late on a busy machine: the other cause.)
+  const OpenLoopClient one{"127.0.0.1", 1, 1, 1.0, "", false};
+  const OpenLoopStats sent = run_open_loop(
+      std::vector<double>{0.0, 0.001, 0.002}, one,
+      [](std::size_t, httplib::Client&, const SinceStart&) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the answer's time
+      });
+  EXPECT_EQ(sent.late_no_free_connection.count, 2u);
+  EXPECT_GE(sent.late_no_free_connection.worst_s, 0.098);  // request 2 waits for two answers
+  EXPECT_LE(sent.late_client_slow.count, 1u);
+  EXPECT_GE(sent.max_send_lag_s, sent.late_no_free_connection.worst_s);
+}
+
+TEST(Loadgen, AClosedPortIsReportedWithTheWholeReason) {
+  const testing::ClosedPort closed;
+  ASSERT_GT(closed.port(), 0);
+  const int port = closed.port();
+  Fixture f = chain_fixture();
+  LoadgenOptions o;
+  o.port = port;
+  try {
+    run_loadgen(f.app, {Arrival{}}, o);
+    FAIL() << "no error for a closed port";
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("could not connect to 127.0.0.1:" + std::to_string(port) +
+                        ": Connection refused"),
+              std::string::npos)
+        << what;
+  }
 }
 
 }  // namespace

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Writes profiles.yaml: a SYNTHETIC, GPU-like latency profile of the 12 pareto subnets of
-examples/superserve, for the MaxBatch-vs-SlackFit sensitivity runs (issue 11).
+examples/superserve, for the MaxBatch-vs-SlackFit sensitivity runs.
 
 Not a measurement. Each subnet i (accuracy order, i = 0..11) gets l_i(b) = a_i + c_i * b,
 with a large fixed cost a_i and a per-sample cost c_i, both interpolated geometrically
-between the ends below. The ends follow the paper's anchors for 8 RTX 2080Ti GPUs (digest
-§4.3, Fig. 5c): the smallest subnet serves ~8,000 req/s at batch 16 (16 ms per batch), the
+between the ends below. The ends follow the paper's anchors for 8 RTX 2080Ti GPUs
+(Fig. 5c): the smallest subnet serves ~8,000 req/s at batch 16 (16 ms per batch), the
 largest ~2,000 req/s (64 ms); per-sample FLOPs differ ~8x (App. A.2), so the largest subnet's
 per-sample cost is ~4.7x the smallest's and its batch-1 latency ~2.4x.
 """

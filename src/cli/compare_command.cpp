@@ -1,3 +1,4 @@
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <iostream>
@@ -33,9 +34,11 @@ void run_compare(const CompareArgs& args) {
   }
   spdlog::info("{}: {} simulations", args.run_file, cases.size());
   const auto rows = run_comparison(run, cases, [&](const ComparisonRow& row, std::size_t done) {
-    spdlog::info("[{}/{}] {:<22} goodput {:8.1f} req/s  drop rate {:.4f}  invalid {:.4f}", done,
+    const nlohmann::json& invalid = row.summary["invalid_rate"];  // null: not measured
+    spdlog::info("[{}/{}] {:<22} goodput {:8.1f} req/s  drop rate {:.4f}  invalid {}", done,
                  cases.size(), row.run.label, row.summary["goodput_rps"].get<double>(),
-                 row.summary["drop_rate"].get<double>(), row.summary["invalid_rate"].get<double>());
+                 row.summary["drop_rate"].get<double>(),
+                 invalid.is_number() ? fmt::format("{:.4f}", invalid.get<double>()) : "-");
   });
   write_comparison(args.out_dir, rows, run.app);
   std::cout << comparison_markdown(rows, run.app);

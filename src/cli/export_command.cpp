@@ -35,6 +35,9 @@ void run_export(const ExportArgs& args) {
     std::cout << "tessera export: Kubernetes manifests for " << plan.kinds.size()
               << " instance kind(s) on " << plan.gpus << " GPU(s)\n";
     for (const auto& f : files) std::cout << "  wrote " << f.string() << "\n";
+    std::cout << "  the front end serves the plan itself: it sends nothing to the Triton "
+                 "backends unless its models.yaml is changed to remote: entries "
+                 "(docs/export.md#kubernetes)\n";
   }
   if (emulated > 0) {
     std::cout << "  " << emulated

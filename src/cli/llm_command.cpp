@@ -1,6 +1,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -19,6 +20,9 @@
 #include "llm_torch/fingerprint_profiler.hpp"
 #include "llm_torch/host_memory.hpp"
 #include "models/llm_generate.hpp"
+#include "sampling/sampler.hpp"
+#include "tokenizer/chat_template.hpp"
+#include "tokenizer/tokenizer.hpp"
 
 namespace tessera::cli {
 namespace {
@@ -89,9 +93,9 @@ void run_configs(const ConfigsOptions& o) {
     return;
   }
   std::printf("%s (%s): %lld layers, hidden %lld, %lld heads / %lld KV heads, %.2fB parameters\n",
-              arch.name.c_str(), arch.family.c_str(), static_cast<long long>(arch.layers),
-              static_cast<long long>(arch.hidden), static_cast<long long>(arch.heads),
-              static_cast<long long>(arch.kv_heads),
+              arch.name.c_str(), std::string(family_name(arch.family)).c_str(),
+              static_cast<long long>(arch.layers), static_cast<long long>(arch.hidden),
+              static_cast<long long>(arch.heads), static_cast<long long>(arch.kv_heads),
               static_cast<double>(arch.total_params()) / 1e9);
   std::ostringstream pairs;
   for (const Parallelism& p : options) pairs << " " << p.tp << "x" << p.pp;
@@ -133,9 +137,10 @@ void run_random_checkpoint(const RandomCheckpointOptions& o) {
                                           : Dtype::kF16;
   write_random_checkpoint(arch, o.out, dtype, o.seed);
   std::printf("wrote %s: %s-shaped, %lld layers, hidden %lld, %.3fB parameters, %s, seed %llu\n",
-              o.out.c_str(), arch.family.c_str(), static_cast<long long>(arch.layers),
-              static_cast<long long>(arch.hidden), static_cast<double>(arch.total_params()) / 1e9,
-              o.dtype.c_str(), static_cast<unsigned long long>(o.seed));
+              o.out.c_str(), std::string(family_name(arch.family)).c_str(),
+              static_cast<long long>(arch.layers), static_cast<long long>(arch.hidden),
+              static_cast<double>(arch.total_params()) / 1e9, o.dtype.c_str(),
+              static_cast<unsigned long long>(o.seed));
 }
 
 struct FingerprintOptions {
@@ -161,10 +166,14 @@ struct GenerateOptions {
   std::string weights = "fp16";
   std::string kv = "kv16";
   std::string device = "cpu";
+  bool chat = false;  // the prompt as a user message through the chat template
+  SamplingParams sampling = SamplingParams::greedy();
+  int64_t seed = -1;  // < 0: none
 };
 
-// Greedy generation with the byte-level tokenizer (one token per byte, ids 0-255), timed
-// (models/llm_generate.hpp).
+// Generation with the checkpoint's tokenizer (its tokenizer.json, else one token per byte)
+// and the sampler, timed (models/llm_generate.hpp). Stops at the tokenizer's
+// end-of-sequence token unless --ignore-eos.
 void run_generate(const GenerateOptions& o) {
   const DecoderOptions options{weight_quant_from_string(o.weights),
                                kv_quant_from_string(o.kv),
@@ -174,30 +183,50 @@ void run_generate(const GenerateOptions& o) {
                                llm_device(o.device)};
   const auto decoder = Decoder::load(o.checkpoint, options);
   const LlmArchitecture& arch = decoder->architecture();
-  if (arch.vocab < 256) {
-    throw std::invalid_argument(
-        "the byte-level tokenizer needs a vocabulary of at least 256 ids; " + o.checkpoint +
-        " has " + std::to_string(arch.vocab));
-  }
+  const std::filesystem::path dir(o.checkpoint);
+  const auto tokenizer = load_tokenizer(dir, arch.vocab);
+  const auto chat = ChatTemplate::load(dir / "tokenizer_config.json");
   std::vector<int64_t> prompt;
-  for (unsigned char c : o.prompt) prompt.push_back(c);
-  if (prompt.empty()) throw std::invalid_argument("--prompt is empty");
-  const TimedGeneration g = generate_greedy_timed(*decoder, prompt, o.new_tokens);
+  if (o.chat) {
+    if (!chat) {
+      throw std::invalid_argument("--chat: " + (dir / "tokenizer_config.json").string() +
+                                  " has no chat_template");
+    }
+    // As transformers' apply_chat_template(tokenize=True): the template writes the special
+    // tokens it wants.
+    prompt = tokenizer->encode(chat->apply({{"user", o.prompt}}, true), false);
+  } else {
+    prompt = tokenizer->encode(o.prompt, true);
+  }
+  if (prompt.empty()) throw std::invalid_argument("--prompt gives no tokens");
+  SamplingParams sampling = o.sampling;
+  if (o.seed >= 0) sampling.seed = static_cast<uint64_t>(o.seed);
+  if (chat) {
+    if (auto eos = tokenizer->token_id(chat->special_token("eos_token"))) {
+      sampling.stop_token_ids.push_back(*eos);
+    }
+  }
+  Sampler sampler(sampling);
+  const TimedGeneration g = generate_timed(*decoder, prompt, o.new_tokens, sampler);
   const std::vector<int64_t>& out = g.tokens;
+  const bool stopped = g.stopped;
   const double ttft = g.ttft_s;
   const double decode = g.decode_s;
-  std::string text;
-  for (int64_t id : out) text += (id >= 32 && id < 127) ? static_cast<char>(id) : '.';
-  std::printf("model %s (%s), weights %s, KV cache %s: %.1f MB of weights, %.2f MB of KV cache\n",
-              arch.name.c_str(), arch.family.c_str(), o.weights.c_str(), o.kv.c_str(),
-              static_cast<double>(decoder->weight_bytes()) / 1e6,
-              static_cast<double>(g.kv_bytes) / 1e6);
-  std::printf("prompt %zu tokens, generated %lld: TTFT %.1f ms, TPOT %.2f ms\n", prompt.size(),
-              static_cast<long long>(out.size()), 1e3 * ttft,
+  std::printf(
+      "model %s (%s), weights held as %s (%.2f bytes per parameter, %.1f MB), KV cache %s: %.2f "
+      "MB\n",
+      arch.name.c_str(), std::string(family_name(arch.family)).c_str(),
+      decoder->weight_dtype().c_str(), decoder->bytes_per_parameter(),
+      static_cast<double>(decoder->weight_bytes()) / 1e6, o.kv.c_str(),
+      static_cast<double>(g.kv_bytes) / 1e6);
+  std::printf("tokenizer %s%s; prompt %zu tokens, generated %lld%s: TTFT %.1f ms, TPOT %.2f ms\n",
+              tokenizer->name().c_str(), o.chat ? " with the chat template" : "", prompt.size(),
+              static_cast<long long>(out.size()), stopped ? " (stopped at end-of-sequence)" : "",
+              1e3 * ttft,
               out.size() > 1 ? 1e3 * decode / static_cast<double>(out.size() - 1) : 0.0);
   std::printf("tokens:");
   for (int64_t id : out) std::printf(" %lld", static_cast<long long>(id));
-  std::printf("\ntext (bytes, unprintable as '.'): %s\n", text.c_str());
+  std::printf("\ntext: %s\n", nlohmann::json(tokenizer->decode(out)).dump().c_str());
 }
 
 // Writes `text` to `path` (creating its folder), or fails naming the file.
@@ -406,14 +435,34 @@ void add_llm_command(CLI::App& app) {
 
   auto g = std::make_shared<GenerateOptions>();
   CLI::App* generate = llm->add_subcommand(
-      "generate", "Run a checkpoint on libtorch: greedy generation with TTFT and TPOT");
+      "generate", "Run a checkpoint on libtorch: generation with TTFT and TPOT");
   generate->add_option("checkpoint", g->checkpoint, "Checkpoint folder (config.json + safetensors)")
       ->required()
       ->check(CLI::ExistingDirectory);
-  generate->add_option("--prompt", g->prompt, "Prompt text (byte-level tokens)");
+  generate->add_option("--prompt", g->prompt,
+                       "Prompt text (the checkpoint's tokenizer.json, else one token per byte)");
+  generate->add_flag("--chat", g->chat,
+                     "Send the prompt as a user message through tokenizer_config.json's chat "
+                     "template");
+  generate->add_option("--temperature", g->sampling.temperature, "0: greedy (the default)")
+      ->check(CLI::Range(0.0, 2.0));
+  generate->add_option("--top-p", g->sampling.top_p, "Nucleus sampling")
+      ->check(CLI::Range(1e-9, 1.0));
+  generate->add_option("--top-k", g->sampling.top_k, "0: no limit")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 24));
+  generate->add_option("--presence-penalty", g->sampling.presence_penalty)
+      ->check(CLI::Range(-2.0, 2.0));
+  generate->add_option("--frequency-penalty", g->sampling.frequency_penalty)
+      ->check(CLI::Range(-2.0, 2.0));
+  generate->add_option("--seed", g->seed, "Seed of the sampler (reproducible draws)")
+      ->check(CLI::Range(int64_t{0}, std::numeric_limits<int64_t>::max()));
+  generate->add_flag("--ignore-eos", g->sampling.ignore_eos,
+                     "Generate past the end-of-sequence token");
   generate->add_option("--new-tokens", g->new_tokens, "Tokens to generate")
       ->check(CLI::Range(int64_t{1}, int64_t{100000}));
-  generate->add_option("--weights", g->weights, "Weights: fp16 (as loaded), int8, int4")
+  generate
+      ->add_option("--weights", g->weights,
+                   "Weights: fp16 (as the checkpoint holds them: BF16, FP16 or FP32), int8, int4")
       ->check(CLI::IsMember({"fp16", "int8", "int4"}));
   generate->add_option("--kv", g->kv, "KV cache: kv16 (FP32 here) or kv8")
       ->check(CLI::IsMember({"kv16", "kv8"}));

@@ -55,14 +55,16 @@ void run_loadgen_command(LoadgenArgs args) {
   // An llm: run drives the LLM server's streaming endpoint (docs/llm-serve.md#loadgen).
   const LoadgenResult result = run.llm ? run_llm_loadgen(run.app, arrivals, args.options)
                                        : run_loadgen(run.app, arrivals, args.options);
-  nlohmann::json summary = summarize(result.metrics, run.app);
+  nlohmann::json summary = summarize(result.metrics, run.app, result.unmeasured);
   if (!result.stats.emulated.empty()) summary["emulated_variants"] = result.stats.emulated;
   write_report(args.out_dir, summary, result.metrics, run.app);
   nlohmann::json client;
   for (const auto& [status, n] : result.stats.status_counts) {
     client["http_status"][std::to_string(status)] = n;
   }
-  client["sent_late"] = result.stats.sent_late;
+  client["sent_late"] = result.stats.sent_late();
+  client["sent_late_no_free_connection"] = result.stats.late_no_free_connection.count;
+  client["sent_late_client_slow"] = result.stats.late_client_slow.count;
   client["max_send_lag_ms"] = result.stats.max_send_lag_s * 1e3;
   client["wall_s"] = result.stats.wall_s;
   client["connections"] = args.options.connections;
@@ -79,11 +81,22 @@ void run_loadgen_command(LoadgenArgs args) {
   std::cout << "  wrote " << args.out_dir << "/summary.json, timeseries.csv, timeseries.svg, "
             << "latency_histogram.csv, loadgen.json\n";
   if (args.report) write_report_and_tell(args.out_dir);
-  if (result.stats.sent_late > 0 && !args.quiet) {
+  // Each cause of a late send with its own condition (open_loop.hpp); the latency of a
+  // request sent late includes the client's delay.
+  const LateSends& busy = result.stats.late_no_free_connection;
+  const LateSends& slow = result.stats.late_client_slow;
+  if (busy.count > 0 && !args.quiet) {
     spdlog::warn(
-        "{} requests were sent more than 1 ms late (worst {:.1f} ms): too few "
-        "--connections for this load",
-        result.stats.sent_late, result.stats.max_send_lag_s * 1e3);
+        "{} of {} requests were sent more than 1 ms late (worst {:.1f} ms) because all {} "
+        "--connections were busy with earlier requests at their time: raise --connections",
+        busy.count, arrivals.size(), busy.worst_s * 1e3, args.options.connections);
+  }
+  if (slow.count > 0 && !args.quiet) {
+    spdlog::warn(
+        "{} of {} requests were sent more than 1 ms late (worst {:.1f} ms) although a "
+        "connection was free: the load generator itself was slow to send (its machine short "
+        "of CPU, e.g. shared with the server, or connecting took over the 500 ms lead)",
+        slow.count, arrivals.size(), slow.worst_s * 1e3);
   }
 }
 

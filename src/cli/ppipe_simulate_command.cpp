@@ -142,6 +142,7 @@ void run_ppipe_simulate(const PpipeSimulateArgs& args) {
     pt.dp = reservation::make_data_plane(r.setup, kind, options, nics);
     SimOptions so;
     so.seed = static_cast<uint64_t>(args.seed);
+    so.spill_windows = true;  // memory flat in simulated time
     const double rate = load * r.base_rate;
     pt.sim = std::make_unique<Simulator>(r.setup.app, r.setup.deployment, r.setup.profiles,
                                          std::move(pt.dp.policies), so, EngineOptions{});

@@ -24,6 +24,7 @@ void run_simulate(const SimulateArgs& args) {
   RunSpec run = load_run_spec(args.run_file);
   if (args.seed >= 0) run.sim.seed = static_cast<uint64_t>(args.seed);
   run.sim.progress = !args.quiet;
+  run.sim.spill_windows = true;  // memory flat in simulated time
   const PolicySet policies(run.policies);
   auto arrivals = make_run_arrivals(run);
   if (!args.quiet) {

@@ -19,6 +19,10 @@ struct LlmModel {
   double params = 6.74e9;     // parameters
   double weight_bytes = 2.0;  // bytes per parameter: 2 (fp16), 1 (int8), 0.5 (int4)
   double kv_bytes = 2.0;      // bytes per KV element: 2 (fp16) or 1 (int8 KV cache)
+  // The context: positions the model can attend to (config.json's max_position_embeddings;
+  // 4,096 for Llama-2). A request whose prompt plus output tokens exceed it is refused, as
+  // the live server refuses it (docs/llm.md#context-length). 0: not limited.
+  uint32_t max_positions = 0;
 
   // Keys and values of one token over every layer.
   double kv_bytes_per_token() const { return 2.0 * layers * kv_heads * head_dim * kv_bytes; }

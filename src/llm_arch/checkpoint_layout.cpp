@@ -172,9 +172,9 @@ uint16_t float_to_bfloat16_bits(float value) {
 
 std::vector<TensorToWrite> checkpoint_layout(const LlmArchitecture& arch, Dtype dtype) {
   LayoutBuilder b(dtype);
-  if (arch.family == "gptj") {
+  if (arch.family == ModelFamily::kGptj) {
     gptj_layout(arch, b);
-  } else if (arch.family == "falcon") {
+  } else if (arch.family == ModelFamily::kFalcon) {
     falcon_layout(arch, b);
   } else {
     llama_layout(arch, b);
@@ -207,7 +207,7 @@ std::vector<std::filesystem::path> checkpoint_files(const std::filesystem::path&
 }
 
 void write_random_checkpoint(const LlmArchitecture& arch, const std::filesystem::path& dir,
-                             Dtype dtype, uint64_t seed) {
+                             Dtype dtype, uint64_t seed, float stddev) {
   if (dtype != Dtype::kF16 && dtype != Dtype::kBF16 && dtype != Dtype::kF32) {
     throw SpecError(dir.string(), "dtype", "random checkpoints are F16, BF16 or F32");
   }
@@ -226,7 +226,7 @@ void write_random_checkpoint(const LlmArchitecture& arch, const std::filesystem:
                         if (norm && !bias) {
                           v = 1.0f;
                         } else if (!bias) {
-                          v = 0.02f * normal_at(seed, index, element);
+                          v = stddev * normal_at(seed, index, element);
                         }
                         store(dtype, v, out.data() + i);
                       }

@@ -30,10 +30,10 @@ int64_t layer_of_tensor(const std::string& name);
 std::vector<std::filesystem::path> checkpoint_files(const std::filesystem::path& dir);
 
 // Writes DIR/config.json and DIR/model.safetensors with seeded random weights (normal,
-// std 0.02; norm weights 1, biases 0) in `dtype` (F16, BF16 or F32). The same seed and
-// shape give the same bytes.
+// standard deviation `stddev`; norm weights 1, biases 0) in `dtype` (F16, BF16 or F32). The
+// same seed and shape give the same bytes.
 void write_random_checkpoint(const LlmArchitecture& arch, const std::filesystem::path& dir,
-                             Dtype dtype, uint64_t seed);
+                             Dtype dtype, uint64_t seed, float stddev = 0.02f);
 
 // Writes the `layers`-layer fingerprint of the checkpoint in `source` to `dir`: every
 // tensor of layers [0, layers) and every non-layer tensor, byte for byte, and its config

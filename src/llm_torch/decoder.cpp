@@ -38,7 +38,7 @@ class CheckpointReader {
 
   bool has(const std::string& name) const { return locate(name) != nullptr; }
 
-  // The tensor as FP32, checked against `shape`.
+  // The tensor in the checkpoint's dtype (F64 becomes F32), checked against `shape`.
   torch::Tensor load(const std::string& name, const std::vector<int64_t>& shape) const {
     const Entry* entry = locate(name);
     if (entry == nullptr) throw SpecError(first_file(), "tensor '" + name + "'", "is missing");
@@ -68,7 +68,9 @@ class CheckpointReader {
             entry->file.string(), "tensor '" + name + "'",
             "has dtype " + to_string(info.dtype) + " (weights are F16, BF16, F32 or F64)");
     }
-    return torch::from_blob(bytes.data(), shape, type).to(torch::kFloat).clone().to(device_);
+    torch::Tensor t = torch::from_blob(bytes.data(), shape, type);
+    t = type == torch::kDouble ? t.to(torch::kFloat) : t.clone();
+    return t.to(device_);
   }
 
  private:
@@ -97,18 +99,20 @@ uint64_t tensor_bytes(const torch::Tensor& t) {
   return t.defined() ? static_cast<uint64_t>(t.numel()) * t.element_size() : 0;
 }
 
-// A linear layer y = x W^T + b, its weight held as loaded (FP32 here) or weight-only
-// quantised with one scale per output channel: INT8 (w = q s) or INT4 packed two to a
-// byte (w = (q - 8) s). Quantised weights are expanded to FP32 at each call — the
-// dequantisation cost iServe §3.2 observes — so they save memory, not time, on the CPU.
-// The expansion goes tile by tile (kTileBytes of FP32 rows at a time) into one small
-// buffer, as a GPU's weight-only kernel expands in registers: a call never holds the whole
-// FP32 weight, so its time and peak memory do not depend on how the allocator serves a
-// layer-sized block (large blocks are fresh pages from the kernel at every call).
+// A linear layer y = x W^T + b (FP32 arithmetic), its weight held in the checkpoint's dtype
+// or weight-only quantised with one scale per output channel: INT8 (w = q s) or INT4
+// packed two to a byte (w = (q - 8) s). An FP32 weight is multiplied directly; BF16, FP16
+// and quantised weights are expanded to FP32 at each call — the dequantisation cost iServe
+// §3.2 observes — so they save memory, not time, on the CPU. The expansion goes tile by
+// tile (kTileBytes of FP32 rows at a time) into one small buffer, as a GPU's weight-only
+// kernel expands in registers: a call never holds the whole FP32 weight, so its time and
+// peak memory do not depend on how the allocator serves a layer-sized block (large blocks
+// are fresh pages from the kernel at every call).
 class Linear {
  public:
   Linear() = default;
-  Linear(torch::Tensor weight, torch::Tensor bias, WeightQuant mode) : bias_(std::move(bias)) {
+  Linear(torch::Tensor weight, torch::Tensor bias, WeightQuant mode)
+      : bias_(bias.defined() ? bias.to(torch::kFloat) : bias) {
     out_ = weight.size(0);
     in_ = weight.size(1);
     mode_ = mode;
@@ -117,10 +121,11 @@ class Linear {
       weight_ = weight;
       return;
     }
+    const torch::Tensor w = weight.to(torch::kFloat);
     const int64_t levels = mode == WeightQuant::kInt8 ? 127 : 7;
-    scale_ = weight.abs().amax(1, true).clamp_min(1e-12) / static_cast<double>(levels);
+    scale_ = w.abs().amax(1, true).clamp_min(1e-12) / static_cast<double>(levels);
     torch::Tensor q =
-        torch::round(weight / scale_).clamp(-levels - (mode == WeightQuant::kInt4 ? 1 : 0), levels);
+        torch::round(w / scale_).clamp(-levels - (mode == WeightQuant::kInt4 ? 1 : 0), levels);
     if (mode == WeightQuant::kInt8) {
       quantised_ = q.to(torch::kChar);
       return;
@@ -134,12 +139,12 @@ class Linear {
   }
 
   torch::Tensor operator()(const torch::Tensor& x) const {
-    if (mode_ == WeightQuant::kFp16) {
+    if (mode_ == WeightQuant::kFp16 && weight_.scalar_type() == torch::kFloat) {
       torch::Tensor y = torch::matmul(x, weight_.t());
       return bias_.defined() ? y + bias_ : y;
     }
-    // y^T = q x^T tile by tile (rows of q are contiguous, and so are rows of y^T), then
-    // each output channel times its scale.
+    // y^T = w x^T tile by tile (rows of w are contiguous, and so are rows of y^T), then
+    // (quantised) each output channel times its scale.
     std::vector<int64_t> shape = x.sizes().vec();
     const torch::Tensor x2 = x.reshape({-1, in_});
     const torch::Tensor xt = x2.t();
@@ -153,7 +158,7 @@ class Linear {
       torch::Tensor out = yt.narrow(0, first, rows);
       torch::mm_out(out, w, xt);
     }
-    torch::Tensor y = (yt * scale_).t();  // scale_ is [out, 1]: one per row of y^T
+    torch::Tensor y = scale_.defined() ? (yt * scale_).t() : yt.t();  // scale_: [out, 1]
     if (bias_.defined()) y = y + bias_;
     shape.back() = out_;
     return y.reshape(shape);
@@ -163,13 +168,30 @@ class Linear {
     return tensor_bytes(weight_) + tensor_bytes(quantised_) + tensor_bytes(scale_) +
            tensor_bytes(bias_);
   }
+  // The dtype the weight is held in: "f32", "bf16", "f16", "int8" or "int4".
+  std::string held() const {
+    if (mode_ == WeightQuant::kInt8) return "int8";
+    if (mode_ == WeightQuant::kInt4) return "int4";
+    switch (weight_.scalar_type()) {
+      case torch::kBFloat16:
+        return "bf16";
+      case torch::kHalf:
+        return "f16";
+      default:
+        return "f32";
+    }
+  }
 
  private:
   static constexpr int64_t kTileBytes = 256 * 1024;  // FP32 rows expanded at a time
 
-  // Rows [first, first + rows) of the quantised weight, as FP32 levels (without the
+  // Rows [first, first + rows) of the weight as FP32 (quantised: levels, without the
   // scale), into `into` (rows × in_).
   void expand_rows(int64_t first, int64_t rows, torch::Tensor& into) const {
+    if (mode_ == WeightQuant::kFp16) {
+      into.copy_(weight_.narrow(0, first, rows));
+      return;
+    }
     const torch::Tensor q = quantised_.narrow(0, first, rows);
     if (mode_ == WeightQuant::kInt8) {
       into.copy_(q);
@@ -189,12 +211,14 @@ class Linear {
   torch::Tensor weight_, quantised_, scale_, bias_;
 };
 
+// RMSNorm or LayerNorm with the config's epsilon; its weights are held as FP32.
 struct Norm {
   torch::Tensor weight, bias;
   bool rms = true;
+  double eps = 1e-5;
   torch::Tensor operator()(const torch::Tensor& x) const {
-    if (rms) return x * torch::rsqrt(x.pow(2).mean(-1, true) + 1e-5) * weight;
-    return torch::layer_norm(x, {x.size(-1)}, weight, bias, 1e-5);
+    if (rms) return x * torch::rsqrt(x.pow(2).mean(-1, true) + eps) * weight;
+    return torch::layer_norm(x, {x.size(-1)}, weight, bias, eps);
   }
   uint64_t bytes() const { return tensor_bytes(weight) + tensor_bytes(bias); }
 };
@@ -247,33 +271,40 @@ class KvSequence final : public Decoder::Sequence {
   }
 
   // Stores k, v ([kv_heads, T, head_dim]) at positions [length, length + T) of `slot` and
-  // returns the whole cache of that slot up to the new end.
+  // returns the whole cache of that slot up to the new end (FP32).
   std::pair<torch::Tensor, torch::Tensor> append(std::size_t slot, const torch::Tensor& k,
                                                  const torch::Tensor& v) {
-    using torch::indexing::Slice;
     const int64_t t = k.size(1), end = length_ + t;
-    const auto span = Slice(length_, end);
-    const auto upto = Slice(0, end);
     if (!int8_) {
-      k_[slot].index_put_({Slice(), span}, k);
-      v_[slot].index_put_({Slice(), span}, v);
-      return {k_[slot].index({Slice(), upto}), v_[slot].index({Slice(), upto})};
+      k_[slot].narrow(1, length_, t).copy_(k);
+      v_[slot].narrow(1, length_, t).copy_(v);
+      return {k_[slot].narrow(1, 0, end), v_[slot].narrow(1, 0, end)};
     }
-    store_int8(k_[slot], k_scale_[slot], span, k);
-    store_int8(v_[slot], v_scale_[slot], span, v);
-    return {
-        k_[slot].index({Slice(), upto}).to(torch::kFloat) * k_scale_[slot].index({Slice(), upto}),
-        v_[slot].index({Slice(), upto}).to(torch::kFloat) * v_scale_[slot].index({Slice(), upto})};
+    store_int8(k_[slot].narrow(1, length_, t), k_scale_[slot].narrow(1, length_, t), k);
+    store_int8(v_[slot].narrow(1, length_, t), v_scale_[slot].narrow(1, length_, t), v);
+    return {k_[slot].narrow(1, 0, end).to(torch::kFloat) * k_scale_[slot].narrow(1, 0, end),
+            v_[slot].narrow(1, 0, end).to(torch::kFloat) * v_scale_[slot].narrow(1, 0, end)};
   }
   void advance(int64_t tokens) { length_ += tokens; }
+  // This cache's first length() tokens copied into `into` (a fresh, larger sequence).
+  void copy_to(KvSequence& into) const {
+    const auto copy = [&](const std::vector<torch::Tensor>& from, std::vector<torch::Tensor>& to) {
+      for (std::size_t i = 0; i < from.size(); ++i) {
+        to[i].narrow(1, 0, length_).copy_(from[i].narrow(1, 0, length_));
+      }
+    };
+    copy(k_, into.k_);
+    copy(v_, into.v_);
+    copy(k_scale_, into.k_scale_);
+    copy(v_scale_, into.v_scale_);
+    into.length_ = length_;
+  }
 
  private:
-  static void store_int8(torch::Tensor& cache, torch::Tensor& scales,
-                         const torch::indexing::Slice& span, const torch::Tensor& x) {
+  static void store_int8(torch::Tensor cache, torch::Tensor scales, const torch::Tensor& x) {
     const torch::Tensor scale = x.abs().amax(-1, true).clamp_min(1e-12) / 127.0;
-    cache.index_put_({torch::indexing::Slice(), span},
-                     torch::round(x / scale).clamp(-127, 127).to(torch::kChar));
-    scales.index_put_({torch::indexing::Slice(), span}, scale);
+    cache.copy_(torch::round(x / scale).clamp(-127, 127));
+    scales.copy_(scale);
   }
 
   int64_t capacity_;
@@ -307,11 +338,23 @@ class HandOff {
   std::deque<T> items_;
 };
 
+// One forward pass over several sequences (packed: no padding): rows [offset, offset +
+// count) of the activations are `seq`'s new tokens, at positions [start, start + count).
+struct BatchRow {
+  KvSequence* seq = nullptr;
+  int64_t offset = 0, count = 0, start = 0;
+};
+struct StepBatch {
+  std::vector<BatchRow> rows;
+  torch::Tensor cos, sin;  // [tokens, 1, rotary_dim]: each token's rotary angles
+  torch::Tensor last;      // the rows whose logits are wanted (each one's last token)
+};
+
 // What travels between stages: the activations and the step's context.
 struct StageJob {
   bool stop = false;
-  torch::Tensor x;  // [T, hidden]; after the last stage, the logits
-  KvSequence* seq = nullptr;
+  torch::Tensor x;  // [tokens, hidden]; after the last stage, the logits
+  const StepBatch* batch = nullptr;
 };
 
 // Rows [start, start + count) of a [out, in] weight (or of a bias), copied.
@@ -330,6 +373,12 @@ class TorchDecoder final : public Decoder {
     const int ordinal = Decoder::check_device(options_.device);
     if (ordinal >= 0) device_ = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(ordinal));
     arch_ = load_llm_architecture(dir / "config.json");
+    if (arch_.positions == PositionKind::kAlibi) {
+      throw SpecError((dir / "config.json").string(), "alibi",
+                      "true (ALiBi positions) is not implemented by tessera's engine");
+    }
+    inv_freq_ = rope_inverse_frequencies(arch_.max_positions);
+    inv_freq_tensor_ = host_floats(inv_freq_);
     plan_parallelism();
     if (options_.tp > 1 || options_.pp > 1) at::set_num_threads(1);
     const CheckpointReader ckpt(dir, device_);
@@ -384,8 +433,9 @@ class TorchDecoder final : public Decoder {
   std::vector<int64_t> stage_layers() const override { return stage_layers_; }
 
   std::unique_ptr<Sequence> start(int64_t max_tokens) const override {
-    if (max_tokens < 1 || max_tokens > arch_.max_positions) {
-      throw std::invalid_argument("a sequence holds 1.." + std::to_string(arch_.max_positions) +
+    const int64_t context = arch_.context_length();
+    if (max_tokens < 1 || max_tokens > context) {
+      throw std::invalid_argument("a sequence holds 1.." + std::to_string(context) +
                                   " tokens, not " + std::to_string(max_tokens));
     }
     std::vector<int64_t> slots;
@@ -396,33 +446,78 @@ class TorchDecoder final : public Decoder {
                                         options_.kv_cache == KvQuant::kInt8, device_);
   }
 
-  std::vector<float> step(Sequence& sequence, const std::vector<int64_t>& tokens) const override {
-    auto& seq = dynamic_cast<KvSequence&>(sequence);
-    if (tokens.empty()) throw std::invalid_argument("a step needs at least one token");
-    if (seq.length() + static_cast<int64_t>(tokens.size()) > seq.capacity()) {
-      throw std::invalid_argument("the sequence is full (" + std::to_string(seq.capacity()) +
-                                  " tokens)");
+  std::unique_ptr<Sequence> fork(const Sequence& from, int64_t max_tokens) const override {
+    const auto& source = dynamic_cast<const KvSequence&>(from);
+    if (max_tokens < source.length()) {
+      throw std::invalid_argument("a fork holds at least the " + std::to_string(source.length()) +
+                                  " tokens of its source");
     }
-    for (int64_t id : tokens) {
-      if (id < 0 || id >= arch_.vocab) {
-        throw std::invalid_argument("token id " + std::to_string(id) +
-                                    " is outside the vocabulary of " + std::to_string(arch_.vocab));
-      }
-    }
+    auto seq = start(max_tokens);
     std::lock_guard<std::mutex> lock(step_mutex_);
-    torch::NoGradGuard no_grad;
-    const torch::Tensor ids = torch::tensor(tokens, torch::kLong).to(device_);
-    torch::Tensor x = embedding_.index_select(0, ids);  // [T, hidden]
+    c10::InferenceMode inference;
+    source.copy_to(dynamic_cast<KvSequence&>(*seq));
+    return seq;
+  }
+
+  std::vector<std::vector<float>> step_batch(const std::vector<StepInput>& inputs) const override {
+    StepBatch batch;
+    std::vector<int64_t> ids;
+    std::vector<int64_t> last;
+    for (const StepInput& in : inputs) {
+      if (in.sequence == nullptr) throw std::invalid_argument("a step input has no sequence");
+      auto& seq = dynamic_cast<KvSequence&>(*in.sequence);
+      const auto count = static_cast<int64_t>(in.tokens.size());
+      if (count == 0) throw std::invalid_argument("a step needs at least one token");
+      if (seq.length() + count > seq.capacity()) {
+        throw std::invalid_argument("the sequence is full (" + std::to_string(seq.capacity()) +
+                                    " tokens)");
+      }
+      for (const BatchRow& r : batch.rows) {
+        if (r.seq == &seq) throw std::invalid_argument("a sequence appears twice in one step");
+      }
+      for (int64_t id : in.tokens) {
+        if (id < 0 || id >= arch_.vocab) {
+          throw std::invalid_argument("token id " + std::to_string(id) +
+                                      " is outside the vocabulary of " +
+                                      std::to_string(arch_.vocab));
+        }
+      }
+      const auto offset = static_cast<int64_t>(ids.size());
+      batch.rows.push_back({&seq, offset, count, seq.length()});
+      if (in.logits) last.push_back(offset + count - 1);
+      ids.insert(ids.end(), in.tokens.begin(), in.tokens.end());
+    }
+    std::vector<std::vector<float>> out(inputs.size());
+    if (inputs.empty()) return out;
+    std::lock_guard<std::mutex> lock(step_mutex_);
+    c10::InferenceMode inference;
+    if (arch_.positions == PositionKind::kRotary) std::tie(batch.cos, batch.sin) = rotary(batch);
+    batch.last = torch::tensor(last, torch::kLong).to(device_);
+    const torch::Tensor id_tensor = torch::tensor(ids, torch::kLong).to(device_);
+    torch::Tensor x = embedding_.index_select(0, id_tensor).to(torch::kFloat);  // [N, hidden]
     torch::Tensor logits;
     if (options_.pp == 1) {
-      logits = head(run_stage(0, x, seq));
+      logits = head(run_stage(0, x, batch), batch);
     } else {
-      queues_[0].push(StageJob{false, x, &seq});
+      queues_[0].push(StageJob{false, x, &batch});
       logits = queues_.back().pop().x;
     }
-    seq.advance(static_cast<int64_t>(tokens.size()));
+    for (const BatchRow& r : batch.rows) r.seq->advance(r.count);
     logits = logits.to(torch::kCPU).contiguous();  // from the device: a blocking copy
-    return std::vector<float>(logits.data_ptr<float>(), logits.data_ptr<float>() + logits.numel());
+    const float* data = logits.data_ptr<float>();
+    const auto vocab = static_cast<std::size_t>(arch_.vocab);
+    std::size_t next = 0;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      if (!inputs[i].logits) continue;
+      out[i].assign(data + next * vocab, data + (next + 1) * vocab);
+      ++next;
+    }
+    return out;
+  }
+
+  std::string weight_dtype() const override {
+    if (!layers_.empty()) return layers_.front().shards.front().q.held();
+    return head_.held();
   }
 
  private:
@@ -462,13 +557,15 @@ class TorchDecoder final : public Decoder {
   Norm norm(const CheckpointReader& ckpt, const std::string& name) const {
     Norm n;
     n.rms = arch_.norm == NormKind::kRmsNorm;
-    n.weight = ckpt.load(name + ".weight", {arch_.hidden});
-    if (arch_.norm_bias) n.bias = ckpt.load(name + ".bias", {arch_.hidden});
+    n.eps = arch_.norm_eps;
+    n.weight = ckpt.load(name + ".weight", {arch_.hidden}).to(torch::kFloat);
+    if (arch_.norm_bias) n.bias = ckpt.load(name + ".bias", {arch_.hidden}).to(torch::kFloat);
     return n;
   }
 
-  // A layer's full (unsharded) weights, FP32; Falcon's fused query_key_value is split here
-  // into q, k, v with the query heads in the order the fused layout implies.
+  // A layer's full (unsharded) weights, as the checkpoint holds them; Falcon's fused
+  // query_key_value is split here into q, k, v with the query heads in the order the fused layout
+  // implies.
   struct FullLayer {
     torch::Tensor q, k, v, o, gate, up, down;
     torch::Tensor qb, kb, vb, ob, upb, downb;
@@ -484,7 +581,7 @@ class TorchDecoder final : public Decoder {
       return present ? ckpt.load(name + ".bias", {out}) : torch::Tensor();
     };
     FullLayer fl;
-    if (arch_.family == "gptj") {
+    if (arch_.family == ModelFamily::kGptj) {
       l.attn_norm = norm(ckpt, p + "ln_1");
       l.shared_norm = true;
       fl.q = w(p + "attn.q_proj", h, h);
@@ -495,7 +592,7 @@ class TorchDecoder final : public Decoder {
       fl.upb = b(p + "mlp.fc_in", f, true);
       fl.down = w(p + "mlp.fc_out", h, f);
       fl.downb = b(p + "mlp.fc_out", h, true);
-    } else if (arch_.family == "falcon") {
+    } else if (arch_.family == ModelFamily::kFalcon) {
       if (arch_.norms_per_layer == 1) {
         l.attn_norm = norm(ckpt, p + "input_layernorm");
         l.shared_norm = true;
@@ -603,8 +700,8 @@ class TorchDecoder final : public Decoder {
 
   void load_weights(const CheckpointReader& ckpt) {
     const int64_t h = arch_.hidden;
-    const std::string family = arch_.family;
-    const bool gptj = family == "gptj", falcon = family == "falcon";
+    const bool gptj = arch_.family == ModelFamily::kGptj;
+    const bool falcon = arch_.family == ModelFamily::kFalcon;
     const std::string embed = gptj     ? "transformer.wte.weight"
                               : falcon ? "transformer.word_embeddings.weight"
                                        : "model.embed_tokens.weight";
@@ -619,44 +716,44 @@ class TorchDecoder final : public Decoder {
     }
     final_norm_ = norm(ckpt, gptj || falcon ? "transformer.ln_f" : "model.norm");
     // The embedding and the LM head stay as loaded (weight-only schemes keep them so).
-    head_bias_ = arch_.head_bias ? ckpt.load("lm_head.bias", {arch_.vocab}) : torch::Tensor();
+    head_bias_ = arch_.head_bias ? ckpt.load("lm_head.bias", {arch_.vocab}).to(torch::kFloat)
+                                 : torch::Tensor();
     head_ =
         Linear(arch_.tied_embeddings ? embedding_ : ckpt.load("lm_head.weight", {arch_.vocab, h}),
                head_bias_, WeightQuant::kFp16);
   }
 
-  torch::Tensor head(const torch::Tensor& x) const {
-    return head_(final_norm_(x.index({x.size(0) - 1})));
+  // The logits of the batch's last rows: [rows wanting logits, vocab].
+  torch::Tensor head(const torch::Tensor& x, const StepBatch& batch) const {
+    return head_(final_norm_(x.index_select(0, batch.last)));
   }
 
   // Stage s's thread: receive, run the stage's layers, hand the activations on (a copy,
   // as a transfer to the next device), the last stage applying the head.
   void stage_loop(int s) {
-    torch::NoGradGuard no_grad;
+    c10::InferenceMode inference;
     auto& in = queues_[static_cast<std::size_t>(s)];
     auto& out = queues_[static_cast<std::size_t>(s) + 1];
     for (;;) {
       StageJob job = in.pop();
       if (job.stop) return;
-      torch::Tensor x = run_stage(s, job.x, *job.seq);
-      job.x = s + 1 == options_.pp ? head(x) : x.clone();
+      torch::Tensor x = run_stage(s, job.x, *job.batch);
+      job.x = s + 1 == options_.pp ? head(x, *job.batch) : x.clone();
       out.push(std::move(job));
     }
   }
 
-  // Runs stage s's layers on [T, hidden] activations with its TP shards.
-  torch::Tensor run_stage(int s, const torch::Tensor& x_in, KvSequence& seq) const {
+  // Runs stage s's layers on [tokens, hidden] activations with its TP shards.
+  torch::Tensor run_stage(int s, const torch::Tensor& x_in, const StepBatch& batch) const {
     const auto su = static_cast<std::size_t>(s);
     const int64_t first = stage_first_[su], count = stage_layers_[su];
     if (count == 0) return x_in;
     const int tp = options_.tp;
-    const int64_t t = x_in.size(0);
-    const auto [cos, sin] = rotary(seq.length(), t);
     ShardPool& pool = *pools_[su];
     std::vector<torch::Tensor> partial(static_cast<std::size_t>(tp));
     torch::Tensor result;
     pool.run([&](int r) {
-      torch::NoGradGuard no_grad;
+      c10::InferenceMode inference;
       memory_meter::charge_to(r);  // each rank metered like its own device
       const auto all_reduce = [&](torch::Tensor p) {
         if (tp == 1) return p;
@@ -673,7 +770,7 @@ class TorchDecoder final : public Decoder {
         const Shard& sh = l.shards[static_cast<std::size_t>(r)];
         const std::size_t slot = static_cast<std::size_t>(i * tp + r);
         const torch::Tensor h = l.attn_norm(x);
-        const torch::Tensor attn = attention(sh, slot, h, cos, sin, seq);
+        const torch::Tensor attn = attention(sh, slot, h, batch);
         if (arch_.parallel_residual) {
           x = x + all_reduce(attn + mlp(sh, l.shared_norm ? h : l.mlp_norm(x)));
         } else {
@@ -686,72 +783,167 @@ class TorchDecoder final : public Decoder {
     return result;
   }
 
-  // cos and sin of the rotary angles for positions [start, start + t): [t, 1, rotary_dim],
-  // laid out for the family's rotation (halves, or interleaved pairs for GPT-J).
-  std::pair<torch::Tensor, torch::Tensor> rotary(int64_t start, int64_t t) const {
-    const int64_t rd = arch_.rotary_dim;
-    const torch::Tensor inv_freq =
-        torch::pow(10000.0, -torch::arange(0, rd, 2, floats()) / static_cast<double>(rd));
-    const torch::Tensor pos = torch::arange(start, start + t, floats());
-    torch::Tensor freqs = torch::outer(pos, inv_freq);  // [t, rd/2]
-    freqs =
-        arch_.family == "gptj" ? freqs.repeat_interleave(2, -1) : torch::cat({freqs, freqs}, -1);
-    return {freqs.cos().unsqueeze(1), freqs.sin().unsqueeze(1)};
+  // The rotary inverse frequencies (rotary_dim / 2 of them) for a sequence of `length`
+  // tokens, as transformers' modeling_rope_utils computes them for the config's scaling
+  // (only dynamic NTK depends on the length).
+  std::vector<double> rope_inverse_frequencies(int64_t length) const {
+    const RopeSettings& rope = arch_.rope;
+    const int64_t rd = arch_.rotary_dim, half = rd / 2;
+    const double d = static_cast<double>(rd);
+    double base = rope.theta;
+    if (rope.scaling == RopeScaling::kDynamic && length > arch_.max_positions) {
+      const double ratio = static_cast<double>(length) / static_cast<double>(arch_.max_positions);
+      base *= std::pow(rope.factor * ratio - (rope.factor - 1.0), d / (d - 2.0));
+    }
+    std::vector<double> inv(static_cast<std::size_t>(half));
+    for (int64_t i = 0; i < half; ++i) {
+      inv[static_cast<std::size_t>(i)] = 1.0 / std::pow(base, static_cast<double>(2 * i) / d);
+    }
+    constexpr double kTwoPi = 6.283185307179586;
+    if (rope.scaling == RopeScaling::kLinear) {
+      for (double& f : inv) f /= rope.factor;
+    } else if (rope.scaling == RopeScaling::kLlama3) {
+      const auto old_len = static_cast<double>(rope.original_max_positions);
+      const double low_wavelen = old_len / rope.low_freq_factor;
+      const double high_wavelen = old_len / rope.high_freq_factor;
+      for (double& f : inv) {
+        const double wavelen = kTwoPi / f;
+        if (wavelen > low_wavelen) {
+          f /= rope.factor;
+        } else if (wavelen >= high_wavelen) {  // the middle band: blended
+          const double smooth = (old_len / wavelen - rope.low_freq_factor) /
+                                (rope.high_freq_factor - rope.low_freq_factor);
+          f = (1.0 - smooth) * f / rope.factor + smooth * f;
+        }
+      }
+    } else if (rope.scaling == RopeScaling::kYarn) {
+      const auto trained = static_cast<double>(
+          rope.original_max_positions > 0 ? rope.original_max_positions : arch_.max_positions);
+      const auto correction_dim = [&](double rotations) {
+        return d * std::log(trained / (rotations * kTwoPi)) / (2.0 * std::log(rope.theta));
+      };
+      const double low = std::max(std::floor(correction_dim(rope.beta_fast)), 0.0);
+      double high = std::min(std::ceil(correction_dim(rope.beta_slow)), d - 1.0);
+      if (low == high) high += 0.001;
+      for (int64_t i = 0; i < half; ++i) {
+        const double ramp = std::clamp((static_cast<double>(i) - low) / (high - low), 0.0, 1.0);
+        const double extrapolation = 1.0 - ramp;  // the share of the unscaled frequency
+        double& f = inv[static_cast<std::size_t>(i)];
+        f = f / rope.factor * (1.0 - extrapolation) + f * extrapolation;
+      }
+    }
+    return inv;
+  }
+
+  // cos and sin of every token's rotary angles: [tokens, 1, rotary_dim], laid out for the
+  // family's rotation (halves, or interleaved pairs for GPT-J), times YaRN's attention
+  // factor.
+  std::pair<torch::Tensor, torch::Tensor> rotary(const StepBatch& batch) const {
+    std::vector<float> positions;
+    bool dynamic = false;
+    for (const BatchRow& r : batch.rows) {
+      for (int64_t p = r.start; p < r.start + r.count; ++p)
+        positions.push_back(static_cast<float>(p));
+      dynamic = dynamic || (arch_.rope.scaling == RopeScaling::kDynamic &&
+                            r.start + r.count > arch_.max_positions);
+    }
+    torch::Tensor freqs;  // [tokens, rd/2]
+    if (!dynamic) {
+      freqs = torch::outer(torch::tensor(positions, torch::kFloat).to(device_), inv_freq_tensor_);
+    } else {  // dynamic NTK: each sequence's frequencies follow its length
+      std::vector<torch::Tensor> parts;
+      for (const BatchRow& r : batch.rows) {
+        const torch::Tensor pos = torch::arange(r.start, r.start + r.count, floats());
+        parts.push_back(
+            torch::outer(pos, host_floats(rope_inverse_frequencies(r.start + r.count))));
+      }
+      freqs = torch::cat(parts, 0);
+    }
+    freqs = arch_.family == ModelFamily::kGptj ? freqs.repeat_interleave(2, -1)
+                                               : torch::cat({freqs, freqs}, -1);
+    torch::Tensor cos = freqs.cos().unsqueeze(1), sin = freqs.sin().unsqueeze(1);
+    if (arch_.rope.attention_factor != 1.0) {
+      cos = cos * arch_.rope.attention_factor;
+      sin = sin * arch_.rope.attention_factor;
+    }
+    return {cos, sin};
+  }
+
+  torch::Tensor host_floats(const std::vector<double>& values) const {
+    std::vector<float> f(values.begin(), values.end());
+    return torch::tensor(f, torch::kFloat).to(device_);
   }
 
   torch::Tensor rotate(const torch::Tensor& x, const torch::Tensor& cos,
                        const torch::Tensor& sin) const {
     using torch::indexing::Slice;
     const int64_t rd = arch_.rotary_dim;
-    const torch::Tensor part = x.index({"...", Slice(0, rd)});
+    const torch::Tensor part = rd == x.size(-1) ? x : x.index({"...", Slice(0, rd)});
     torch::Tensor turned;
-    if (arch_.family == "gptj") {  // pairs (2i, 2i+1)
+    if (arch_.family == ModelFamily::kGptj) {  // pairs (2i, 2i+1)
       const torch::Tensor even = part.index({"...", Slice(0, torch::indexing::None, 2)});
       const torch::Tensor odd = part.index({"...", Slice(1, torch::indexing::None, 2)});
       turned = torch::stack({-odd, even}, -1).flatten(-2);
     } else {  // halves
-      turned = torch::cat(
-          {-part.index({"...", Slice(rd / 2, rd)}), part.index({"...", Slice(0, rd / 2)})}, -1);
+      turned = torch::cat({-part.narrow(-1, rd / 2, rd / 2), part.narrow(-1, 0, rd / 2)}, -1);
     }
     const torch::Tensor rotated = part * cos + turned * sin;
     if (rd == x.size(-1)) return rotated;
     return torch::cat({rotated, x.index({"...", Slice(rd, torch::indexing::None)})}, -1);
   }
 
-  // One shard's attention over its heads; returns its partial of the output projection.
+  // One shard's attention over its heads for every sequence of the batch (the
+  // projections, rotations and output projection over all tokens at once; scores per
+  // sequence against its own cache); returns its partial of the output projection.
   torch::Tensor attention(const Shard& sh, std::size_t slot, const torch::Tensor& h,
-                          const torch::Tensor& cos, const torch::Tensor& sin,
-                          KvSequence& seq) const {
-    const int64_t t = h.size(0), hd = arch_.head_dim(), heads = sh.heads, kvh = sh.kv_heads;
-    torch::Tensor q = sh.q(h).view({t, heads, hd});
-    torch::Tensor k = sh.k(h).view({t, kvh, hd});
-    const torch::Tensor v = sh.v(h).view({t, kvh, hd});
+                          const StepBatch& batch) const {
+    const int64_t n = h.size(0), hd = arch_.head_dim(), heads = sh.heads, kvh = sh.kv_heads;
+    const int64_t group = heads / kvh;
+    torch::Tensor q = sh.q(h).view({n, heads, hd});
+    torch::Tensor k = sh.k(h).view({n, kvh, hd});
+    const torch::Tensor v = sh.v(h).view({n, kvh, hd});
     if (arch_.positions == PositionKind::kRotary) {
-      q = rotate(q, cos, sin);
-      k = rotate(k, cos, sin);
+      q = rotate(q, batch.cos, batch.sin);
+      k = rotate(k, batch.cos, batch.sin);
     }
-    auto [keys, values] = seq.append(slot, k.transpose(0, 1), v.transpose(0, 1));
-    if (kvh != heads) {
-      keys = keys.repeat_interleave(heads / kvh, 0);
-      values = values.repeat_interleave(heads / kvh, 0);
+    q = q * (1.0 / std::sqrt(static_cast<double>(hd)));
+    torch::Tensor out = torch::empty({n, heads, hd}, floats());
+    const int64_t window = arch_.sliding_window;
+    for (const BatchRow& r : batch.rows) {
+      const int64_t t = r.count;
+      auto [keys, values] = r.seq->append(slot, k.narrow(0, r.offset, t).transpose(0, 1),
+                                          v.narrow(0, r.offset, t).transpose(0, 1));
+      int64_t total = keys.size(1), first_key = 0;
+      if (window > 0 && t == 1 && total > window) {  // a decode token sees the last window
+        first_key = total - window;
+        keys = keys.narrow(1, first_key, window);
+        values = values.narrow(1, first_key, window);
+        total = window;
+      }
+      // Queries grouped by the KV head they read: [kv_heads, group * t, head_dim].
+      const torch::Tensor qg =
+          q.narrow(0, r.offset, t).permute({1, 0, 2}).reshape({kvh, group * t, hd});
+      torch::Tensor scores = torch::bmm(qg, keys.transpose(1, 2));  // [kvh, group * t, total]
+      if (t > 1 || (window > 0 && total > window)) {
+        const auto longs = torch::TensorOptions().dtype(torch::kLong).device(device_);
+        const torch::Tensor qpos = torch::arange(r.start, r.start + t, longs).unsqueeze(1);
+        const torch::Tensor kpos = torch::arange(first_key, first_key + total, longs).unsqueeze(0);
+        torch::Tensor hidden = kpos > qpos;
+        if (window > 0) hidden = hidden.logical_or(qpos - kpos >= window);
+        scores = scores.view({kvh, group, t, total})
+                     .masked_fill(hidden, -std::numeric_limits<float>::infinity())
+                     .view({kvh, group * t, total});
+      }
+      const torch::Tensor o = torch::bmm(torch::softmax(scores, -1), values);  // [kvh, g t, hd]
+      out.narrow(0, r.offset, t).copy_(o.view({heads, t, hd}).permute({1, 0, 2}));
     }
-    const int64_t total = keys.size(1), start = total - t;
-    torch::Tensor scores = torch::matmul(q.transpose(0, 1), keys.transpose(1, 2)) /
-                           std::sqrt(static_cast<double>(hd));  // [heads, t, total]
-    if (t > 1) {
-      const torch::Tensor future =
-          torch::ones({t, total}, torch::TensorOptions().dtype(torch::kBool).device(device_))
-              .triu(start + 1);
-      scores = scores.masked_fill(future, -std::numeric_limits<float>::infinity());
-    }
-    const torch::Tensor out = torch::matmul(torch::softmax(scores, -1), values);  // [heads, t, hd]
-    return sh.o(out.transpose(0, 1).reshape({t, heads * hd}));
+    return sh.o(out.view({n, heads * hd}));
   }
 
   torch::Tensor mlp(const Shard& sh, const torch::Tensor& x) const {
     if (arch_.mlp == MlpKind::kGated) return sh.down(torch::silu(sh.gate(x)) * sh.up(x));
     const torch::Tensor up = sh.up(x);
-    return sh.down(arch_.family == "gptj" ? torch::gelu(up, "tanh") : torch::gelu(up));
+    return sh.down(arch_.family == ModelFamily::kGptj ? torch::gelu(up, "tanh") : torch::gelu(up));
   }
 
   torch::TensorOptions floats() const {
@@ -761,6 +953,8 @@ class TorchDecoder final : public Decoder {
   DecoderOptions options_;
   c10::Device device_{c10::kCPU};  // every tensor of the weights and caches is here
   LlmArchitecture arch_;
+  std::vector<double> inv_freq_;   // the rotary inverse frequencies (not dynamic NTK's)
+  torch::Tensor inv_freq_tensor_;  // the same, FP32 on the device
   std::vector<int64_t> stage_layers_, stage_first_;
   torch::Tensor embedding_, head_bias_;
   std::vector<Layer> layers_;
@@ -788,6 +982,14 @@ int Decoder::check_device(const DeviceSpec& device) {
 #endif
   env.cuda_visible_devices = cuda_visible_devices_from_env();
   return resolve_device(device, env);
+}
+
+std::vector<float> Decoder::step(Sequence& sequence, const std::vector<int64_t>& tokens) const {
+  return std::move(step_batch({StepInput{&sequence, tokens, true}}).front());
+}
+
+double Decoder::bytes_per_parameter() const {
+  return static_cast<double>(weight_bytes()) / static_cast<double>(architecture().total_params());
 }
 
 std::vector<int64_t> Decoder::generate(const std::vector<int64_t>& prompt,

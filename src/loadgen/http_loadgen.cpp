@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "loadgen/no_answer.hpp"
 #include "loadgen/open_loop.hpp"
 
 namespace tessera {
@@ -26,6 +27,7 @@ struct Outcome1 {
   TaskId task = 0;
   DropReason reason = DropReason::kNone;
   double accuracy = 0.0;
+  bool has_accuracy = false;  // the answer carried parameters.accuracy
 };
 
 struct ModelMeta {
@@ -33,10 +35,13 @@ struct ModelMeta {
   std::vector<std::string> emulated;  // parameters.emulated: profile-timed variants
 };
 
-ModelMeta metadata_of(httplib::Client& cli, const std::string& model) {
+ModelMeta metadata_of(const LoadgenOptions& options, const std::string& model) {
+  httplib::Client cli(options.host, options.port);
+  cli.set_connection_timeout(5);
   auto res = cli.Get("/v2/models/" + model);
   if (!res) {
-    throw std::runtime_error("no answer from the server: " + httplib::to_string(res.error()));
+    throw std::runtime_error("no answer from the server: " +
+                             no_answer_reason(res.error(), options.host, options.port));
   }
   if (res->status != 200) {
     throw std::runtime_error("model '" + model + "': HTTP " + std::to_string(res->status) + " " +
@@ -93,7 +98,9 @@ void classify(const App& app, const httplib::Result& res, double slo_s, Outcome1
     o.outcome = o.finished - o.sent <= slo_s + 1e-12 ? Outcome::kOk : Outcome::kLate;
     const json body = json::parse(res->body, nullptr, false);
     if (body.is_object() && body.contains("parameters") && body["parameters"].is_object()) {
-      o.accuracy = body["parameters"].value("accuracy", 0.0);
+      const auto& params = body["parameters"];
+      o.has_accuracy = params.contains("accuracy") && params["accuracy"].is_number();
+      if (o.has_accuracy) o.accuracy = params["accuracy"].get<double>();
     }
     return;
   }
@@ -115,13 +122,18 @@ void classify(const App& app, const httplib::Result& res, double slo_s, Outcome1
 
 }  // namespace
 
+Unmeasured client_unmeasured() {
+  Unmeasured u;
+  u.gpu = "a load generator is a client: the server's batches and GPU time are on its /metrics";
+  u.subrequests = "a client sees whole requests, not the sub-requests inside the server";
+  return u;
+}
+
 LoadgenResult run_loadgen(const App& app, const std::vector<Arrival>& arrivals,
                           const LoadgenOptions& options) {
   const std::string model = options.model.empty() ? app.name : options.model;
   const std::string path = "/v2/models/" + model + "/infer";
-  httplib::Client probe(options.host, options.port);
-  probe.set_connection_timeout(5);
-  const ModelMeta meta = metadata_of(probe, model);
+  const ModelMeta meta = metadata_of(options, model);
   const std::vector<int64_t>& shape = meta.input_shape;
 
   // A few distinct bodies, reused in turn; a request with its own SLO carries it.
@@ -147,12 +159,15 @@ LoadgenResult run_loadgen(const App& app, const std::vector<Arrival>& arrivals,
         o.finished = since_start();
         classify(app, res, a.slo_s > 0 ? a.slo_s : app.slo, o);
       });
-  result.stats.wall_s = sent.wall_s;
+  record_sends(sent, result.stats);
 
   std::map<int, uint64_t> statuses;
   for (const Outcome1& o : outcomes) {
     result.metrics.on_arrival(o.sent);
     statuses[o.status]++;
+    if (o.status == 200 && !o.has_accuracy) {
+      result.unmeasured.accuracy = "the server's answers carried no parameters.accuracy";
+    }
   }
   for (const Outcome1& o : outcomes) {
     RequestRecord r;
@@ -165,9 +180,7 @@ LoadgenResult run_loadgen(const App& app, const std::vector<Arrival>& arrivals,
     result.metrics.on_request_done(r);
   }
   result.stats.status_counts.assign(statuses.begin(), statuses.end());
-  result.stats.sent_late = sent.sent_late;
   result.stats.emulated = meta.emulated;
-  result.stats.max_send_lag_s = sent.max_send_lag_s;
   return result;
 }
 

@@ -8,9 +8,11 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <stdexcept>
 #include <thread>
 
 #include "engine/outcome_rule.hpp"
+#include "loadgen/no_answer.hpp"
 #include "loadgen/open_loop.hpp"
 
 namespace tessera {
@@ -49,11 +51,31 @@ std::string error_message(const json& doc) {
   return "error";
 }
 
+// Fails early, saying why, when no LLM server answers at the address.
+void require_llm_server(const LoadgenOptions& options) {
+  httplib::Client probe(options.host, options.port);
+  probe.set_connection_timeout(5);
+  const httplib::Result res = probe.Get("/v1/models");
+  if (!res) {
+    throw std::runtime_error("no answer from the server: " +
+                             no_answer_reason(res.error(), options.host, options.port));
+  }
+  if (res->status != 200) {
+    throw std::runtime_error("GET /v1/models: HTTP " + std::to_string(res->status) +
+                             " (is this an LLM server, `tessera serve` of an llm: run?) " +
+                             res->body.substr(0, 200));
+  }
+}
+
 }  // namespace
 
 LoadgenResult run_llm_loadgen(const App& app, const std::vector<Arrival>& arrivals,
                               const LoadgenOptions& options) {
+  require_llm_server(options);
   LoadgenResult result(app, options.window_s);
+  result.unmeasured.llm_engine =
+      "a client sees tokens arrive, not the server's steps, preemptions or KV cache (see its "
+      "/metrics)";
   std::vector<LlmOutcome> outcomes(arrivals.size());
   // One long printable text; each prompt is a slice of it.
   uint32_t longest = 1;
@@ -119,7 +141,7 @@ LoadgenResult run_llm_loadgen(const App& app, const std::vector<Arrival>& arriva
           o.error = error_message(json::parse(buffer + plain, nullptr, false));
         }
       });
-  result.stats.wall_s = sent.wall_s;
+  record_sends(sent, result.stats);
 
   std::map<int, uint64_t> statuses;
   for (const LlmOutcome& o : outcomes) {
@@ -151,8 +173,6 @@ LoadgenResult run_llm_loadgen(const App& app, const std::vector<Arrival>& arriva
     result.metrics.on_request_done(r);
   }
   result.stats.status_counts.assign(statuses.begin(), statuses.end());
-  result.stats.sent_late = sent.sent_late;
-  result.stats.max_send_lag_s = sent.max_send_lag_s;
   return result;
 }
 

@@ -13,6 +13,10 @@
 // as dropped (overload), anything else failed. The result feeds the simulator's
 // MetricsCollector, so summarize() writes the same summary, "llm" block included.
 //
+// Throws std::runtime_error, saying why, when GET /v1/models gets no 200 before the run.
+// The server's steps, preemptions and KV cache are marked unmeasured (and, by summarize(),
+// the accuracy an LLM's answers do not carry).
+//
 // Threads: `connections` client threads, each with one keep-alive connection; the call
 // blocks until every request is answered or timed out.
 

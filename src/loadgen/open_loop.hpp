@@ -4,9 +4,12 @@
 // run_llm_loadgen for streaming LLM completions): request i goes out `offsets[i]` seconds
 // after a common start (500 ms from the call, so connections are set up first), on one of
 // `connections` keep-alive clients, whatever the answers to earlier requests are doing.
-// A request that could not leave within 1 ms of its time counts as sent late, and the
-// largest lag is kept, so a summary can say when the client, not the server, was the
-// bottleneck.
+// A request that could not leave within 1 ms of its time counts as sent late, by cause,
+// and the largest lag is kept, so a summary can say when the client, not the server, was
+// the bottleneck, and why: every connection was still busy with an earlier request at the
+// request's time (too few connections for the load), or a connection was free but its
+// thread sent late (the load generator's own machine was short of CPU, or connecting took
+// longer than the 500 ms lead).
 //
 // Ownership and threads: run_open_loop owns its client threads and joins them before it
 // returns. `send(i, client, since_start)` runs on a client thread at request i's time,
@@ -27,6 +30,8 @@
 #include <thread>
 #include <vector>
 
+#include "loadgen/http_loadgen.hpp"
+
 namespace tessera {
 
 struct OpenLoopClient {
@@ -40,9 +45,18 @@ struct OpenLoopClient {
 
 struct OpenLoopStats {
   double wall_s = 0.0;
-  uint64_t sent_late = 0;
-  double max_send_lag_s = 0.0;
+  LateSends late_no_free_connection;  // every connection busy at the request's time
+  LateSends late_client_slow;         // a connection was free; its thread sent late
+  double max_send_lag_s = 0.0;        // over every send, late or not
 };
+
+// The send statistics a load generator reports (LoadgenStats, http_loadgen.hpp).
+inline void record_sends(const OpenLoopStats& sent, LoadgenStats& stats) {
+  stats.wall_s = sent.wall_s;
+  stats.late_no_free_connection = sent.late_no_free_connection;
+  stats.late_client_slow = sent.late_client_slow;
+  stats.max_send_lag_s = sent.max_send_lag_s;
+}
 
 using SinceStart = std::function<double()>;
 
@@ -58,10 +72,10 @@ OpenLoopStats run_open_loop(const std::vector<double>& offsets, const OpenLoopCl
     return std::chrono::duration<double>(Steady::now() - start).count();
   };
   std::atomic<std::size_t> next{0};
-  std::atomic<uint64_t> sent_late{0};
   std::atomic<uint64_t> done_count{0};
-  std::mutex lag_mutex;
+  std::mutex lag_mutex;  // guards the three below
   double max_lag = 0.0;
+  LateSends late_no_free_connection, late_client_slow;
 
   auto client_thread = [&] {
     httplib::Client cli(client.host, client.port);
@@ -72,15 +86,24 @@ OpenLoopStats run_open_loop(const std::vector<double>& offsets, const OpenLoopCl
     cli.set_write_timeout(static_cast<time_t>(std::max(1.0, client.timeout_s)));
     // Connect before the schedule starts, so that connection setup is not latency.
     if (!client.warmup_path.empty()) cli.Get(client.warmup_path);
+    bool sent_before = false;  // this connection has answered a request of the schedule
     while (true) {
       const std::size_t i = next.fetch_add(1);
       if (i >= offsets.size()) return;
+      // Requests are taken in schedule order, so a connection that takes request i after
+      // its time was the first to come free: all of them were busy until then.
+      const bool no_free_connection = sent_before && Steady::now() > at(offsets[i]);
       std::this_thread::sleep_until(at(offsets[i]));
       const double lag = std::chrono::duration<double>(Steady::now() - at(offsets[i])).count();
-      if (lag > 1e-3) sent_late.fetch_add(1);
+      sent_before = true;
       {
         std::lock_guard lock(lag_mutex);
         max_lag = std::max(max_lag, lag);
+        if (lag > 1e-3) {
+          LateSends& late = no_free_connection ? late_no_free_connection : late_client_slow;
+          ++late.count;
+          late.worst_s = std::max(late.worst_s, lag);
+        }
       }
       send(i, cli, since_start);
       done_count.fetch_add(1);
@@ -98,7 +121,8 @@ OpenLoopStats run_open_loop(const std::vector<double>& offsets, const OpenLoopCl
   for (auto& t : threads) t.join();
   OpenLoopStats stats;
   stats.wall_s = std::chrono::duration<double>(Steady::now() - wall0).count();
-  stats.sent_late = sent_late.load();
+  stats.late_no_free_connection = late_no_free_connection;
+  stats.late_client_slow = late_client_slow;
   stats.max_send_lag_s = max_lag;
   return stats;
 }

@@ -49,25 +49,56 @@ void render_bars(std::string& svg, const BarChart& chart, const std::vector<std:
         palette.color_for(i < chart.color_keys.size() ? chart.color_keys[i] : chart.labels[i]),
         base ? " stroke='#000' stroke-width='2'" : "");
   }
-  if (chart.baseline >= 0 && static_cast<std::size_t>(chart.baseline) < chart.values.size()) {
-    const double x = px(chart.values[static_cast<std::size_t>(chart.baseline)]);
-    svg += fmt::format(
-        "<line x1='{0:.1f}' x2='{0:.1f}' y1='{1}' y2='{2}' stroke='#000' "
-        "stroke-dasharray='4 3'/>\n",
-        x, kTop - 4, kTop + plot_h);
-  }
-  // Values last, over the baseline's line; outside a bar with a white halo.
+  // The value labels: outside a bar (with a white halo), or inside a bar too long for
+  // that. Each label's horizontal extent is kept, so the baseline's line can leave a gap.
+  struct Label {
+    std::string text;
+    bool inside;
+    double x;       // the anchor
+    double x0, x1;  // the extent
+  };
+  std::vector<Label> labels;
   for (std::size_t i = 0; i < chart.values.size(); ++i) {
-    const int y = kTop + static_cast<int>(i) * (kBarH + kGap);
     const double w = px(std::isfinite(chart.values[i]) ? chart.values[i] : 0.0) - plot_x;
     const bool base = static_cast<int>(i) == chart.baseline;
-    const std::string text = format_value(chart.values[i]) + (base ? " (baseline)" : "");
-    const bool inside = w + text_width(text, 10) + 6 > plot_w + 44;
+    Label l{format_value(chart.values[i]) + (base ? " (baseline)" : ""), false, 0, 0, 0};
+    const double tw = text_width(l.text, 10);
+    l.inside = w + tw + 6 > plot_w + 44;
+    l.x = l.inside ? plot_x + w - 3 : plot_x + w + 3;
+    l.x0 = l.inside ? l.x - tw : l.x;
+    l.x1 = l.inside ? l.x : l.x + tw;
+    labels.push_back(std::move(l));
+  }
+  // The baseline's value as a dashed line down the plot, broken for the height of each
+  // row whose label it would cross.
+  if (chart.baseline >= 0 && static_cast<std::size_t>(chart.baseline) < chart.values.size()) {
+    const double x = px(chart.values[static_cast<std::size_t>(chart.baseline)]);
+    double from = kTop - 4;
+    for (std::size_t i = 0; i < labels.size(); ++i) {
+      if (x < labels[i].x0 - 2 || x > labels[i].x1 + 2) continue;
+      const double gap_top = kTop + static_cast<double>(i) * (kBarH + kGap) + 1;
+      if (gap_top > from) {
+        svg += fmt::format(
+            "<line x1='{0:.1f}' x2='{0:.1f}' y1='{1:g}' y2='{2:g}' stroke='#000' "
+            "stroke-dasharray='4 3'/>\n",
+            x, from, gap_top);
+      }
+      from = gap_top + kBarH + 1;
+    }
+    if (kTop + plot_h > from) {
+      svg += fmt::format(
+          "<line x1='{0:.1f}' x2='{0:.1f}' y1='{1:g}' y2='{2}' stroke='#000' "
+          "stroke-dasharray='4 3'/>\n",
+          x, from, kTop + plot_h);
+    }
+  }
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    const int y = kTop + static_cast<int>(i) * (kBarH + kGap);
+    const Label& l = labels[i];
     svg += fmt::format(
-        "<text x='{:.1f}' y='{}' font-size='10' text-anchor='{}' fill='{}'{}>{}</text>\n",
-        inside ? plot_x + w - 3 : plot_x + w + 3, y + kBarH - 4, inside ? "end" : "start",
-        inside ? "#fff" : "#000",
-        inside ? "" : " stroke='#fff' stroke-width='3' paint-order='stroke'", xml_escape(text));
+        "<text x='{:.1f}' y='{}' font-size='10' text-anchor='{}' fill='{}'{}>{}</text>\n", l.x,
+        y + kBarH - 4, l.inside ? "end" : "start", l.inside ? "#fff" : "#000",
+        l.inside ? "" : " stroke='#fff' stroke-width='3' paint-order='stroke'", xml_escape(l.text));
   }
 }
 

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
 
 #include "engine/deployment_view.hpp"
 #include "engine/outcome_rule.hpp"
@@ -29,13 +32,99 @@ void MetricsCollector::on_llm_step(const Worker& /*worker*/, const LlmStepStats&
   }
 }
 
+std::size_t MetricsCollector::window_index(Time t) {
+  // Most calls fall in the window of the previous one: a range test, with a margin that
+  // keeps it inside what floor(t / window) gives, spares the division.
+  if (t >= same_lo_ && t < same_hi_) return same_index_;
+  const auto idx = static_cast<std::size_t>(std::max(0.0, std::floor(t / window_)));
+  const double lo = static_cast<double>(idx) * window_;
+  const double margin = window_ * 1e-6 + std::abs(lo) * 1e-12;  // >> the rounding of t / w
+  same_index_ = idx;
+  same_lo_ = idx == 0 ? -std::numeric_limits<double>::infinity() : lo + margin;
+  same_hi_ = lo + window_ - margin;
+  return idx;
+}
+
 WindowStats& MetricsCollector::window_at(Time t) {
-  auto idx = static_cast<std::size_t>(std::max(0.0, std::floor(t / window_)));
-  while (windows_.size() <= idx) {
+  const std::size_t idx = window_index(t);
+  if (idx < spilled_) {
+    throw std::logic_error("metrics: an update at t=" + std::to_string(t) +
+                           " for a window already closed and written out");
+  }
+  while (spilled_ + windows_.size() <= idx) {
     windows_.emplace_back();
     windows_.back().queue_length.assign(task_count_, 0);
   }
-  return windows_[idx];
+  return windows_[idx - spilled_];
+}
+
+namespace {
+
+// A spilled window: the counters and sums, then the task count's queue lengths.
+constexpr std::size_t kSpillCounts = 6;
+constexpr std::size_t kSpillSums = 4;
+
+}  // namespace
+
+void MetricsCollector::spill_closed_windows() {
+  if (spill_file_) return;
+  spill_file_.reset(std::tmpfile());
+  if (!spill_file_) throw std::runtime_error("metrics: cannot open a temporary file");
+}
+
+void MetricsCollector::spill(std::size_t count) {
+  std::vector<uint64_t> counts(kSpillCounts + task_count_);
+  for (std::size_t i = 0; i < count; ++i) {
+    const WindowStats& w = windows_[i];
+    counts[0] = w.arrivals;
+    counts[1] = w.ok;
+    counts[2] = w.late;
+    counts[3] = w.dropped;
+    counts[4] = w.failed;
+    counts[5] = w.accuracy_count;
+    std::copy(w.queue_length.begin(), w.queue_length.end(), counts.begin() + kSpillCounts);
+    const std::array<double, kSpillSums> sums{w.gpu_busy, w.accuracy_sum, w.subrequests,
+                                              w.subrequests_violated};
+    if (std::fwrite(sums.data(), sizeof(double), sums.size(), spill_file_.get()) != sums.size() ||
+        std::fwrite(counts.data(), sizeof(uint64_t), counts.size(), spill_file_.get()) !=
+            counts.size()) {
+      throw std::runtime_error("metrics: cannot write the time series' temporary file");
+    }
+  }
+  windows_.erase(windows_.begin(), windows_.begin() + static_cast<std::ptrdiff_t>(count));
+  spilled_ += count;
+}
+
+void MetricsCollector::for_each_window(
+    const std::function<void(std::size_t, const WindowStats&)>& fn) const {
+  if (spilled_ > 0) {
+    std::FILE* f = spill_file_.get();
+    std::fflush(f);
+    std::rewind(f);
+    WindowStats w;
+    std::vector<uint64_t> counts(kSpillCounts + task_count_);
+    std::array<double, kSpillSums> sums{};
+    for (std::size_t i = 0; i < spilled_; ++i) {
+      if (std::fread(sums.data(), sizeof(double), sums.size(), f) != sums.size() ||
+          std::fread(counts.data(), sizeof(uint64_t), counts.size(), f) != counts.size()) {
+        throw std::runtime_error("metrics: cannot read the time series' temporary file");
+      }
+      w.gpu_busy = sums[0];
+      w.accuracy_sum = sums[1];
+      w.subrequests = sums[2];
+      w.subrequests_violated = sums[3];
+      w.arrivals = counts[0];
+      w.ok = counts[1];
+      w.late = counts[2];
+      w.dropped = counts[3];
+      w.failed = counts[4];
+      w.accuracy_count = counts[5];
+      w.queue_length.assign(counts.begin() + kSpillCounts, counts.end());
+      fn(i, w);
+    }
+    std::fseek(f, 0, SEEK_END);  // later spills append
+  }
+  for (std::size_t i = 0; i < windows_.size(); ++i) fn(spilled_ + i, windows_[i]);
 }
 
 void MetricsCollector::on_arrival(Time now) {
@@ -47,7 +136,7 @@ void MetricsCollector::on_arrival(Time now) {
 
 void MetricsCollector::advance(Time now, const DeploymentView& deployment) {
   queues_sampled_ = true;
-  const auto current = static_cast<std::size_t>(std::max(0.0, std::floor(now / window_)));
+  const std::size_t current = window_index(now);
   while (closed_windows_ < current) {
     WindowStats& w = window_at(static_cast<double>(closed_windows_) * window_);
     for (std::size_t t = 0; t < task_count_; ++t) {
@@ -55,6 +144,9 @@ void MetricsCollector::advance(Time now, const DeploymentView& deployment) {
     }
     ++closed_windows_;
   }
+  // Closed windows go out in groups, so the vector's front is rarely moved; the last closed
+  // one stays (closing window k looks it up at k x window, which may round into k - 1).
+  if (spill_file_ && closed_windows_ > spilled_ + 256) spill(closed_windows_ - 1 - spilled_);
 }
 
 uint64_t MetricsCollector::finished() const {

@@ -2,7 +2,10 @@
 
 #include <array>
 #include <cstdint>
+#include <cstdio>
+#include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -60,10 +63,15 @@ struct LlmStats {
 };
 
 // Streaming metrics: memory depends on the number of tasks and time windows, never on
-// the number of requests.
+// the number of requests. With spill_closed_windows() on (the simulator's reports), the
+// windows advance() has closed go to a temporary file as they close, so memory does not
+// grow with simulated time either; for_each_window() reads them back in order. Not
+// thread-safe; move-only (it may own that file).
 class MetricsCollector final : public EngineObserver {
  public:
   MetricsCollector(const App& app, Time window);
+  MetricsCollector(MetricsCollector&&) = default;
+  MetricsCollector& operator=(MetricsCollector&&) = default;
 
   void on_arrival(Time now);
   // Closes every window that ends at or before `now`, sampling queue lengths.
@@ -73,12 +81,26 @@ class MetricsCollector final : public EngineObserver {
   void on_llm_step(const Worker& worker, const LlmStepStats& step) override;
 
   Time window() const { return window_; }
+  // The windows held in memory: all of them, unless spilling is on (then the open tail,
+  // from window number windows_spilled() on).
   const std::vector<WindowStats>& windows() const { return windows_; }
+  // Closed windows go to a temporary file from now on (throws std::runtime_error when none
+  // can be made). A closed window can no longer change: every update is at the driver's
+  // current time, which advance() has passed.
+  void spill_closed_windows();
+  std::size_t windows_spilled() const { return spilled_; }
+  std::size_t window_count() const { return spilled_ + windows_.size(); }
+  // Every window in order, spilled ones first: fn(index, window).
+  void for_each_window(const std::function<void(std::size_t, const WindowStats&)>& fn) const;
   const std::vector<TaskStats>& tasks() const { return tasks_; }
   uint64_t submitted() const { return submitted_; }
   uint64_t count(Outcome o) const { return outcomes_[static_cast<std::size_t>(o)]; }
   uint64_t finished() const;
   uint64_t dropped_for(DropReason r) const { return reasons_[static_cast<std::size_t>(r)]; }
+  // Failed requests refused for their length (an LLM request longer than the model's
+  // context); the driver reports each one with on_request_done too.
+  void on_context_refusal() { ++context_refused_; }
+  uint64_t context_refused() const { return context_refused_; }
   const LogHistogram& latency() const { return latency_; }
   Time gpu_seconds() const { return gpu_seconds_; }
   Time wasted_gpu_seconds() const { return wasted_gpu_seconds_; }
@@ -98,15 +120,27 @@ class MetricsCollector final : public EngineObserver {
 
  private:
   WindowStats& window_at(Time t);
+  void spill(std::size_t count);     // the first `count` windows in memory to the file
+  std::size_t window_index(Time t);  // floor(t / window), at least 0
 
   Time window_;
   std::size_t task_count_;
-  std::vector<WindowStats> windows_;
+  std::vector<WindowStats> windows_;  // from window number spilled_ on
+  struct CloseFile {
+    void operator()(std::FILE* f) const { std::fclose(f); }
+  };
+  std::unique_ptr<std::FILE, CloseFile> spill_file_;
+  std::size_t spilled_ = 0;
   std::size_t closed_windows_ = 0;
+  // The window of the last window_index call and a range of times surely inside it.
+  std::size_t same_index_ = 0;
+  double same_lo_ = 0.0;
+  double same_hi_ = -1.0;
   std::vector<TaskStats> tasks_;
   uint64_t submitted_ = 0;
   std::array<uint64_t, 4> outcomes_{};
   std::array<uint64_t, static_cast<std::size_t>(DropReason::kCount)> reasons_{};
+  uint64_t context_refused_ = 0;
   LogHistogram latency_;
   Time gpu_seconds_ = 0.0;
   Time wasted_gpu_seconds_ = 0.0;

@@ -5,12 +5,15 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 namespace tessera {
 namespace {
 
 constexpr int kLeft = 64, kPadTop = 30, kPadBottom = 44, kLegendMax = 320;
 constexpr std::size_t kLegendChars = 30;
+// Marker labels: font size, gap to their line, row height (rows from the plot's top).
+constexpr double kMarkerFont = 10, kMarkerGap = 3, kMarkerRow = 12;
 
 double x_of(const ChartSeries& s, const Chart& c, std::size_t i) {
   return s.x.empty() ? c.x_origin + static_cast<double>(i) * c.x_step : s.x[i];
@@ -47,6 +50,100 @@ std::string legend_text(const Chart& chart, const ShortLabels& names, std::size_
     }
   }
   return text;
+}
+
+// A label's box in SVG units.
+struct Box {
+  double x0, x1, y0, y1;
+  bool overlaps(const Box& o) const { return x0 < o.x1 && o.x0 < x1 && y0 < o.y1 && o.y0 < y1; }
+};
+
+double marker_label_width(const ChartMarker& m) { return text_width(m.label, kMarkerFont); }
+
+// Widens the x range [lo, hi] (axis units: log10 on a log axis) to the right until each
+// marker's label fits right of its line inside the plot, so that the markers at the top
+// of the range (a p99 beside the SLO) neither crowd the frame nor need to put a label
+// across another marker's line.
+void make_room_for_marker_labels(const Chart& chart, double plot_w, double lo, double& hi) {
+  for (const ChartMarker& m : chart.markers) {
+    if (chart.log_x && !(m.x > 0)) continue;
+    const double v = chart.log_x ? std::log10(m.x) : m.x;
+    const double fits = (plot_w - marker_label_width(m) - 2 * kMarkerGap - 2) / plot_w;
+    if (fits < 0.5 || !(hi > lo) || v <= lo) continue;  // a label wider than half the plot
+    if ((v - lo) / (hi - lo) > fits) hi = lo + (v - lo) / fits;
+  }
+}
+
+// Places the marker labels: each in the first row from the top, right of its line or else
+// left of it, whose box stays inside the plot, overlaps no label placed before and crosses
+// no other marker's line; where markers stand too close for that (a p99 a few pixels
+// from the SLO), the first such place that may cross lines (which are then broken around
+// it: marker_line_svg()). Returns, per marker, its label's box.
+std::vector<Box> place_marker_labels(const std::vector<double>& xs,
+                                     const std::vector<double>& widths, double plot_left,
+                                     double plot_right, double plot_top, double plot_h) {
+  const int rows = std::max(1, static_cast<int>((plot_h - 4) / kMarkerRow));
+  std::vector<Box> placed;
+  for (std::size_t k = 0; k < xs.size(); ++k) {
+    auto fits = [&](const Box& b, bool may_cross_lines) {
+      if (b.x0 < plot_left + 1 || b.x1 > plot_right - 1) return false;
+      for (std::size_t j = 0; j < xs.size() && !may_cross_lines; ++j) {
+        if (j != k && xs[j] >= b.x0 - 1 && xs[j] <= b.x1 + 1) return false;
+      }
+      return std::none_of(placed.begin(), placed.end(),
+                          [&](const Box& p) { return p.overlaps(b); });
+    };
+    auto box_at = [&](int row, bool right) {
+      const double base = plot_top + 11 + row * kMarkerRow;
+      return right ? Box{xs[k] + kMarkerGap, xs[k] + kMarkerGap + widths[k], base - 9, base + 2}
+                   : Box{xs[k] - kMarkerGap - widths[k], xs[k] - kMarkerGap, base - 9, base + 2};
+    };
+    std::optional<Box> chosen;
+    for (const bool may_cross_lines : {false, true}) {
+      for (int row = 0; row < rows && !chosen; ++row) {
+        for (const bool right : {true, false}) {
+          if (fits(box_at(row, right), may_cross_lines)) {
+            chosen = box_at(row, right);
+            break;
+          }
+        }
+      }
+      if (chosen) break;
+    }
+    // No free place (more markers than rows): a row per marker, right unless at the edge.
+    if (!chosen) {
+      chosen = box_at(static_cast<int>(k) % rows, xs[k] + kMarkerGap + widths[k] <= plot_right);
+    }
+    placed.push_back(*chosen);
+  }
+  return placed;
+}
+
+// Marker k's dashed line from y0 to y1, broken around the labels of other markers that
+// stand across it.
+std::string marker_line_svg(std::size_t k, const std::vector<double>& xs,
+                            const std::vector<Box>& labels, double y0, double y1) {
+  std::vector<std::pair<double, double>> gaps;
+  for (std::size_t j = 0; j < labels.size(); ++j) {
+    const Box& b = labels[j];
+    if (j != k && xs[k] >= b.x0 - 1 && xs[k] <= b.x1 + 1) gaps.emplace_back(b.y0 - 1, b.y1 + 1);
+  }
+  std::sort(gaps.begin(), gaps.end());
+  std::string svg;
+  double from = y0;
+  auto segment = [&](double a, double b) {
+    if (b - a < 0.5) return;
+    svg += fmt::format(
+        "<line x1='{0:.1f}' x2='{0:.1f}' y1='{1:g}' y2='{2:g}' stroke='#555' "
+        "stroke-dasharray='4 3'/>",
+        xs[k], a, b);
+  };
+  for (const auto& [top, bottom] : gaps) {
+    segment(from, std::min(top, y1));
+    from = std::max(from, bottom);
+  }
+  segment(from, y1);
+  return svg;
 }
 
 // Legend column width for these (already shortened) names.
@@ -86,7 +183,9 @@ void render_one(std::string& svg, const Chart& chart, const ShortLabels& names, 
   // does not merge with the frame, and the ticks stay round.
   const double y0 = yt.front(), y1 = yt.back() + 0.04 * (yt.back() - yt.front());
   const double x_lo = chart.log_x ? std::log10(xr.lo) : xr.lo;
-  const double x_hi = chart.log_x ? std::log10(xr.hi) : xr.hi;
+  double x_hi = chart.log_x ? std::log10(xr.hi) : xr.hi;
+  make_room_for_marker_labels(chart, plot_w, x_lo, x_hi);
+  xr.hi = chart.log_x ? std::pow(10.0, x_hi) : x_hi;
   auto px = [&](double x) {
     const double v = chart.log_x ? std::log10(x) : x;
     return kLeft + plot_w * (v - x_lo) / (x_hi - x_lo);
@@ -123,17 +222,24 @@ void render_one(std::string& svg, const Chart& chart, const ShortLabels& names, 
       kLeft, plot_top, plot_w, plot_h, kLeft + plot_w / 2, top + height - 8,
       xml_escape(chart.x_label), plot_top + plot_h / 2, plot_top + plot_h / 2,
       xml_escape(chart.y_label));
-  for (std::size_t k = 0; k < chart.markers.size(); ++k) {
-    const ChartMarker& m = chart.markers[k];
+  std::vector<const ChartMarker*> shown_markers;
+  std::vector<double> marker_x, label_w;
+  for (const ChartMarker& m : chart.markers) {
     if (chart.log_x && !(m.x > 0)) continue;
-    const double x = px(m.x);
-    const bool right = x < kLeft + plot_w - 60;
+    shown_markers.push_back(&m);
+    marker_x.push_back(px(m.x));
+    label_w.push_back(marker_label_width(m));
+  }
+  const std::vector<Box> boxes =
+      place_marker_labels(marker_x, label_w, kLeft, kLeft + plot_w, plot_top, plot_h);
+  for (std::size_t k = 0; k < shown_markers.size(); ++k) {
+    const bool right = boxes[k].x0 > marker_x[k];
+    svg += marker_line_svg(k, marker_x, boxes, plot_top, plot_top + plot_h);
     svg += fmt::format(
-        "<line x1='{0:.1f}' x2='{0:.1f}' y1='{1}' y2='{2}' stroke='#555' stroke-dasharray='4 3'/>"
-        "<text x='{3:.1f}' y='{4}' font-size='10' fill='#333' text-anchor='{5}' "
-        "stroke='#fff' stroke-width='3' paint-order='stroke'>{6}</text>\n",
-        x, plot_top, plot_top + plot_h, right ? x + 3 : x - 3,
-        plot_top + 11 + static_cast<int>(k % 4) * 12, right ? "start" : "end", xml_escape(m.label));
+        "<text x='{:.1f}' y='{:.0f}' font-size='{:g}' fill='#333' text-anchor='{}' "
+        "stroke='#fff' stroke-width='3' paint-order='stroke'>{}</text>\n",
+        right ? boxes[k].x0 : boxes[k].x1, boxes[k].y1 - 2, kMarkerFont, right ? "start" : "end",
+        xml_escape(shown_markers[k]->label));
   }
   const int legend_x = kLeft + plot_w + 12;
   for (std::size_t k = 0; k < chart.series.size(); ++k) {

@@ -99,8 +99,6 @@ StepCostTables measure_step_costs(const Decoder& decoder, const std::vector<int6
   repeats = std::max(1, repeats);
   StepCostTables t;
   t.batches = batches;
-  int64_t decode_calls = 0;
-  for (int b : batches) decode_calls += static_cast<int64_t>(b) * repeats;
   {  // warm-up
     auto seq = decoder.start(64);
     decoder.step(*seq, tokens(32, vocab));
@@ -108,16 +106,20 @@ StepCostTables measure_step_costs(const Decoder& decoder, const std::vector<int6
   t.decode.assign(batches.size(), {});
   for (int64_t n : grid) {
     std::unique_ptr<Decoder::Sequence> seq;
-    t.prefill.emplace_back(n, time_prefill(decoder, n, repeats, decode_calls, &seq));
+    t.prefill.emplace_back(n, time_prefill(decoder, n, repeats, 0, &seq));
     t.contexts.push_back(n);
-    // Decode iterations of b requests at context n: b decoder steps, as the runtime runs
-    // them (on one sequence here, which grows by one token a step: negligible).
+    // Decode iterations of b requests at context n: one batched step over b copies of
+    // the prefilled sequence, as the runtime runs them (each grows by one token a step).
     int64_t next = 0;
     for (std::size_t i = 0; i < batches.size(); ++i) {
+      std::vector<std::unique_ptr<Decoder::Sequence>> copies;
+      for (int k = 0; k < batches[i]; ++k) copies.push_back(decoder.fork(*seq, n + repeats));
       std::vector<double> times;
       for (int r = 0; r < repeats; ++r) {
+        std::vector<Decoder::StepInput> inputs;
+        for (auto& c : copies) inputs.push_back({c.get(), {next++ % vocab}, true});
         const auto t0 = std::chrono::steady_clock::now();
-        for (int k = 0; k < batches[i]; ++k) decoder.step(*seq, {next++ % vocab});
+        decoder.step_batch(inputs);
         times.push_back(seconds_since(t0));
       }
       t.decode[i].push_back(median(times));

@@ -31,9 +31,9 @@ StepProfile measure_step_profile(const Decoder& decoder, const std::vector<int64
 // The tables of the simulator's llm_measured cost model (docs/llm-serve.md#measured-step-
 // costs): one request's prefill at every `grid` length and at the `held_out` lengths (kept
 // apart to judge how well each fit predicts lengths it has not seen), and a decode
-// iteration of b requests (b decoder steps, as the runtime runs them) at a context of each
-// grid length, for every b of `batches`, on the sequence the grid's prefill left. Medians
-// of `repeats` runs, in seconds.
+// iteration of b requests (one batched step over b sequences, as the runtime runs them) at a
+// context of each grid length, for every b of `batches`, on the sequence the grid's prefill left.
+// Medians of `repeats` runs, in seconds.
 struct StepCostTables {
   std::vector<std::pair<int64_t, double>> prefill;   // (tokens, s), the grid
   std::vector<std::pair<int64_t, double>> held_out;  // (tokens, s)

@@ -192,6 +192,10 @@ Plan solve_plan(const PlanInput& input, const PlanOptions& options, const Contex
   mo.relative_gap = 0.0;
   mo.absolute_gap = 0.5;  // the secondary objective is integral
   const double tolerance = std::max(options.milp.absolute_gap, 1e-9);
+  // Warm start: the Eq. 14 plan is feasible in the tie-break model (its objective is the
+  // one the row holds), so CBC starts with it as the incumbent and only has to find and
+  // prove the canonical one. The optimum, and so the plan, is the same; the search shorter.
+  mo.start = r.values;
   const auto t = solve_cbc(tie_break_model(f.model, f.count_var, r.objective, tolerance), mo);
   const bool use = t.has_solution();
   read_solution(in, options, ctx, f, use ? t : r, f.planned_demand, plan);

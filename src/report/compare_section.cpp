@@ -85,14 +85,16 @@ bool add_compare_section(HtmlPage& page, const fs::path& dir) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& row : t.rows()) {
     const double submitted = std::max(1.0, t.number(row, t.column("submitted")));
-    std::vector<std::string> r = {t.text(row, t.column("label")),
-                                  num(t.number(row, t.column("goodput_rps")), 1),
-                                  num(t.number(row, t.column("slo_attainment")), 4),
-                                  num(t.number(row, t.column("drop_rate")), 4),
-                                  num(t.number(row, t.column("late")) / submitted, 4),
-                                  num(t.number(row, t.column("invalid_rate")), 4),
-                                  num(t.number(row, t.column("p50_ms")), 1),
-                                  num(t.number(row, t.column("p99_ms")), 1)};
+    std::vector<std::string> r = {
+        t.text(row, t.column("label")), num(t.number(row, t.column("goodput_rps")), 1),
+        num(t.number(row, t.column("slo_attainment")), 4),
+        num(t.number(row, t.column("drop_rate")), 4),
+        num(t.number(row, t.column("late")) / submitted, 4),
+        // empty where not measured (an LLM run's)
+        t.text(row, t.column("invalid_rate")).empty()
+            ? std::string("not measured")
+            : num(t.number(row, t.column("invalid_rate")), 4),
+        num(t.number(row, t.column("p50_ms")), 1), num(t.number(row, t.column("p99_ms")), 1)};
     for (const auto& h : stage_cols) r.push_back(t.text(row, t.column(h)));
     rows.push_back(std::move(r));
   }

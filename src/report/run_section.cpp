@@ -14,6 +14,17 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+// Whether summary.json holds a measured number at `key` (a field the run did not measure
+// is null, with the reason under "not_measured").
+bool measured(const json& s, const char* key) { return s.contains(key) && s[key].is_number(); }
+
+// The row of a field the run did not measure: says so, with the reason.
+std::vector<std::string> not_measured_row(const json& s, const std::string& label,
+                                          const char* key) {
+  const json reasons = s.value("not_measured", json::object());
+  return {label, "not measured", reasons.value(key, std::string())};
+}
+
 void summary_table(HtmlPage& page, const json& s) {
   const double n = std::max(1.0, s.value("submitted", 0.0));
   auto count = [&](const char* key) {
@@ -32,14 +43,29 @@ void summary_table(HtmlPage& page, const json& s) {
       {"goodput (on time)", num(s.value("goodput_rps", 0.0), 2) + " req/s", ""},
       {"SLO attainment", num(s.value("slo_attainment", 0.0), 4),
        "SLO " + fmt::format("{:g}", s.value("slo_ms", 0.0)) + " ms"},
-      {"mean accuracy", num(s.value("mean_accuracy", 0.0), 4), ""},
+      measured(s, "mean_accuracy")
+          ? std::vector<std::string>{"mean accuracy", num(s["mean_accuracy"].get<double>(), 4), ""}
+          : not_measured_row(s, "mean accuracy", "mean_accuracy"),
       {"latency p50 / p90 / p99",
        fmt::format("{:.1f} / {:.1f} / {:.1f} ms", lat.value("p50", 0.0), lat.value("p90", 0.0),
                    lat.value("p99", 0.0)),
        "mean " + num(lat.value("mean", 0.0), 1) + " ms"}};
-  if (s.value("gpu_seconds", 0.0) > 0) {
-    rows.push_back({"invalid (wasted) GPU time", num(s.value("invalid_rate", 0.0), 4),
-                    "of " + num(s.value("gpu_seconds", 0.0), 1) + " GPU-s"});
+  if (measured(s, "gpu_seconds") && measured(s, "invalid_rate")) {
+    rows.push_back({"invalid (wasted) GPU time", num(s["invalid_rate"].get<double>(), 4),
+                    "of " + num(s["gpu_seconds"].get<double>(), 1) + " GPU-s"});
+  } else if (measured(s, "gpu_seconds")) {
+    rows.push_back({"GPU time", num(s["gpu_seconds"].get<double>(), 1) + " GPU-s", ""});
+    rows.push_back(not_measured_row(s, "invalid (wasted) GPU time", "invalid_rate"));
+  } else if (s.contains("gpu_seconds")) {
+    rows.push_back(not_measured_row(s, "GPU time", "gpu_seconds"));
+  }
+  const json sub = s.value("subrequests", json());
+  if (sub.is_object() && sub.value("total", 0.0) > 0) {
+    rows.push_back(
+        {"sub-request violations", pct(sub.value("violation_rate", 0.0)),
+         num(sub.value("violated", 0.0), 0) + " of " + num(sub["total"].get<double>(), 0)});
+  } else if (s.contains("subrequests") && sub.is_null()) {
+    rows.push_back(not_measured_row(s, "sub-request violations", "subrequests"));
   }
   page.table({"metric", "value", ""}, rows);
 }
@@ -85,7 +111,10 @@ void timeseries(HtmlPage& page, const fs::path& file) {
     page.figure(render_svg({queues}, 900, 250, &page.palette()),
                 "Items queued or in a forming batch at each stage, sampled at each window's end.");
   } else {
-    page.note("Queues: not measured (a load generator cannot see the server's queues).");
+    page.note(
+        "Queues: not measured (a load generator cannot see the server's queues; an LLM "
+        "instance's waiting line is inside its scheduler, where the queue sample does not "
+        "look).");
   }
 }
 
@@ -184,12 +213,15 @@ void drops(HtmlPage& page, const json& s, const std::vector<std::string>& order)
 }
 
 void stages(HtmlPage& page, const json& s, const std::vector<std::string>& order) {
-  if (!s.contains("tasks") || s.value("gpu_seconds", 0.0) <= 0) return;
+  if (!s.contains("tasks") || !measured(s, "gpu_seconds") || s["gpu_seconds"].get<double>() <= 0)
+    return;
   std::vector<std::vector<std::string>> rows;
   for (const std::string& task : order) {
     const json t = s["tasks"].value(task, json::object());
     rows.push_back({task, fmt::format("{}", t.value("batches", uint64_t{0})),
-                    num(t.value("mean_batch_size", 0.0), 2), num(t.value("gpu_seconds", 0.0), 1),
+                    measured(t, "mean_batch_size") ? num(t["mean_batch_size"].get<double>(), 2)
+                                                   : "not measured",
+                    num(t.value("gpu_seconds", 0.0), 1),
                     fmt::format("{}", t.value("dropped", uint64_t{0})),
                     fmt::format("{}", t.value("failed", uint64_t{0}))});
   }
@@ -203,6 +235,12 @@ void client(HtmlPage& page, const json& c) {
   for (const auto& [status, n] : statuses.items())
     rows.push_back({"HTTP " + status, fmt::format("{}", n.get<uint64_t>())});
   rows.push_back({"sent > 1 ms late", fmt::format("{}", c.value("sent_late", uint64_t{0}))});
+  if (c.contains("sent_late_no_free_connection")) {
+    rows.push_back({"... all connections busy",
+                    fmt::format("{}", c.value("sent_late_no_free_connection", uint64_t{0}))});
+    rows.push_back({"... client slow to send",
+                    fmt::format("{}", c.value("sent_late_client_slow", uint64_t{0}))});
+  }
   rows.push_back({"worst send lag", num(c.value("max_send_lag_ms", 0.0), 1) + " ms"});
   rows.push_back({"connections", fmt::format("{}", c.value("connections", 0))});
   rows.push_back({"wall time", num(c.value("wall_s", 0.0), 1) + " s"});

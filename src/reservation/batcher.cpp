@@ -5,15 +5,28 @@
 
 namespace tessera::reservation {
 
+Offer AdaptiveBatcher::probe(std::size_t pipeline, int batch, Time now) const {
+  // The tables do not change during one decision: a probe it already made is its answer.
+  for (const Probed& p : probed_) {
+    if (p.pipeline == pipeline && p.batch == batch) {
+      book_.count_reused_probe();
+      return p.offer;
+    }
+  }
+  probed_.push_back({pipeline, batch, book_.probe(pipelines_[pipeline], batch, now)});
+  return probed_.back().offer;
+}
+
 Decision AdaptiveBatcher::decide(Time now, Time head_deadline, std::size_t queued,
                                  bool first_look) const {
   Decision d;
   if (queued == 0) return d;
+  probed_.clear();
   // Step 1: the pipeline with the least wait at its planned batch size.
   int best = -1;
   Time best_wait = std::numeric_limits<Time>::infinity();
   for (std::size_t p = 0; p < pipelines_.size(); ++p) {
-    const Offer o = book_.probe(pipelines_[p], pipelines_[p].batch, now);
+    const Offer o = probe(p, pipelines_[p].batch, now);
     if (o.valid() && o.wait < best_wait) {
       best_wait = o.wait;
       best = static_cast<int>(p);
@@ -29,7 +42,7 @@ Decision AdaptiveBatcher::decide(Time now, Time head_deadline, std::size_t queue
   }
   Offer chosen;
   for (int bs = pipe.batch; bs >= lowest; --bs) {
-    Offer o = book_.probe(pipe, bs, now);
+    Offer o = probe(static_cast<std::size_t>(best), bs, now);
     if (o.valid() && o.finish <= head_deadline) {
       chosen = o;
       break;
@@ -50,7 +63,7 @@ Decision AdaptiveBatcher::decide(Time now, Time head_deadline, std::size_t queue
   // Too few requests: wait until the last moment a batch of the queued ones still meets
   // the head's deadline; at that moment dispatch the largest size that fits.
   const int n = static_cast<int>(queued);
-  Offer now_offer = book_.probe(pipe, n, now);
+  Offer now_offer = probe(static_cast<std::size_t>(best), n, now);
   const Time slack = head_deadline - now_offer.finish;
   if (slack > options_.last_moment_tolerance) {
     d.kind = Decision::Kind::kWait;
@@ -58,7 +71,7 @@ Decision AdaptiveBatcher::decide(Time now, Time head_deadline, std::size_t queue
     return d;
   }
   for (int bs = n; bs >= 1; --bs) {
-    Offer o = bs == n ? now_offer : book_.probe(pipe, bs, now);
+    Offer o = bs == n ? now_offer : probe(static_cast<std::size_t>(best), bs, now);
     if (o.valid() && o.finish <= head_deadline) {
       o.pipeline = best;
       d.kind = Decision::Kind::kDispatch;

@@ -17,7 +17,10 @@
 // tried, and it is dropped at once if none fits.
 //
 // The caller owns the queue and the book and carries the decision out (reserve() for a
-// dispatch). Engine-independent; not thread-safe.
+// dispatch). Within one decision the tables do not change, so a probe of a (pipeline,
+// batch size) already probed in it is answered from that probe (Step 2 starts with the
+// probe Step 1 made; the wait step re-reads Step 2's); the book still counts it as a
+// probe. Engine-independent; not thread-safe.
 
 #include <cstddef>
 #include <vector>
@@ -53,9 +56,17 @@ class AdaptiveBatcher {
   Decision decide(Time now, Time head_deadline, std::size_t queued, bool first_look) const;
 
  private:
+  struct Probed {
+    std::size_t pipeline;
+    int batch;
+    Offer offer;
+  };
+  Offer probe(std::size_t pipeline, int batch, Time now) const;
+
   const ReservationBook& book_;
   const std::vector<PipelinePlan>& pipelines_;
   BatcherOptions options_;
+  mutable std::vector<Probed> probed_;  // this decision's probes
 };
 
 }  // namespace tessera::reservation

@@ -8,10 +8,19 @@
 // pool's vGPUs, its step time per batch size and the bytes per item of the incoming cut.
 //
 // probe() is the paper's greedy: partition by partition, the pool member that finishes
-// the stage earliest given the tables, where a transfer needs the previous member's uplink
-// and this member's downlink free at the same time (earliest_common_fit). Two vGPUs of one
-// server exchange data without the NIC [I: the paper's Fig. 5 assumes separate nodes].
-// reserve() marks an offer's intervals under ids derived from the batch's id.
+// the stage earliest given the tables (ties: the earlier member in pool order), where a
+// transfer needs the previous member's uplink and this member's downlink free at the same
+// time (earliest_common_fit). Two vGPUs of one server exchange data without the NIC [I:
+// the paper's Fig. 5 assumes separate nodes]. reserve() marks an offer's intervals under
+// ids derived from the batch's id.
+//
+// How probe() finds that member without working out every member's transfer: a member's
+// stage cannot end before its vGPU's earliest fit at the time the input could be there
+// with free links (the transfer's length and latency after the previous stage), a bound
+// that needs only the member's vGPU table (and Timeline::free_from() mostly answers it at
+// once). The member with the lowest bound is worked out first; every other member whose
+// bound cannot beat the best so far (end, then pool order) is skipped. The result is the
+// scan's, bit for bit (tests/reservation_sequence_test.cpp checks it against the scan).
 //
 // The link tables live in a NicTables the book shares (share_nics) with the books of the
 // other DNNs on the same servers, so their transfers contend for one NIC table; by default
@@ -116,18 +125,30 @@ class ReservationBook {
   Time transfer_latency(uint32_t from, uint32_t to) const;
   bool same_server(uint32_t a, uint32_t b) const { return vgpus_[a].up == vgpus_[b].up; }
 
+  // Algorithm 1's probes: every probe() call, and every probe a decision answered from an
+  // identical one it had made (count_reused_probe), so the figure does not depend on reuse.
   uint64_t probes() const { return probes_; }
+  void count_reused_probe() const { ++probes_; }
 
  private:
+  // A vGPU's NIC directions and their figures (fixed once the link exists).
   struct Vgpu {
     uint32_t up = 0;
     uint32_t down = 0;
+    double up_bandwidth = 0.0;
+    double down_bandwidth = 0.0;
+    Time up_latency = 0.0;
+    Time down_latency = 0.0;
   };
+  // One pool member's candidate hop, worked out in full.
+  Hop member_hop(uint32_t last, uint32_t g, bool first, Time t_g, Time l_i, double bytes,
+                 Time& wait) const;
   std::vector<Timeline> gpus_;
   std::vector<Vgpu> vgpus_;
   std::shared_ptr<NicTables> nics_;
   bool any_link_ = false;
   mutable uint64_t probes_ = 0;
+  mutable std::vector<Time> bound_;  // per pool member, reused by probe()
 };
 
 }  // namespace tessera::reservation

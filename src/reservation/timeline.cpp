@@ -5,6 +5,9 @@
 namespace tessera::reservation {
 
 Time Timeline::earliest_fit(Time t, Time len) const {
+  if (t >= free_from_) return t;  // the scan below would skip every interval
+  // One run [first_start_, free_from_): the scan stops at once (t) or runs to its end.
+  if (one_run_) return first_start_ >= t + len ? t : free_from_;
   Time s = t;
   for (const Interval& iv : intervals_) {
     if (iv.end <= s) continue;
@@ -18,6 +21,19 @@ void Timeline::insert(const Interval& iv) {
   auto at = std::upper_bound(intervals_.begin(), intervals_.end(), iv.start,
                              [](Time s, const Interval& x) { return s < x.start; });
   intervals_.insert(at, iv);
+  summarize();
+}
+
+void Timeline::summarize() {
+  free_from_ = -std::numeric_limits<Time>::infinity();
+  first_start_ =
+      intervals_.empty() ? std::numeric_limits<Time>::infinity() : intervals_.front().start;
+  one_run_ = true;
+  for (const Interval& iv : intervals_) {
+    // Sorted by start: a start past every earlier end opens a gap.
+    if (iv.start > free_from_ && &iv != &intervals_.front()) one_run_ = false;
+    free_from_ = std::max(free_from_, iv.end);
+  }
 }
 
 void Timeline::reserve(ReservationId id, Time start, Time len) {
@@ -35,6 +51,7 @@ bool Timeline::release(ReservationId id) {
                          [id](const Interval& x) { return x.id == id; });
   if (it == intervals_.end()) return false;
   intervals_.erase(it);
+  summarize();
   return true;
 }
 

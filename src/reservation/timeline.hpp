@@ -10,9 +10,15 @@
 // once it lies in the past (or was given up), so a table holds only current and future
 // reservations and stays short.
 //
+// A summary is kept with every change (the latest end, the earliest start, whether the
+// intervals' union is one run), so earliest_fit answers without a scan when the union is
+// one run [a, F): t if [t, t + len) lies before a or t >= F, else F (what the scan gives:
+// the probe's common case). A union with gaps is scanned.
+//
 // A plain value owned by its ReservationBook; not thread-safe.
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "core/time.hpp"
@@ -42,10 +48,16 @@ class Timeline {
 
   const std::vector<Interval>& intervals() const { return intervals_; }  // sorted by start
   bool empty() const { return intervals_.empty(); }
+  // The resource is free from here on: the latest end of an interval (-infinity if none).
+  Time free_from() const { return free_from_; }
 
  private:
   void insert(const Interval& iv);
+  void summarize();
   std::vector<Interval> intervals_;
+  Time free_from_ = -std::numeric_limits<Time>::infinity();
+  Time first_start_ = std::numeric_limits<Time>::infinity();
+  bool one_run_ = true;  // the union of the intervals has no gap
 };
 
 // The earliest s >= t at which both timelines are free for `len` (a transfer needs the

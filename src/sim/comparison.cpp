@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -42,6 +43,24 @@ const ComparisonRow* find_row(const std::vector<ComparisonRow>& rows, const std:
   return nullptr;
 }
 
+// A summary field, or NaN where the run did not measure it (null: an LLM run's invalid
+// rate and accuracy, docs/simulate.md#summaryjson).
+double field_or_nan(const nlohmann::json& s, const char* key) {
+  return s.contains(key) && s[key].is_number() ? s[key].get<double>()
+                                               : std::numeric_limits<double>::quiet_NaN();
+}
+
+// A number with `decimals` decimals, or "–" for one not measured.
+std::string shown(double v, int decimals) {
+  return std::isnan(v) ? "–" : fmt::format("{:.{}f}", v, decimals);
+}
+
+// comparison.csv's invalid_rate: empty where the run did not measure it.
+std::string invalid_cell(const nlohmann::json& s) {
+  const double v = field_or_nan(s, "invalid_rate");
+  return std::isnan(v) ? "" : fmt::format("{}", v);
+}
+
 double ratio_or_inf(double num, double den) {
   return den > 0 ? num / den : (num > 0 ? std::numeric_limits<double>::infinity() : 1.0);
 }
@@ -77,13 +96,18 @@ std::string pard_versus_baselines(const std::vector<ComparisonRow>& rows, const 
       any = true;
       const auto& p = pard->summary;
       const auto& b = base->summary;
+      const double invalid_b = field_or_nan(b, "invalid_rate"),
+                   invalid_p = field_or_nan(p, "invalid_rate");
       out += fmt::format(
-          "| {}{} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {:.0f} % | {:.0f} % |\n", name,
-          suffix, ratio_or_inf(p["goodput_rps"].get<double>(), b["goodput_rps"].get<double>()),
+          "| {}{} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {} | {:.0f} % | {:.0f} % |\n", name, suffix,
+          ratio_or_inf(p["goodput_rps"].get<double>(), b["goodput_rps"].get<double>()),
           ratio_or_inf(pard->overload.fraction(), base->overload.fraction()),
           ratio_or_inf(b["drop_rate"].get<double>(), p["drop_rate"].get<double>()),
           ratio_or_inf(miss(b), miss(p)),
-          ratio_or_inf(b["invalid_rate"].get<double>(), p["invalid_rate"].get<double>()),
+          shown(std::isnan(invalid_b) || std::isnan(invalid_p)
+                    ? std::numeric_limits<double>::quiet_NaN()
+                    : ratio_or_inf(invalid_b, invalid_p),
+                2),
           shares(b, false), shares(p, true));
     }
   }
@@ -198,10 +222,10 @@ std::string comparison_markdown(const std::vector<ComparisonRow>& rows, const Ap
             ? "–"
             : fmt::format("{:.3f} ({:g} s)", r.overload.fraction(), r.overload.seconds);
     out += fmt::format(
-        "| {} | {:.1f} | {} | {:.4f} | {:.4f} | {:.4f} | {:.4f} | {:.4f} | {:.0f} | {} |\n",
-        r.run.label, s["goodput_rps"].get<double>(), overload, s["slo_attainment"].get<double>(),
-        s["mean_accuracy"].get<double>(), s["drop_rate"].get<double>(), late,
-        s["invalid_rate"].get<double>(), s["latency_ms"]["p99"].get<double>(), stages);
+        "| {} | {:.1f} | {} | {:.4f} | {} | {:.4f} | {:.4f} | {} | {:.0f} | {} |\n", r.run.label,
+        s["goodput_rps"].get<double>(), overload, s["slo_attainment"].get<double>(),
+        shown(field_or_nan(s, "mean_accuracy"), 4), s["drop_rate"].get<double>(), late,
+        shown(field_or_nan(s, "invalid_rate"), 4), s["latency_ms"]["p99"].get<double>(), stages);
   }
   std::string order;
   for (TaskId t : app.topological_order())
@@ -225,14 +249,13 @@ void write_comparison(const std::filesystem::path& dir, const std::vector<Compar
   csv += "\n";
   for (const ComparisonRow& r : rows) {
     const auto& s = r.summary;
-    csv += fmt::format("\"{}\",{},{:g},{:g},{},{},{},{},{},{},{},{},{},{},{}", r.run.label,
-                       r.run.policies.preset, r.run.load_scale, r.run.policies.pard.lambda,
-                       s["submitted"].get<uint64_t>(), s["ok"].get<uint64_t>(),
-                       s["late"].get<uint64_t>(), s["dropped"].get<uint64_t>(),
-                       s["failed"].get<uint64_t>(), s["goodput_rps"].get<double>(),
-                       s["slo_attainment"].get<double>(), s["drop_rate"].get<double>(),
-                       s["invalid_rate"].get<double>(), s["latency_ms"]["p50"].get<double>(),
-                       s["latency_ms"]["p99"].get<double>());
+    csv += fmt::format(
+        "\"{}\",{},{:g},{:g},{},{},{},{},{},{},{},{},{},{},{}", r.run.label, r.run.policies.preset,
+        r.run.load_scale, r.run.policies.pard.lambda, s["submitted"].get<uint64_t>(),
+        s["ok"].get<uint64_t>(), s["late"].get<uint64_t>(), s["dropped"].get<uint64_t>(),
+        s["failed"].get<uint64_t>(), s["goodput_rps"].get<double>(),
+        s["slo_attainment"].get<double>(), s["drop_rate"].get<double>(), invalid_cell(s),
+        s["latency_ms"]["p50"].get<double>(), s["latency_ms"]["p99"].get<double>());
     for (TaskId t : order)
       csv += fmt::format(",{}", s["dropped_by_stage"][app.tasks[t].name].get<uint64_t>());
     csv += "\n";
@@ -268,8 +291,13 @@ void write_comparison(const std::filesystem::path& dir, const std::vector<Compar
         [](const auto& s) { return s["goodput_rps"].template get<double>(); });
   chart("Drop rate", "fraction of requests",
         [](const auto& s) { return s["drop_rate"].template get<double>(); });
-  chart("Invalid rate (wasted GPU time)", "fraction of GPU time",
-        [](const auto& s) { return s["invalid_rate"].template get<double>(); });
+  const bool invalid_measured = std::all_of(rows.begin(), rows.end(), [](const ComparisonRow& r) {
+    return !std::isnan(field_or_nan(r.summary, "invalid_rate"));
+  });
+  if (invalid_measured) {
+    chart("Invalid rate (wasted GPU time)", "fraction of GPU time",
+          [](const auto& s) { return s["invalid_rate"].template get<double>(); });
+  }
   write_text(dir / "comparison.svg", render_bar_svg(charts, 400));
 }
 

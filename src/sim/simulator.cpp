@@ -29,6 +29,7 @@ Simulator::Simulator(const App& app, const Deployment& deployment, const Profile
       noise_(options_.noise_cv, options_.seed ^ 0x9e3779b97f4a7c15ULL) {
   if (!engine_options.cost_model) engine_options.cost_model = options_.cost_model;
   if (!policies.make_scheduler) policies.make_scheduler = options_.make_scheduler;
+  if (options_.spill_windows) metrics_.spill_closed_windows();
   engine_ = std::make_unique<Engine>(app, deployment, profiles, std::move(policies), clock_, *this,
                                      metrics_, options_.seed, std::move(engine_options));
   for (const auto& [at, worker] : options_.worker_losses) {
@@ -47,10 +48,24 @@ void Simulator::start_batch(const Worker& worker) {
 }
 
 void Simulator::set_timer(WorkerId worker, uint64_t generation, Time at) {
-  events_queue_.push(at, EventKind::kTimer, worker, generation);
+  // The worker's earlier timer is replaced: the engine would have ignored it when it fired
+  // (its generation is old). The run's last event time still counts it.
+  if (const auto replaced = events_queue_.set_timer(worker, at, generation)) {
+    replaced_until_ = std::max(replaced_until_, *replaced);
+  }
 }
 
 void Simulator::deliver_later(std::span<const Item> items, Time at) {
+  // Deliveries pushed one after another for the same time (the items of one finished
+  // batch, item by item) ride in one event as consecutive groups, delivered group by group
+  // exactly as separate events would have been: nothing can come between them.
+  if (open_delivery_ && open_delivery_seq_ + 1 == events_queue_.next_seq() &&
+      open_delivery_time_ == at) {
+    DeliverySlot& d = deliveries_[open_delivery_slot_];
+    d.items.insert(d.items.end(), items.begin(), items.end());
+    d.ends.push_back(static_cast<uint32_t>(d.items.size()));
+    return;
+  }
   // Delivery buffers are pooled and keep their capacity, so hops allocate nothing.
   uint32_t slot;
   if (!free_deliveries_.empty()) {
@@ -60,7 +75,13 @@ void Simulator::deliver_later(std::span<const Item> items, Time at) {
     slot = static_cast<uint32_t>(deliveries_.size());
     deliveries_.emplace_back();
   }
-  deliveries_[slot].assign(items.begin(), items.end());
+  DeliverySlot& d = deliveries_[slot];
+  d.items.assign(items.begin(), items.end());
+  d.ends.assign(1, static_cast<uint32_t>(d.items.size()));
+  open_delivery_ = true;
+  open_delivery_seq_ = events_queue_.next_seq();
+  open_delivery_time_ = at;
+  open_delivery_slot_ = slot;
   events_queue_.push(at, EventKind::kDelivery, slot);
 }
 
@@ -80,10 +101,15 @@ void Simulator::process(const Event& event) {
     case EventKind::kDelivery: {
       // The slot is freed only after delivering, which may schedule further deliveries
       // (and grow the pool); its buffer goes back to it, capacity kept.
-      delivering_.swap(deliveries_[event.target]);
-      engine_->deliver(delivering_);
-      delivering_.clear();
-      delivering_.swap(deliveries_[event.target]);
+      std::swap(delivering_, deliveries_[event.target]);
+      uint32_t begin = 0;
+      for (uint32_t end : delivering_.ends) {
+        engine_->deliver(std::span<const Item>(delivering_.items.data() + begin, end - begin));
+        begin = end;
+      }
+      delivering_.items.clear();
+      delivering_.ends.clear();
+      std::swap(delivering_, deliveries_[event.target]);
       free_deliveries_.push_back(event.target);
       break;
     }
@@ -97,6 +123,27 @@ void Simulator::process(const Event& event) {
       break;
     }
   }
+}
+
+bool Simulator::exceeds_context(const Arrival& a) const {
+  return options_.max_positions > 0 &&
+         uint64_t{a.input_tokens} + a.output_tokens > options_.max_positions;
+}
+
+void Simulator::refuse(const Arrival& a) {
+  // The live LLM server answers such a request 400 before it reaches an instance; here it
+  // ends failed at the front door, with the reason, and never enters the engine.
+  const TaskId root = engine_->app().roots.empty() ? 0 : engine_->app().roots.front();
+  RequestRecord rec;
+  rec.id = refused_++;
+  rec.arrival = a.time;
+  rec.finish = a.time;
+  rec.outcome = Outcome::kFailed;
+  rec.drop_task = root;
+  rec.subrequests = engine_->subrequest_weight(root);
+  rec.subrequests_violated = rec.subrequests;
+  metrics_.on_context_refusal();
+  metrics_.on_request_done(rec);
 }
 
 void Simulator::report_progress(const Arrival& next, bool force) {
@@ -124,14 +171,15 @@ void Simulator::begin(ArrivalSource& arrivals) {
 Time Simulator::next_time() const {
   Time t = std::numeric_limits<Time>::infinity();
   if (has_next_) t = next_.time;
-  if (!events_queue_.empty()) t = std::min(t, events_queue_.top().time);
+  if (!events_queue_.empty()) t = std::min(t, events_queue_.top_time());
   return t;
 }
 
 void Simulator::step() {
   if (!has_next_ && events_queue_.empty()) return;
   // Arrivals go first on ties: a request arriving as a batch ends can join the next one.
-  if (has_next_ && (events_queue_.empty() || next_.time <= events_queue_.top().time)) {
+  open_delivery_ = false;  // what this step delivers later goes into new events
+  if (has_next_ && (events_queue_.empty() || next_.time <= events_queue_.top_time())) {
     if (next_.time < last_time_) {
       throw std::invalid_argument("arrivals out of order at t=" + std::to_string(next_.time));
     }
@@ -139,7 +187,11 @@ void Simulator::step() {
     clock_.set(next_.time);
     metrics_.advance(next_.time, *engine_);
     metrics_.on_arrival(next_.time);
-    engine_->submit(next_);
+    if (exceeds_context(next_)) {
+      refuse(next_);
+    } else {
+      engine_->submit(next_);
+    }
     has_next_ = arrivals_->next(next_);
   } else {
     const Event event = events_queue_.pop();
@@ -152,6 +204,8 @@ void Simulator::step() {
 }
 
 void Simulator::finish() {
+  // A replaced timer later than every event that fired would have been the last event.
+  if (replaced_until_ > clock_.now()) clock_.set(replaced_until_);
   metrics_.advance(clock_.now() + metrics_.window(), *engine_);
   if (options_.progress) report_progress(next_, true);
   arrivals_ = nullptr;

@@ -57,6 +57,10 @@ class Simulator final : public EngineDriver {
 
  private:
   void process(const Event& event);
+  // The context rule (SimOptions::max_positions): a request too long for the model is
+  // refused on arrival and ends failed (reason context_length).
+  bool exceeds_context(const Arrival& arrival) const;
+  void refuse(const Arrival& arrival);
   void report_progress(const Arrival& next, bool force);
 
   SimOptions options_;
@@ -64,12 +68,25 @@ class Simulator final : public EngineDriver {
   MetricsCollector metrics_;
   LatencyNoise noise_;
   EventQueue events_queue_;
-  std::vector<std::vector<Item>> deliveries_;
-  std::vector<Item> delivering_;
+  // Items delivered later: consecutive groups, one per deliver_later call, ends[i] the end
+  // of group i.
+  struct DeliverySlot {
+    std::vector<Item> items;
+    std::vector<uint32_t> ends;
+  };
+  std::vector<DeliverySlot> deliveries_;
+  DeliverySlot delivering_;
   std::vector<uint32_t> free_deliveries_;
   std::vector<std::function<void()>> actions_;
   std::unique_ptr<Engine> engine_;
   uint64_t events_ = 0;
+  // The delivery event this step pushed last, while more items for its time may join it.
+  bool open_delivery_ = false;
+  uint64_t open_delivery_seq_ = 0;
+  Time open_delivery_time_ = 0.0;
+  uint32_t open_delivery_slot_ = 0;
+  Time replaced_until_ = 0.0;  // the latest time of a replaced timer
+  uint64_t refused_ = 0;
   ArrivalSource* arrivals_ = nullptr;  // between begin() and finish()
   Arrival next_{};
   bool has_next_ = false;

@@ -18,14 +18,17 @@ double bytes_per_value(const SpecNode& node) {
 }
 
 LlmModel parse_model(const SpecNode& node) {
-  node.allow_only(
-      {"name", "layers", "kv_heads", "head_dim", "params_b", "weights", "weight_bytes"});
+  node.allow_only({"name", "layers", "kv_heads", "head_dim", "params_b", "weights", "weight_bytes",
+                   "max_positions"});
   LlmModel m;
   m.name = node.string_or("name", "llm");
   m.layers = static_cast<uint32_t>(node.at("layers").as_integer_in(1, 1024));
   m.kv_heads = static_cast<uint32_t>(node.at("kv_heads").as_integer_in(1, 1024));
   m.head_dim = static_cast<uint32_t>(node.at("head_dim").as_integer_in(1, 4096));
   m.params = node.at("params_b").as_positive(10000.0) * 1e9;
+  if (auto p = node.get("max_positions")) {
+    m.max_positions = static_cast<uint32_t>(p->as_integer_in(2, 1 << 24));
+  }
   if (auto w = node.get("weights")) {
     m.weight_bytes = bytes_per_value(*w);
     if (w->as_string() == "fp8") w->fail("weights: fp16, bf16, int8 or int4");

@@ -135,6 +135,7 @@ RunSpec parse_run_spec(const SpecNode& node) {
   }
   if (run.llm) {
     run.sim.make_scheduler = llm_scheduler_factory(run.llm->scheduler);
+    run.sim.max_positions = run.llm->model.max_positions;
     if (!run.sim.cost_model) {
       run.sim.cost_model = llm_cost_model(*run.llm);
     }

@@ -21,6 +21,9 @@ struct SimOptions {
   uint64_t seed = 1;
   double noise_cv = 0.0;  // log-normal noise on batch latencies (0 = exact profiles)
   Time window = 1.0;      // time-series window
+  // Closed time-series windows go to a temporary file (MetricsCollector's spill), so the
+  // run's memory stays flat in simulated time; the CLI's simulations turn it on.
+  bool spill_windows = false;
   bool progress = false;  // log progress to stderr on long runs
   // Workers taken out of service at given times (worker-loss experiments).
   std::vector<std::pair<Time, WorkerId>> worker_losses;
@@ -28,6 +31,10 @@ struct SimOptions {
   std::shared_ptr<const CostModel> cost_model;
   // Each instance's scheduler (the run spec's `llm:` section); the batching loop when empty.
   SchedulerFactory make_scheduler;
+  // The LLM's context (llm.model.max_positions; 0: none): an arriving request whose input
+  // plus output tokens exceed it is refused at the front door, as the live server answers
+  // 400: it ends failed, reason context_length, without reaching an instance.
+  uint32_t max_positions = 0;
 };
 
 }  // namespace tessera

@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "llm_serve/tokenizer.hpp"
+#include "tokenizer/tokenizer.hpp"
 
 namespace tessera {
 namespace {

@@ -3,8 +3,10 @@
 // One planned LLM step run on the libtorch Decoder (docs/llm-serve.md#runtime): for every
 // request in it, the prefill of its planned tokens (a chunk, with chunked prefill; from
 // position 0 after a preemption, when its cache is rebuilt from its prompt and the tokens
-// it produced: recompute) and/or one decode of its last token, each on the request's own
-// Decoder::Sequence, then the greedy (argmax) token of those that emit one. What the step
+// it produced: recompute) or one decode of its last token, each on the request's own
+// Decoder::Sequence, all of them in one batched forward pass (Decoder::step_batch; when the
+// pass refuses an input, the inputs run one by one so only the failing requests fail),
+// then the greedy (argmax) token of those that emit one. What the step
 // does to each request is its scheduler's plan (LlmInstanceScheduler::StepEntry); the
 // ledger hears of the result afterwards (LlmEndpoint). This is the only code that runs the
 // decoder for live serving.

@@ -6,7 +6,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
-#include "llm_serve/tokenizer.hpp"
+#include "tokenizer/tokenizer.hpp"
 
 namespace tessera {
 namespace {
@@ -33,6 +33,7 @@ struct Call {
   int64_t created = 0;
   std::string model;
   std::vector<int64_t> out;
+  std::unique_ptr<TextStream> pieces;  // streamed text: whole UTF-8 characters only
   std::unique_ptr<ResponseStream> sse;
   bool broken = false;
 
@@ -48,7 +49,10 @@ struct Call {
       if (!sse) return false;
       if (api == LlmApi::kChat) sse->write(stream_role_event(id, created, model));
     }
-    return sse->write(stream_event(api, id, created, model, tokenizer->decode_token(token)));
+    // One event per token; a token that ends inside a character carries no text yet (a
+    // character still incomplete at the end is not sent: the whole answer shows U+FFFD).
+    if (!pieces) pieces = std::make_unique<TextStream>(*tokenizer);
+    return sse->write(stream_event(api, id, created, model, pieces->push(token)));
   }
 
   void on_end(const LlmRequestEnd& r) {
@@ -238,7 +242,7 @@ void add_llm_routes(HttpRouter& router, LlmRoutes routes) {
     const json doc = {{"object", "list"},
                       {"data", json::array({{{"id", st->k.model},
                                              {"object", "model"},
-                                             {"created", 0},
+                                             {"created", st->k.started_at},
                                              {"owned_by", "tessera"}}})}};
     respond(HttpResponse{200, doc.dump()});
   });

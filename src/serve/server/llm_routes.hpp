@@ -30,6 +30,7 @@ struct LlmRoutes {
   uint32_t max_prompt_tokens;  // prompt tokens at most
   uint32_t max_positions;      // prompt + max_tokens at most (the model's positions)
   int64_t eos_token;           // what `ignore_eos: false` stops at; < 0: none
+  const int64_t& started_at;   // Unix seconds of the server's start: /v1/models' "created"
   LlmEndpoint& endpoint;
   LlmServeMetrics& metrics;
   Admission& admission;

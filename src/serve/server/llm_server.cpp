@@ -3,12 +3,12 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
-#include "llm_serve/tokenizer.hpp"
 #include "llm_torch/decoder.hpp"
 #include "llm_torch/host_memory.hpp"
 #include "serve/http/front_end.hpp"
@@ -17,6 +17,7 @@
 #include "serve/runtime/step_log.hpp"
 #include "serve/server/llm_routes.hpp"
 #include "spec/run_spec.hpp"
+#include "tokenizer/tokenizer.hpp"
 
 namespace tessera {
 namespace {
@@ -76,6 +77,7 @@ struct LlmServer::Impl {
   std::unique_ptr<LlmEndpoint> endpoint;
   bool started = false;
   bool stopped = false;
+  int64_t started_at = 0;  // Unix seconds of start(): /v1/models' "created"
 
   Impl(std::shared_ptr<const Decoder> d, std::shared_ptr<const Tokenizer> t, std::string name,
        LlmServeOptions o)
@@ -122,7 +124,7 @@ LlmServer::LlmServer(const RunSpec& run, std::vector<std::shared_ptr<const Decod
   add_llm_routes(
       s.front->routes(),
       LlmRoutes{s.model, s.tokenizer, s.options.limits, s.max_prompt_tokens, s.max_positions,
-                s.options.eos_token, *s.endpoint, s.metrics, s.front->admission()});
+                s.options.eos_token, s.started_at, *s.endpoint, s.metrics, s.front->admission()});
 }
 
 std::unique_ptr<LlmServer> LlmServer::from_run(const RunSpec& run,
@@ -153,6 +155,9 @@ LlmServer::~LlmServer() { shutdown(); }
 int LlmServer::start() {
   Impl& s = *impl_;
   if (s.started) return s.options.port;
+  s.started_at = std::chrono::duration_cast<std::chrono::seconds>(
+                     std::chrono::system_clock::now().time_since_epoch())
+                     .count();
   s.loop.start();
   s.options.port = s.front->start(s.options.host, s.options.port);
   s.started = true;
