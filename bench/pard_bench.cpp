@@ -10,6 +10,7 @@
 #include "policy/budget_queue.hpp"
 #include "policy/pard/batch_wait.hpp"
 #include "policy/pard/request_broker.hpp"
+#include "policy/presets.hpp"
 #include "sim/simulator.hpp"
 
 namespace tessera {

@@ -6,10 +6,10 @@
 #include <cstdlib>
 #include <string>
 
-#include "plan/plan_spec.hpp"
-#include "plan/planner.hpp"
-#include "plan/ppipe_planner.hpp"
-#include "plan/ppipe_spec.hpp"
+#include "plan/jigsawserve/plan_spec.hpp"
+#include "plan/jigsawserve/planner.hpp"
+#include "plan/ppipe/planner.hpp"
+#include "plan/ppipe/spec.hpp"
 
 namespace {
 
@@ -21,7 +21,7 @@ void BM_Plan(benchmark::State& state, const std::string& app, int slices, double
       load_plan_spec(std::string(TESSERA_SOURCE_DIR) + "/examples/plan/" + app + ".yaml");
   spec.input.slices = slices;
   spec.input.demand_rps = demand;
-  Plan plan;
+  JigsawPlan plan;
   for (auto _ : state) {
     plan = make_plan(spec.input, spec.options);
     benchmark::DoNotOptimize(plan.entries.data());
@@ -82,7 +82,7 @@ void ppipe_counters(benchmark::State& state, const PpipeResult& r) {
 }
 
 void BM_Ppipe(benchmark::State& state, const PpipeInput& in) {
-  const ppipe::Plan np = plan_np(in).plan;
+  const ppipe::PpipePlan np = plan_np(in).plan;
   PpipeResult r;
   for (auto _ : state) {
     r = plan_ppipe(in, &np);

@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
-#include "plan/ppipe_planner.hpp"
-#include "plan/ppipe_spec.hpp"
+#include "plan/ppipe/planner.hpp"
+#include "plan/ppipe/spec.hpp"
 
 namespace {
 
@@ -125,7 +125,7 @@ int main(int argc, char** argv) {
   int n_paper = 0;
   for (const auto& inst : all) {
     if (!std::regex_search(inst.name, filter)) continue;
-    const ppipe::Plan np = plan_np(inst.in).plan;
+    const ppipe::PpipePlan np = plan_np(inst.in).plan;
     const double c0 = cpu_seconds();
     const auto w0 = std::chrono::steady_clock::now();
     const PpipeResult r = plan_ppipe(inst.in, &np);
@@ -135,7 +135,8 @@ int main(int argc, char** argv) {
     int gpus = 0;
     for (const auto& k : inst.in.cluster.classes) gpus += k.count;
     const auto& s = r.plan.solve;
-    const std::string stopped = s.status == "optimal" ? "gap <= 1 %" : s.status;
+    const std::string stopped =
+        s.status == PlanStatus::kOptimal ? "gap <= 1 %" : ppipe::status_text(s);
     char decomp[32] = "-";
     if (s.decomposition_bound > 0.0)
       std::snprintf(decomp, sizeof decomp, "%.1f", s.decomposition_bound);

@@ -1,4 +1,4 @@
-// PPipe's reservation data plane (src/reservation): dispatch cost per batch and probe()
+// PPipe's reservation data plane (src/dataplane/ppipe): dispatch cost per batch and probe()
 // calls per batch on a 100-GPU plan (paper §7.2: 3.58 probes, < 9 µs per batch).
 //
 //   build/bench/reservation_bench
@@ -24,10 +24,10 @@
 #include <queue>
 #include <random>
 
-#include "reservation/batcher.hpp"
-#include "reservation/reactive_plane.hpp"
-#include "reservation/reservation_plane.hpp"
-#include "reservation/setup.hpp"
+#include "dataplane/ppipe/batcher.hpp"
+#include "dataplane/ppipe/reactive_plane.hpp"
+#include "dataplane/ppipe/reservation_plane.hpp"
+#include "dataplane/ppipe/setup.hpp"
 #include "sim/simulator.hpp"
 #include "workload/renewal_sources.hpp"
 #include "workload/transforms.hpp"
@@ -45,8 +45,8 @@ double thread_cpu_ns() {
   return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
 }
 
-ppipe::Plan plan_100() {
-  ppipe::Plan plan;
+ppipe::PpipePlan plan_100() {
+  ppipe::PpipePlan plan;
   plan.cluster.classes = {{"L4", 25, 4, 100.0, 4}, {"T4", 75, 2, 50.0, 4}};
   ppipe::DnnPlan d;
   d.dnn = "wide_resnet101_2";

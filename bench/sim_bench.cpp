@@ -81,8 +81,8 @@ struct ThreeStage {
     // 22 + 21 + 21 = 64 workers, ~16k requests/s per stage at batch 16
     deployment.groups = {{0, {0}, "gpu", 16, 22}, {1, {0}, "gpu", 16, 21}, {2, {0}, "gpu", 16, 21}};
     PolicyConfig config;
-    config.dispatch = "least_loaded";
-    config.dropping = "expired";
+    config.dispatch = DispatchKind::kLeastLoaded;
+    config.dropping = DroppingKind::kExpired;
     policies = PolicySet(config);
   }
 };
@@ -149,10 +149,10 @@ struct PoolChain {
       }
     }
     PolicyConfig config;
-    config.dispatch = "central";
-    config.batching = "timeout";
+    config.dispatch = DispatchKind::kCentral;
+    config.batching = BatchingKind::kTimeout;
     config.batch_timeout = 0.002;
-    config.dropping = "expired";
+    config.dropping = DroppingKind::kExpired;
     policies = PolicySet(config);
   }
 };

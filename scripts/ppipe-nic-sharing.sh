@@ -56,7 +56,7 @@ print("[ppipe.md](ppipe.md) runs each DNN alone, so two DNNs on one server book 
 print("separate tables. Here `ppipe-simulate --shared-nics` runs all DNNs of the plan at once")
 print("(one virtual time) with one table per NIC direction. Group G1 on the four paper")
 print("clusters, PPipe's plan, Poisson arrivals, 30 s per load point, the same downward sweep")
-print("to 99 % attainment. Placement (`reservation/setup.hpp`) packs each DNN's GPUs in plan")
+print("to 99 % attainment. Placement (`dataplane/ppipe/setup.hpp`) packs each DNN's GPUs in plan")
 print("order, so DNNs meet only on the servers where one DNN's GPUs end and the next one's")
 print("begin (two GPUs per server: the T4s of HC2 and HC4) or on a GPU whose MPS shares")
 print("several DNNs fill.\n")

@@ -1,7 +1,10 @@
 # The layering test: every module under src/ may include headers only of itself and of the
 # modules it links (transitively), as declared by tessera_module(... DEPS ...) in
-# src/<module>/CMakeLists.txt. Run by ctest as
-#   cmake -DLAYERS=<build>/tessera_layers.txt -DSRC=<source>/src -P check_layers.cmake
+# src/<module>/CMakeLists.txt; and every binary recorded with tessera_record_binaries (the
+# commands in src/cli/, the test binaries in tests/) may include, from its sources and the
+# local headers they include, headers only of the modules it links. Run by ctest as
+#   cmake -DLAYERS=<build>/tessera_layers.txt -DBINARIES=<build>/tessera_binaries.txt
+#         -DSRC=<source>/src -DLOCAL=<source>/tests -P check_layers.cmake
 # Each line of the layers file is `name=folder:deps` (folder relative to src/; a module may
 # sit in a subfolder, e.g. serve_http in serve/http). A file belongs to the module whose
 # folder is the longest prefix of its path, and so does an included header.
@@ -70,8 +73,61 @@ foreach(m IN LISTS modules)
     endforeach()
   endforeach()
 endforeach()
+# The binaries: line `name|modules|sources`. A quoted include that names a file beside the
+# including one, or in LOCAL (tests/), is a local header: it is read too, once per binary.
+set(binaries 0)
+if(DEFINED BINARIES)
+  file(STRINGS "${BINARIES}" binary_lines)
+  foreach(line IN LISTS binary_lines)
+    string(REGEX MATCH "^([^|]*)\\|([^|]*)\\|(.*)$" _ "${line}")
+    set(binary "${CMAKE_MATCH_1}")
+    set(linked "${CMAKE_MATCH_2}")
+    set(queue "${CMAKE_MATCH_3}")
+    math(EXPR binaries "${binaries} + 1")
+    set(allowed "")
+    foreach(m IN LISTS linked)
+      list(APPEND allowed ${closure_${m}})
+    endforeach()
+    list(REMOVE_DUPLICATES allowed)
+    set(seen "")
+    while(queue)
+      list(POP_FRONT queue f)
+      list(FIND seen "${f}" done)
+      if(done GREATER -1 OR NOT f MATCHES "\\.(cpp|hpp)$")
+        continue()
+      endif()
+      list(APPEND seen "${f}")
+      get_filename_component(fdir "${f}" DIRECTORY)
+      file(STRINGS "${f}" includes REGEX "^#include \"")
+      foreach(inc IN LISTS includes)
+        string(REGEX MATCH "^#include \"([^\"]+)\"" _ "${inc}")
+        set(path "${CMAKE_MATCH_1}")
+        if(EXISTS "${fdir}/${path}")
+          get_filename_component(local "${fdir}/${path}" ABSOLUTE)
+          list(APPEND queue "${local}")
+          continue()
+        elseif(DEFINED LOCAL AND EXISTS "${LOCAL}/${path}")
+          get_filename_component(local "${LOCAL}/${path}" ABSOLUTE)
+          list(APPEND queue "${local}")
+          continue()
+        endif()
+        if(NOT path MATCHES "^([a-z_/]+)/")
+          continue()
+        endif()
+        module_of("${CMAKE_MATCH_1}" target)
+        list(FIND allowed "${target}" ok)
+        if(target STREQUAL "" OR ok GREATER -1)
+          continue()
+        endif()
+        message(SEND_ERROR "layering: ${f} (in ${binary}) includes ${dir_${target}}/, but ${binary} links only: ${linked}")
+        math(EXPR violations "${violations} + 1")
+      endforeach()
+    endwhile()
+  endforeach()
+endif()
+
 if(violations GREATER 0)
   message(FATAL_ERROR "${violations} include(s) cross the module layers")
 endif()
 list(LENGTH modules n)
-message(STATUS "layering: ${n} modules, every include within its layers")
+message(STATUS "layering: ${n} modules and ${binaries} binaries, every include within its layers")

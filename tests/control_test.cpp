@@ -16,6 +16,7 @@
 #include "control/replan_report.hpp"
 #include "control/replanning.hpp"
 #include "plan_fixture.hpp"
+#include "policy/presets.hpp"
 #include "test_support.hpp"
 
 namespace tessera::control {

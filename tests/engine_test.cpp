@@ -4,6 +4,7 @@
 
 #include "engine/deployment_diff.hpp"
 #include "metrics/report.hpp"
+#include "policy/registry.hpp"
 #include "sim/simulator.hpp"
 #include "test_support.hpp"
 
@@ -55,7 +56,7 @@ TEST(Engine, TimeoutBatchingWaitsForFullBatchOrTimeout) {
   ProfileTable p;
   add_affine(p, "t0", 10.0, 0.0, 4);
   PolicyConfig c;
-  c.batching = "timeout";
+  c.batching = BatchingKind::kTimeout;
   c.batch_timeout = 0.050;
   // A lone request waits the full 50 ms; four together start at once.
   SimRun lone = simulate(app, uniform_deployment(app, 1, 4), p, c, {0.0});
@@ -160,7 +161,7 @@ TEST(Engine, DropExpiredDropsBeforeExecutionAndRecordsStage) {
               static_cast<double>(naive.m().count(Outcome::kLate)) / 100.0, 1e-9);
 
   PolicyConfig expired;
-  expired.dropping = "expired";
+  expired.dropping = DroppingKind::kExpired;
   SimRun r = simulate(app, uniform_deployment(app, 1, 1), p, expired, std::vector<Time>(100, 0.0));
   // Request 0 runs 0-20-40 ms (ok); request 1 joins the forming batch at t_e = 20 ms and
   // finishes at 60 ms (late: the check only catches the already expired); from then on
@@ -205,13 +206,13 @@ TEST(Engine, WorkerLossRedispatchesQueuedWork) {
 
 // Every request ends exactly once under every combination of baseline policies, on an
 // overloaded fan-out DAG with a join, shares and noise.
-using Combo = std::tuple<std::string, std::string, std::string, std::string>;
+using Combo = std::tuple<DispatchKind, QueueKind, BatchingKind, DroppingKind>;
 class AccountingInvariant : public ::testing::TestWithParam<Combo> {};
 
 TEST_P(AccountingInvariant, EveryRequestEndsExactlyOnce) {
   const auto& [dispatch, queue, batching, dropping] = GetParam();
-  if (queue == "adaptive" &&
-      (dropping == "none" || dropping == "expired" || dropping == "jigsaw")) {
+  if (queue_policies().row(queue).state_planner &&
+      !dropping_policies().row(dropping).state_planner) {
     GTEST_SKIP() << "the adaptive queue needs the State Planner of pard or split dropping";
   }
   App app;
@@ -254,11 +255,15 @@ TEST_P(AccountingInvariant, EveryRequestEndsExactlyOnce) {
 
 INSTANTIATE_TEST_SUITE_P(
     AllBaselines, AccountingInvariant,
-    ::testing::Combine(::testing::Values("round_robin", "least_loaded", "central"),
-                       ::testing::Values("fifo", "lbf", "hbf", "adaptive"),
-                       ::testing::Values("eager", "timeout", "jigsaw"),
-                       ::testing::Values("none", "expired", "pard", "split", "split_reactive",
-                                         "split_window", "split_wcl", "jigsaw")));
+    ::testing::Combine(
+        ::testing::Values(DispatchKind::kRoundRobin, DispatchKind::kLeastLoaded,
+                          DispatchKind::kCentral),
+        ::testing::Values(QueueKind::kFifo, QueueKind::kLbf, QueueKind::kHbf, QueueKind::kAdaptive),
+        ::testing::Values(BatchingKind::kEager, BatchingKind::kTimeout, BatchingKind::kJigsaw),
+        ::testing::Values(DroppingKind::kNone, DroppingKind::kExpired, DroppingKind::kPard,
+                          DroppingKind::kSplit, DroppingKind::kSplitReactive,
+                          DroppingKind::kSplitWindow, DroppingKind::kSplitWcl,
+                          DroppingKind::kJigsaw)));
 
 // The one reconfiguration diff (the controller's and the live server's): instances of one
 // kind are interchangeable, the newest leave first, and a target's batch timeouts are set.
@@ -318,7 +323,7 @@ TEST(Simulator, SameSeedSameSummaryDifferentSeedDiffers) {
     o.seed = seed;
     o.noise_cv = 0.3;
     PolicyConfig c;
-    c.dropping = "expired";
+    c.dropping = DroppingKind::kExpired;
     SimRun r = simulate(app, uniform_deployment(app, 2, 8), p, c, evenly(5000, 0.002), o);
     return summarize(r.m(), app).dump();
   };

@@ -22,10 +22,10 @@
 #include "export/plan_dir.hpp"
 #include "export/triton_export.hpp"
 #include "pbtxt_reader.hpp"
-#include "plan/plan_report.hpp"
-#include "plan/plan_spec.hpp"
-#include "plan/planner.hpp"
-#include "plan/serving_files.hpp"
+#include "plan/jigsawserve/plan_report.hpp"
+#include "plan/jigsawserve/plan_spec.hpp"
+#include "plan/jigsawserve/planner.hpp"
+#include "plan/jigsawserve/serving_files.hpp"
 #include "profile/profile_yaml.hpp"
 
 namespace tessera {
@@ -104,7 +104,7 @@ class Export : public ::testing::Test {
     const fs::path plan_dir = dir_ / "plan";
     plan::PlanSpec spec =
         plan::load_plan_spec(fs::path(TESSERA_SOURCE_DIR) / "examples/plan/traffic.yaml");
-    const plan::Plan plan = plan::make_plan(spec.input, spec.options);
+    const plan::JigsawPlan plan = plan::make_plan(spec.input, spec.options);
     ASSERT_TRUE(plan.has_plan());
     write(plan_dir / "plan.json", plan::plan_to_json(plan, spec.input).dump(2));
     std::ostringstream dep, prof;

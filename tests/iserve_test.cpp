@@ -9,11 +9,13 @@
 #include <unistd.h>
 
 #include "core/error.hpp"
+#include "experiments/iserve_cluster.hpp"
+#include "experiments/iserve_cluster_run.hpp"
 #include "iserve/analytic_model.hpp"
-#include "iserve/cluster_sim.hpp"
-#include "iserve/controller.hpp"
-#include "iserve/placement.hpp"
 #include "llm_arch/config_map.hpp"
+#include "plan/iserve/controller.hpp"
+#include "plan/iserve/placement.hpp"
+#include "workload/azure_llm.hpp"
 
 namespace tessera::iserve {
 namespace {
@@ -187,7 +189,7 @@ TEST(IServePlacement, UnevenLayersFollowFreeMemoryAsInThePaper) {
     gpus[g].memory_bytes = 48e9;
     gpus[g].used_bytes = 48e9 - blocks[g] * block;
   }
-  const Placement p = place(gpus, 1, 4, 32, block, PlacementPolicy::kPacking, 0.5, 0.0);
+  const StagePlacement p = place(gpus, 1, 4, 32, block, PlacementPolicy::kPacking, 0.5, 0.0);
   ASSERT_EQ(p.gpus.size(), 4u);
   EXPECT_EQ(p.layers_per_stage, (std::vector<int>{10, 9, 7, 6}));
   // One block less and it no longer fits.
@@ -284,14 +286,58 @@ TEST(IServeCluster, SmallRunIsDeterministicAndComparesSystems) {
   EXPECT_FALSE(cluster_report_markdown(s, a).empty());
 }
 
+// The cluster run on the engine, by hand: two models whose endpoints share GPU 0 queue
+// behind each other FCFS, each query holding its endpoint's GPUs for TTFT + out x TPOT.
+TEST(IServeCluster, CoLocatedEndpointsQueueFcfsOnTheEngine) {
+  ClusterSpec spec;
+  spec.gpus = 2;
+  spec.deploy_interval_s = 0;  // both deployed before the first query
+  spec.slo_scales = {2.0};
+  ConfigMapEntry e;
+  e.layers = 10;
+  e.memory_bytes = 1e9;
+  e.ttft_s = 0.5;
+  e.tpot_s = 0.05;  // 10 tokens: 1 s
+  for (const char* label : {"a#1", "b#1"}) {
+    ClusterModel m;
+    m.label = label;
+    m.entries = {e};
+    spec.models.push_back(m);
+  }
+  const std::vector<Query> queries = {{0.0, 10, 0}, {0.2, 10, 1}, {0.4, 10, 0}};
+  const Decide decide = [](int m, std::vector<GpuState>&, double) -> std::vector<Endpoint> {
+    if (m == 0) return {{0, {0}, {10}, 1}};
+    return {{0, {0, 1}, {5, 5}, 1}};  // b spans GPUs 0 and 1
+  };
+  const SystemOutcome out = simulate_on_engine(spec, queries, "hand", decide, {1, 1});
+  // a: [0, 1); b waits for GPU 0: [1, 2), latency 1.8; a again: [2, 3), latency 2.6.
+  EXPECT_EQ(out.queries, 3);
+  EXPECT_EQ(out.served, 3);
+  EXPECT_DOUBLE_EQ(out.p50_s, 1.8);
+  EXPECT_DOUBLE_EQ(out.p99_s, 2.6);
+  EXPECT_DOUBLE_EQ(out.gpu_hours, 4.0 / 3600.0);  // 1 + 2 + 1 GPU-seconds
+  ASSERT_EQ(out.slo_attainment.size(), 1u);
+  EXPECT_DOUBLE_EQ(out.slo_attainment[0], 2.0 / 3.0);  // 2.6 > 2 x 1 s
+  EXPECT_EQ(out.gpus_used, 2);
+  // A model with two replicas sends each query to the one that starts it first.
+  const Decide replicas = [](int m, std::vector<GpuState>&, double) -> std::vector<Endpoint> {
+    if (m == 0) return {{0, {0}, {10}, 1}, {0, {1}, {10}, 1}};
+    return {};  // b is not deployed: its query is served by no one
+  };
+  const SystemOutcome two = simulate_on_engine(spec, queries, "replicas", replicas, {2, 1});
+  EXPECT_EQ(two.served, 2);
+  EXPECT_DOUBLE_EQ(two.p99_s, 1.0);  // the second query of a starts at once on GPU 1
+  EXPECT_EQ(two.models_deployed, 1);
+}
+
 TEST(IServeCluster, SloIntentAndPerSystemThetaAreRead) {
   const auto trace_path =
       temp_file("trace_midnight.csv",
                 "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 23:59:59.0,10,10\n"
                 "2023-11-17 00:00:01.0,10,10\n");  // past midnight: 2 s apart
-  const auto trace = load_azure_llm_trace(trace_path);
+  const auto trace = read_azure_llm_csv(trace_path);
   ASSERT_EQ(trace.size(), 2u);
-  EXPECT_NEAR(trace[1].arrival_s, 2.0, 1e-9);
+  EXPECT_NEAR(trace[1].time, 2.0, 1e-9);
   const ClusterSpec s = load_cluster_spec(temp_file(
       "slo.yaml",
       "trace: " + trace_path.filename().string() + "\nmodels: [" +
@@ -310,12 +356,12 @@ TEST(IServeCluster, TraceAndSpecErrorsNameTheLineAndField) {
   const auto bad = temp_file(
       "bad_trace.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:00:00.0,x,1\n");
   try {
-    load_azure_llm_trace(bad);
+    read_azure_llm_csv(bad);
     FAIL();
   } catch (const SpecError& e) {
     EXPECT_NE(std::string(e.what()).find("line 2"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(load_azure_llm_trace(temp_file("empty.csv", "")), SpecError);
+  EXPECT_THROW(read_azure_llm_csv(temp_file("empty.csv", "")), SpecError);
   const std::string one =
       temp_file("trace_one.csv",
                 "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:00:00.0,1,1\n")

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "policy/jigsaw_dropping.hpp"
+#include "policy/presets.hpp"
 #include "sim/simulator.hpp"
 #include "test_support.hpp"
 
@@ -82,7 +83,7 @@ TEST(JigsawDropping, DropsStaleItemsPastTimeoutPlusThreshold) {
 
 PolicyConfig jigsaw_at_pickup(double stale_ms) {
   PolicyConfig c = jigsaw(stale_ms);
-  c.stale_rule = "at_pickup";
+  c.stale_rule = JigsawDropping::StaleRule::kAtPickup;
   return c;
 }
 
@@ -135,9 +136,9 @@ TEST(JigsawDropping, QueuedRuleKeepsPurgingWhileBusy) {
 
 TEST(JigsawDropping, StaleRuleIsAJigsawOption) {
   PolicyConfig c = preset_config("jigsawserve");
-  EXPECT_EQ(c.stale_rule, "queued");
+  EXPECT_EQ(c.stale_rule, JigsawDropping::StaleRule::kQueued);
   EXPECT_NE(c.describe().find("queued"), std::string::npos);
-  c.stale_rule = "at_pickup";
+  c.stale_rule = JigsawDropping::StaleRule::kAtPickup;
   EXPECT_NE(c.describe().find("at_pickup"), std::string::npos);
 }
 
@@ -163,7 +164,7 @@ TEST(EngineReconfiguration, AddedWorkersTakeLoadAndKilledOnesStop) {
   ProfileTable p;
   add_affine(p, "t0", 100.0, 0.0, 1);
   PolicyConfig c;
-  c.dispatch = "least_loaded";
+  c.dispatch = DispatchKind::kLeastLoaded;
   // One worker; a second joins at t = 0.05 and the first leaves at t = 0.15.
   SimRun r =
       run(app, uniform_deployment(app, 1, 1), p, c, {0.0, 0.0, 0.06, 0.07}, [&](Simulator& sim) {

@@ -11,6 +11,7 @@
 #include "core/spec_node.hpp"
 #include "engine/engine.hpp"
 #include "policy/policy_set.hpp"
+#include "policy/presets.hpp"
 #include "spec_error.hpp"
 #include "test_support.hpp"
 
@@ -126,7 +127,7 @@ TEST(Ledger, TimeoutBatchingAsksForATimerAndIgnoresStaleOnes) {
   add_affine(rig.profiles, "t0", 10.0, 0.0, 4);
   rig.deployment.groups.push_back(WorkerGroup{0, {0}, "gpu", 4, 1});
   PolicyConfig c;
-  c.batching = "timeout";
+  c.batching = BatchingKind::kTimeout;
   c.batch_timeout = 0.005;
   rig.start(c);
   rig.submit(0.0);
@@ -157,7 +158,7 @@ Rig fanout_rig(PolicyConfig config, EngineOptions options = {}) {
 
 TEST(Ledger, ADropAtATaskWithFactorThreeCountsThreeSubRequests) {
   PolicyConfig c = preset_config("naive");
-  c.dropping = "expired";
+  c.dropping = DroppingKind::kExpired;
   Rig rig = fanout_rig(c);
   EXPECT_DOUBLE_EQ(rig.engine->subrequest_weight(0), 3.0);
   EXPECT_DOUBLE_EQ(rig.engine->subrequest_weight(1), 1.0);
@@ -375,9 +376,9 @@ PolicyConfig parse_policies(const std::string& yaml) {
 }
 
 TEST(Presets, TheTableListsEveryFamilyAndEveryPresetLoads) {
-  EXPECT_EQ(policy_presets("pard").front(), "naive");
-  EXPECT_EQ(policy_presets("superserve").size(), 4u);
-  for (const std::string& name : policy_presets("")) {
+  EXPECT_EQ(policy_presets(PresetFamily::kPard).front(), "naive");
+  EXPECT_EQ(policy_presets(PresetFamily::kSuperServe).size(), 4u);
+  for (const std::string& name : all_presets()) {
     const std::string spec = name == "clipper+:VARIANT" ? "clipper+:resnet" : name;
     const PolicyConfig c = preset_config(spec);
     EXPECT_FALSE(policy_config_error(c).has_value()) << spec;

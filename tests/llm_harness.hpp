@@ -53,7 +53,7 @@ class LlmHarness final : public EngineDriver, public EngineObserver {
     c.ttft_slo = ttft_slo;
     c.tpot_slo = tpot_slo;
     PolicyConfig pc;
-    pc.dispatch = "least_loaded";
+    pc.dispatch = DispatchKind::kLeastLoaded;
     EnginePolicies policies = PolicySet(pc).instantiate(app_, 1);
     policies.make_scheduler = [this, c](const Worker&, SchedulerHost& host, const CostModel& cm) {
       auto s = std::make_unique<LlmInstanceScheduler>(c, host, cm);

@@ -1,5 +1,5 @@
 // NIC sharing across DNNs in PPipe's reservation data plane (issue 12): the NIC tables of a
-// server are one set for every DNN whose vGPUs sit on it (reservation/nic_tables.hpp), and
+// server are one set for every DNN whose vGPUs sit on it (dataplane/ppipe/nic_tables.hpp), and
 // the DNNs' engines advance on one virtual time (sim/co_simulation.hpp).
 
 #include <gtest/gtest.h>
@@ -9,10 +9,10 @@
 #include <map>
 #include <memory>
 
-#include "reservation/book.hpp"
-#include "reservation/nic_tables.hpp"
-#include "reservation/reservation_plane.hpp"
-#include "reservation/setup.hpp"
+#include "dataplane/ppipe/book.hpp"
+#include "dataplane/ppipe/nic_tables.hpp"
+#include "dataplane/ppipe/reservation_plane.hpp"
+#include "dataplane/ppipe/setup.hpp"
 #include "reservation_usage.hpp"
 #include "sim/co_simulation.hpp"
 #include "sim/simulator.hpp"
@@ -79,8 +79,8 @@ TEST(NicTables, OneServerNamedWithTwoBandwidthsIsAnError) {
 // Two DNNs (both wide_resnet101_2), each one pipeline T4 [0,4) -> L4 [4,10); the cluster's
 // two T4s share one server (T4-s0), the L4s are one per server: the DNNs' first partitions
 // send their cuts through the same uplink.
-ppipe::Plan two_dnn_plan() {
-  ppipe::Plan plan;
+ppipe::PpipePlan two_dnn_plan() {
+  ppipe::PpipePlan plan;
   plan.cluster.classes = {{"T4", 2, 2, 10.0, 1}, {"L4", 2, 1, 10.0, 1}};
   for (int m = 0; m < 2; ++m) {
     ppipe::DnnPlan d;
@@ -103,7 +103,7 @@ struct TwoRun {
 };
 
 TwoRun run_two(bool shared, double rate, uint64_t seed) {
-  const ppipe::Plan plan = two_dnn_plan();
+  const ppipe::PpipePlan plan = two_dnn_plan();
   const auto blocks = load_ppipe_model(kTimings, "wide_resnet101_2");
   std::vector<PpipeSetup> setups = {build_setup(plan, 0, blocks), build_setup(plan, 1, blocks)};
   auto nics = shared ? std::make_shared<NicTables>() : nullptr;

@@ -4,9 +4,10 @@
 #include <set>
 
 #include "core/min_max_heap.hpp"
+#include "experiments/comparison.hpp"
 #include "policy/pard/batch_wait.hpp"
 #include "policy/pard/state_planner.hpp"
-#include "sim/comparison.hpp"
+#include "policy/presets.hpp"
 #include "sim/simulator.hpp"
 #include "test_support.hpp"
 #include "workload/renewal_sources.hpp"
@@ -154,7 +155,7 @@ TEST(PardScenarios, Figure3aHighBudgetFirstUnderABurst) {
   // second is late, so only the new half can be saved, and only if it runs first.
   PolicyConfig fifo;
   PolicyConfig hbf;
-  hbf.queue = "hbf";
+  hbf.queue = QueueKind::kHbf;
   const Outcomes f = run_one_stage(fifo, arrivals);
   const Outcomes h = run_one_stage(hbf, arrivals);
   EXPECT_EQ(f.ok, 5u);       // R0 and the fillers; the whole burst is late
@@ -181,7 +182,7 @@ TEST(PardScenarios, Figure7LowBudgetFirstAtSteadyLoad) {
   arrivals.push_back({0.009, 0.300});  // R4: arrives later, due at 0.309 s
   PolicyConfig fifo;
   PolicyConfig lbf;
-  lbf.queue = "lbf";
+  lbf.queue = QueueKind::kLbf;
   const Outcomes f = run_one_stage(fifo, arrivals);
   const Outcomes l = run_one_stage(lbf, arrivals);
   EXPECT_EQ(f.late, 1u);  // R4 runs [300, 400 ms]

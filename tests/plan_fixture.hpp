@@ -5,7 +5,7 @@
 // 1 and 4 (the 2g slices 0.6x faster). Enough to plan, small enough to be solved in
 // milliseconds. Header-only; each call builds a fresh value.
 
-#include "plan/problem.hpp"
+#include "plan/jigsawserve/problem.hpp"
 
 namespace tessera::testing {
 

@@ -10,13 +10,14 @@
 
 #include "core/error.hpp"
 #include "core/spec_node.hpp"
-#include "plan/evaluate.hpp"
-#include "plan/packing.hpp"
-#include "plan/plan_report.hpp"
-#include "plan/plan_spec.hpp"
+#include "plan/jigsawserve/evaluate.hpp"
+#include "plan/jigsawserve/packing.hpp"
+#include "plan/jigsawserve/plan_report.hpp"
+#include "plan/jigsawserve/plan_spec.hpp"
+#include "plan/jigsawserve/planner.hpp"
+#include "plan/jigsawserve/scaling.hpp"
+#include "plan/jigsawserve/tie_break.hpp"
 #include "plan/planner.hpp"
-#include "plan/scaling.hpp"
-#include "plan/tie_break.hpp"
 #include "spec/deployment_spec.hpp"
 
 namespace tessera::plan {
@@ -109,6 +110,27 @@ Best enumerate_best(const PlanInput& in, const PlanOptions& o) {
   return best;
 }
 
+// The seam: a plan spec declares its planner; without the field JigsawServe is meant (and
+// the caller is told it was inferred); another name is an error naming the field.
+TEST(PlannerSeam, TheSpecDeclaresItsPlanner) {
+  bool inferred = false;
+  EXPECT_EQ(declared_planner(SpecNode::load_string("app: a.yaml\n", "p.yaml"), &inferred),
+            PlannerKind::kJigsawServe);
+  EXPECT_TRUE(inferred);
+  EXPECT_EQ(declared_planner(SpecNode::load_string("planner: ppipe\n", "p.yaml"), &inferred),
+            PlannerKind::kPpipe);
+  EXPECT_FALSE(inferred);
+  EXPECT_EQ(declared_planner(SpecNode::load_string("planner: iserve\n", "p.yaml")),
+            PlannerKind::kIServe);
+  try {
+    declared_planner(SpecNode::load_string("planner: magic\n", "p.yaml"));
+    FAIL() << "expected a SpecError";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.field(), "planner");
+    EXPECT_NE(e.problem().find("jigsawserve, ppipe, iserve"), std::string::npos) << e.what();
+  }
+}
+
 TEST(PlanMilp, OptimumEqualsExhaustiveEnumeration) {
   std::mt19937 rng(7);
   int feasible = 0, infeasible = 0;
@@ -116,16 +138,29 @@ TEST(PlanMilp, OptimumEqualsExhaustiveEnumeration) {
     const PlanInput in = small_input(rng);
     const PlanOptions o = exact_options();
     const Best best = enumerate_best(in, o);
-    const Plan plan = make_plan(in, o);
+    // Planned through the seam: make_plan's plan is the report, and the engine's deployment
+    // of the app comes with it (none when there is no plan).
+    const PlanResult<JigsawPlan> seam = JigsawServePlanner().plan({in, o});
+    const JigsawPlan& plan = seam.report;
     SCOPED_TRACE("trial " + std::to_string(trial) + ": " + plan.message);
     ASSERT_EQ(best.found, plan.has_plan());
+    EXPECT_EQ(seam.status, plan.status);
     if (!best.found) {
       EXPECT_EQ(plan.status, PlanStatus::kInfeasible);
+      EXPECT_TRUE(seam.deployments.empty());
       ++infeasible;
       continue;
     }
     ++feasible;
     EXPECT_TRUE(plan.evaluation.ok());
+    ASSERT_EQ(seam.deployments.size(), 1u);
+    const Deployment& deployed = seam.deployments[0].deployment;
+    EXPECT_EQ(deployed.groups.size(), plan.entries.size());
+    int workers = 0;  // each MIG instance of an entry runs `mps` workers
+    for (const PlanEntry& e : plan.entries) {
+      workers += e.count * in.catalogue.segments[static_cast<size_t>(e.type.segment)].mps;
+    }
+    EXPECT_EQ(deployed.total_workers(), workers);
     // The accuracy grid may cost at most alpha * depth * tolerance.
     EXPECT_LE(plan.evaluation.objective, best.objective + 1e-9);
     EXPECT_NEAR(plan.evaluation.objective, best.objective, 2 * o.accuracy_tolerance + 1e-4);
@@ -336,7 +371,7 @@ TEST(PlanMilp, TieBreakReturnsTheCanonicalEqualOptimalPlan) {
     }
     ASSERT_LT(canonical, plans.size());
     ties += optimal > 1 ? 1 : 0;
-    const Plan plan = make_plan(in, o);
+    const JigsawPlan plan = make_plan(in, o);
     ASSERT_TRUE(plan.has_plan()) << plan.message;
     EXPECT_EQ(plan.stats.tie_break, "settled");
     std::vector<int> got(cands.size(), 0);
@@ -484,7 +519,7 @@ TEST(PlanSpec, UnknownFieldNamesFileAndField) {
 TEST(PlanTraffic, ExamplePlansChecksAndLoadsAsDeployment) {
   PlanSpec spec = load_plan_spec(kSourceDir + "/examples/plan/traffic.yaml");
   spec.input.demand_rps = 10;
-  const Plan plan = make_plan(spec.input, spec.options);
+  const JigsawPlan plan = make_plan(spec.input, spec.options);
   ASSERT_TRUE(plan.has_plan()) << plan.message;
   EXPECT_TRUE(plan.evaluation.ok());
   EXPECT_TRUE(plan.layout_problems.empty());

@@ -1,4 +1,4 @@
-// The surrogate decomposition bound (src/plan/ppipe_decomp.*) on hand-made value functions:
+// The surrogate decomposition bound (src/plan/ppipe/decomp.*) on hand-made value functions:
 // a valid bound that reaches the integer optimum where the price-weighted sum decides it,
 // the assembled plan, and hostile inputs (sizes that disagree, bad weights and prices,
 // oracles answering NaN, wrong-sized plans or nothing at all).
@@ -8,7 +8,7 @@
 #include <limits>
 #include <stdexcept>
 
-#include "plan/ppipe_decomp.hpp"
+#include "plan/ppipe/decomp.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// The PPipe planner (src/plan/ppipe_*): the A.2 MILP against exhaustive enumeration on tiny
+// The PPipe planner (src/plan/ppipe/): the A.2 MILP against exhaustive enumeration on tiny
 // instances, infeasible inputs naming the binding constraint, NP and DART-r sanity on the
 // paper's data, plan.json round trip and validation, the plan spec, and pre-partitioning.
 #include <gtest/gtest.h>
@@ -10,10 +10,11 @@
 
 #include "core/error.hpp"
 #include "core/spec_node.hpp"
-#include "plan/ppipe_deploy.hpp"
-#include "plan/ppipe_planner.hpp"
-#include "plan/ppipe_spec.hpp"
-#include "ppipe/plan_json.hpp"
+#include "dataplane/ppipe/plan_json.hpp"
+#include "plan/planner.hpp"
+#include "plan/ppipe/deploy.hpp"
+#include "plan/ppipe/planner.hpp"
+#include "plan/ppipe/spec.hpp"
 #include "profile/ppipe_prepartition.hpp"
 #include "spec/run_spec.hpp"
 
@@ -133,7 +134,7 @@ TEST(PpipeMilp, MatchesExhaustiveEnumerationOnTinyInstances) {
     const PpipeInput in = tiny_input(seed, 1 + seed % 2, 2 + seed % 2);
     const PpipeResult r = plan_ppipe(in);
     ASSERT_TRUE(r.ok()) << r.problems.front();
-    ASSERT_EQ(r.plan.solve.status, "optimal");
+    ASSERT_EQ(r.plan.solve.status, PlanStatus::kOptimal);
     const double exact = brute_force(in);
     EXPECT_NEAR(r.plan.dnns[0].throughput, exact, 1e-6 * exact) << "seed " << seed;
     EXPECT_NEAR(r.plan.solve.objective, exact, 1e-6 * exact) << "seed " << seed;
@@ -395,7 +396,7 @@ TEST(PpipeMilp, InfeasibleLatencyNamesTheBindingConstraint) {
   PpipeInput in = tiny_input(1, 2, 2);
   in.dnns[0].slo_ms = 1.0;
   const PpipeResult r = plan_ppipe(in);
-  EXPECT_EQ(r.plan.solve.status, "infeasible");
+  EXPECT_EQ(r.plan.solve.status, PlanStatus::kInfeasible);
   EXPECT_NE(r.plan.solve.detail.find("latency"), std::string::npos) << r.plan.solve.detail;
   EXPECT_NE(r.plan.solve.detail.find("0.6 ms"), std::string::npos) << r.plan.solve.detail;
   EXPECT_TRUE(r.plan.dnns[0].pipelines.empty());
@@ -404,7 +405,7 @@ TEST(PpipeMilp, InfeasibleLatencyNamesTheBindingConstraint) {
 TEST(PpipeMilp, NoGpusNamesTheBudget) {
   PpipeInput in = tiny_input(1, 0, 0);
   const PpipeResult r = plan_ppipe(in);
-  EXPECT_EQ(r.plan.solve.status, "infeasible");
+  EXPECT_EQ(r.plan.solve.status, PlanStatus::kInfeasible);
   EXPECT_NE(r.plan.solve.detail.find("GPU budget"), std::string::npos) << r.plan.solve.detail;
 }
 
@@ -520,6 +521,18 @@ TEST(PpipeMilp, ReproducesThePapersFcnOnHc3SmallPlan) {
   EXPECT_EQ(split.partitions[1].vgpus, 6);
   EXPECT_NEAR(split.partitions[0].throughput, 1082.0, 2.0);
   EXPECT_NEAR(split.throughput, 1050.0, 2.0);
+  // Behind the seam: the same plan as report, and the engine's deployment of the DNN as
+  // PPipe's data planes run it: one instance per vGPU of every partition.
+  const PlanResult<PpipeResult> seam = PpipePlanner().plan({in, ppipe::PpipeMethod::kPpipe});
+  EXPECT_EQ(seam.status, r.plan.solve.status);
+  EXPECT_NEAR(seam.report.plan.dnns[0].throughput, d.throughput, 1e-9);
+  ASSERT_EQ(seam.deployments.size(), 1u);
+  EXPECT_EQ(seam.deployments[0].name, d.dnn);
+  int vgpus = 0;
+  for (const auto& p : d.pipelines) {
+    for (const auto& part : p.partitions) vgpus += part.vgpus;
+  }
+  EXPECT_EQ(seam.deployments[0].deployment.total_workers(), vgpus);
 }
 
 TEST(PpipeBaselines, DartRNeedsTwoClasses) {
@@ -532,7 +545,7 @@ TEST(PpipePlanJson, RoundTripsAndNamesTheBadField) {
   const PpipeResult r = plan_ppipe(tiny_input(5, 2, 3));
   ASSERT_TRUE(r.ok());
   const auto j = ppipe::to_json(r.plan);
-  const ppipe::Plan back = ppipe::plan_from_json(j, "plan.json");
+  const ppipe::PpipePlan back = ppipe::plan_from_json(j, "plan.json");
   EXPECT_EQ(ppipe::to_json(back), j);
 
   auto bad = j;

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "ppipe/plan_json.hpp"
+#include "dataplane/ppipe/plan_json.hpp"
 #include "workload/trace_fit.hpp"
 
 namespace tessera {
@@ -93,8 +93,8 @@ class PpipeSimulateCommand : public ::testing::Test {
 
   // WideResNet-101 on 2 L4 + 4 T4: the whole model on 1 L4 at batch 2, and blocks [0,4)
   // on 4 T4 -> [4,10) on 2 half-L4 vGPUs at batch 1. Planned 100 req/s (well within).
-  static ppipe::Plan tiny_plan() {
-    ppipe::Plan plan;
+  static ppipe::PpipePlan tiny_plan() {
+    ppipe::PpipePlan plan;
     plan.cluster.classes = {{"L4", 2, 2, 50.0, 4}, {"T4", 4, 2, 50.0, 4}};
     ppipe::DnnPlan d;
     d.dnn = "wide_resnet101_2";
@@ -109,7 +109,7 @@ class PpipeSimulateCommand : public ::testing::Test {
     split.partitions.push_back({4, 10, "L4", 2, 2});
     d.pipelines = {whole, split};
     plan.dnns.push_back(d);
-    plan.solve.status = "optimal";
+    plan.solve.status = plan::PlanStatus::kOptimal;
     return plan;
   }
 
@@ -288,7 +288,7 @@ TEST_F(PpipeSimulateCommand, ClearErrorsForABadPlanAndBadFlags) {
   }
   {
     // A plan naming a model with no profile: the error names the model.
-    ppipe::Plan plan = tiny_plan();
+    ppipe::PpipePlan plan = tiny_plan();
     plan.dnns[0].dnn = "no_such_model";
     ppipe::write_plan_file(dir_ / "nomodel.json", plan);
     const CmdResult r = run((dir_ / "nomodel.json").string());

@@ -9,12 +9,12 @@
 #include <memory>
 
 #include "control/replan_report.hpp"
+#include "experiments/comparison.hpp"
 #include "metrics/report.hpp"
-#include "plan/plan_report.hpp"
-#include "plan/plan_spec.hpp"
-#include "plan/planner.hpp"
+#include "plan/jigsawserve/plan_report.hpp"
+#include "plan/jigsawserve/plan_spec.hpp"
+#include "plan/jigsawserve/planner.hpp"
 #include "policy/policy_set.hpp"
-#include "sim/comparison.hpp"
 #include "sim/simulator.hpp"
 #include "spec/run_spec.hpp"
 
@@ -44,13 +44,13 @@ void write_simulate_output(const fs::path& dir) {
 
 void write_compare_output(const fs::path& dir) {
   const RunSpec run = load_run_spec(kRoot / "examples" / "traffic" / "run.yaml");
-  const auto rows = run_comparison(run, comparison_cases({"naive", "nexus", "pard"}, {}, {}));
+  const auto rows = run_comparison(run, comparison_cases(run, {"naive", "nexus", "pard"}, {}, {}));
   write_comparison(dir, rows, run.app);
 }
 
 void write_plan_output(const fs::path& dir) {
   plan::PlanSpec spec = plan::load_plan_spec(kRoot / "examples" / "plan" / "traffic.yaml");
-  const plan::Plan p = plan::make_plan(spec.input, spec.options);
+  const plan::JigsawPlan p = plan::make_plan(spec.input, spec.options);
   ASSERT_TRUE(p.has_plan());
   fs::create_directories(dir);
   std::ofstream(dir / "plan.json") << plan::plan_to_json(p, spec.input).dump(2);

@@ -15,10 +15,10 @@
 #include <limits>
 #include <random>
 
-#include "reservation/batcher.hpp"
-#include "reservation/book.hpp"
-#include "reservation/reservation_plane.hpp"
-#include "reservation/setup.hpp"
+#include "dataplane/ppipe/batcher.hpp"
+#include "dataplane/ppipe/book.hpp"
+#include "dataplane/ppipe/reservation_plane.hpp"
+#include "dataplane/ppipe/setup.hpp"
 #include "reservation_usage.hpp"
 #include "sim/simulator.hpp"
 #include "workload/renewal_sources.hpp"
@@ -201,8 +201,8 @@ struct Fnv {
 
 // convnext_large cut in 3 partitions on pools of 25 T4, 21 L4 and 39 T4 (PPipe's artifact
 // plan for 25 L4 + 75 T4 at 10 Gbit/s, its third pipeline), batch 2, SLO 53.2 ms.
-ppipe::Plan convnext_three_partitions() {
-  ppipe::Plan plan;
+ppipe::PpipePlan convnext_three_partitions() {
+  ppipe::PpipePlan plan;
   plan.cluster.bandwidth_fraction = 1.0;
   plan.cluster.classes = {{"L4", 21, 4, 10.0, 4}, {"T4", 64, 2, 10.0, 4}};
   ppipe::DnnPlan d;
@@ -219,7 +219,7 @@ ppipe::Plan convnext_three_partitions() {
 }
 
 struct Scenario {
-  ppipe::Plan plan;
+  ppipe::PpipePlan plan;
   std::string model;
   double rate = 0.0;
   uint64_t requests = 0;
@@ -276,7 +276,7 @@ uint64_t sequence_hash(const Scenario& sc) {
   return f.h;
 }
 
-Scenario scenario(ppipe::Plan plan, std::string model, double rate, uint64_t requests,
+Scenario scenario(ppipe::PpipePlan plan, std::string model, double rate, uint64_t requests,
                   uint64_t seed, double noise = 0.0, double first_look = 0.0,
                   std::vector<std::pair<Time, WorkerId>> losses = {}) {
   return Scenario{std::move(plan), std::move(model), rate, requests, seed, noise,

@@ -1,4 +1,4 @@
-// PPipe's reservation data plane (src/reservation): the tables, probe() and reserve() on
+// PPipe's reservation data plane (src/dataplane/ppipe): the tables, probe() and reserve() on
 // hand-built timelines (the paper's Fig. 5), Algorithm 1's decisions, the placement of a
 // plan's vGPUs, and whole simulations: every request ends once, nothing is over-booked.
 
@@ -10,13 +10,13 @@
 #include <memory>
 #include <random>
 
-#include "reservation/batcher.hpp"
-#include "reservation/book.hpp"
-#include "reservation/data_plane.hpp"
-#include "reservation/reactive_plane.hpp"
-#include "reservation/reservation_plane.hpp"
-#include "reservation/setup.hpp"
-#include "reservation/timeline.hpp"
+#include "dataplane/ppipe/batcher.hpp"
+#include "dataplane/ppipe/book.hpp"
+#include "dataplane/ppipe/data_plane.hpp"
+#include "dataplane/ppipe/reactive_plane.hpp"
+#include "dataplane/ppipe/reservation_plane.hpp"
+#include "dataplane/ppipe/setup.hpp"
+#include "dataplane/ppipe/timeline.hpp"
 #include "reservation_usage.hpp"
 #include "sim/simulator.hpp"
 #include "workload/renewal_sources.hpp"
@@ -224,7 +224,7 @@ std::vector<PpipeBlockProfile> wrn_blocks() {
 }
 
 TEST(Placement, VgpusOfOneGpuShareItsServer) {
-  const Placement p = place_plan(wrn_plan());
+  const VgpuPlacement p = place_plan(wrn_plan());
   const auto& split = p.server_of[0][1];
   ASSERT_EQ(split[1].size(), 4u);
   // L4 GPUs 0,1 (server 0) run the whole model; GPUs 2,3 (server 1) hold the 4 halves.
@@ -241,7 +241,7 @@ TEST(Placement, MixedVgpuSizesShareAGpuOnceAllAreOpen) {
   // 2 T4 (one server): 3 half vGPUs (1.5 GPUs) then `quarters` quarter vGPUs. Two quarters
   // fit in the second GPU's free half (the planner's sum(1/v) <= whole GPUs), three do not.
   auto plan_with = [](int quarters) {
-    ppipe::Plan plan;
+    ppipe::PpipePlan plan;
     plan.cluster.classes = {{"T4", 2, 2, 50.0, 4}};
     ppipe::DnnPlan d;
     d.dnn = "wide_resnet101_2";
@@ -252,7 +252,7 @@ TEST(Placement, MixedVgpuSizesShareAGpuOnceAllAreOpen) {
     plan.dnns.push_back(d);
     return plan;
   };
-  const Placement p = place_plan(plan_with(2));
+  const VgpuPlacement p = place_plan(plan_with(2));
   ASSERT_EQ(p.server_of[0][0][1].size(), 2u);
   EXPECT_EQ(p.servers.size(), 1u);
   EXPECT_EQ(p.servers[0].gpus, (std::vector<int>{0, 1}));
@@ -262,7 +262,7 @@ TEST(Placement, MixedVgpuSizesShareAGpuOnceAllAreOpen) {
 TEST(Placement, SizesOfOnePositionShareAGpuBeforeANewOneOpens) {
   // 3 T4 free; one DNN, two pipelines whose first partitions take 3 halves and 2 quarters
   // (sum 2 GPUs at position 0): the quarters fill the second GPU's free half.
-  ppipe::Plan plan;
+  ppipe::PpipePlan plan;
   plan.cluster.classes = {{"T4", 3, 4, 50.0, 4}};
   ppipe::DnnPlan d;
   d.dnn = "wide_resnet101_2";
@@ -272,7 +272,7 @@ TEST(Placement, SizesOfOnePositionShareAGpuBeforeANewOneOpens) {
   b.partitions.push_back({0, 10, "T4", 4, 2});
   d.pipelines = {a, b};
   plan.dnns.push_back(d);
-  const Placement p = place_plan(plan);
+  const VgpuPlacement p = place_plan(plan);
   ASSERT_EQ(p.servers.size(), 1u);
   EXPECT_EQ(p.servers[0].gpus, (std::vector<int>{0, 1}));  // GPU 2 never opened
 }
@@ -303,7 +303,7 @@ struct RunResult {
   uint64_t hops = 0;
 };
 
-RunResult simulate(const ppipe::Plan& plan, double rate, uint64_t requests, uint64_t seed,
+RunResult simulate(const ppipe::PpipePlan& plan, double rate, uint64_t requests, uint64_t seed,
                    double noise_cv = 0.0, BatcherOptions opt = {},
                    std::vector<std::pair<Time, WorkerId>> losses = {}) {
   const PpipeSetup s = build_setup(plan, 0, wrn_blocks());
@@ -388,7 +388,7 @@ struct ReactiveResult {
   ReactiveStats stats;
 };
 
-ReactiveResult simulate_reactive(const ppipe::Plan& plan, double rate, uint64_t requests,
+ReactiveResult simulate_reactive(const ppipe::PpipePlan& plan, double rate, uint64_t requests,
                                  uint64_t seed, double noise_cv = 0.0, BatcherOptions opt = {},
                                  std::vector<std::pair<Time, WorkerId>> losses = {}) {
   SetupOptions so_setup;
@@ -444,7 +444,7 @@ TEST(ReactivePlane, ReservationsServeMoreNearCapacity) {
 TEST(ReservationPlane, ThreePartitionsKeepABatchOnOnePath) {
   // One pipeline: T4 [0,3) -> half-L4 [3,7) -> half-L4 [7,10), batch 1; two transfers per
   // batch (4.3 MB and 2.2 MB per sample).
-  ppipe::Plan plan;
+  ppipe::PpipePlan plan;
   plan.cluster.classes = {{"L4", 4, 2, 50.0, 4}, {"T4", 4, 2, 50.0, 4}};
   ppipe::DnnPlan d;
   d.dnn = "wide_resnet101_2";

@@ -9,16 +9,16 @@
 #include <utility>
 #include <vector>
 
-#include "ppipe/ppipe_plan.hpp"
-#include "reservation/reservation_plane.hpp"
+#include "dataplane/ppipe/ppipe_plan.hpp"
+#include "dataplane/ppipe/reservation_plane.hpp"
 
 namespace tessera::reservation::testing {
 
 // WideResNet-101 on 4 L4 + 4 T4 (2 per server, 50 Gbps, 1/5 effective):
 //   pipeline 0: whole model on 2 L4, batch 2;
 //   pipeline 1: blocks [0,4) on `t4` T4 -> [4,10) on `half_l4` half-L4 vGPUs, batch 1.
-inline ppipe::Plan wrn_plan(int t4 = 4, int half_l4 = 4) {
-  ppipe::Plan plan;
+inline ppipe::PpipePlan wrn_plan(int t4 = 4, int half_l4 = 4) {
+  ppipe::PpipePlan plan;
   plan.cluster.classes = {{"L4", 4, 2, 50.0, 4}, {"T4", 4, 2, 50.0, 4}};
   ppipe::DnnPlan d;
   d.dnn = "wide_resnet101_2";

@@ -343,7 +343,7 @@ TEST(Serve, DropsAreAnsweredAt503WithStageAndReason) {
   Fixture f = chain_fixture();
   f.app.slo = 0.001;
   f.models.models = {noop_spec("detect", {4}, 5.0), noop_spec("classify", {4})};
-  f.policies.dropping = "expired";
+  f.policies.dropping = DroppingKind::kExpired;
   int port = 0;
   auto server = f.start(port);
   httplib::Client cli("127.0.0.1", port);

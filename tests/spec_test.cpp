@@ -489,16 +489,16 @@ policies:
   dropping: expired
   max_queue: 16
 )"));
-  EXPECT_EQ(run.policies.dispatch, "least_loaded");
-  EXPECT_EQ(run.policies.queue, "lbf");
-  EXPECT_EQ(run.policies.batching, "timeout");
+  EXPECT_EQ(run.policies.dispatch, DispatchKind::kLeastLoaded);
+  EXPECT_EQ(run.policies.queue, QueueKind::kLbf);
+  EXPECT_EQ(run.policies.batching, BatchingKind::kTimeout);
   EXPECT_DOUBLE_EQ(run.policies.batch_timeout, 0.005);
-  EXPECT_EQ(run.policies.dropping, "expired");
+  EXPECT_EQ(run.policies.dropping, DroppingKind::kExpired);
   EXPECT_EQ(run.policies.max_queue, 16u);
   // Without a policies section the defaults hold.
   const RunSpec plain = run_from(inline_run());
-  EXPECT_EQ(plain.policies.dispatch, "round_robin");
-  EXPECT_EQ(plain.policies.batching, "eager");
+  EXPECT_EQ(plain.policies.dispatch, DispatchKind::kRoundRobin);
+  EXPECT_EQ(plain.policies.batching, BatchingKind::kEager);
 }
 
 TEST(SimulationSpec, NegativeSeed) {
@@ -604,7 +604,7 @@ TEST(RunSpec, InlineSectionsAndFilePathsGiveTheSameRun) {
   }
   EXPECT_EQ(from_files.file, kChainDir / "run.yaml");
   // run.yaml also sets policies and simulation options.
-  EXPECT_EQ(from_files.policies.dispatch, "least_loaded");
+  EXPECT_EQ(from_files.policies.dispatch, DispatchKind::kLeastLoaded);
   EXPECT_DOUBLE_EQ(from_files.policies.batch_timeout, 0.005);
   EXPECT_EQ(from_files.sim.seed, 7u);
   EXPECT_DOUBLE_EQ(from_files.sim.window, 0.5);

@@ -3,6 +3,7 @@
 #include "core/spec_node.hpp"
 #include "policy/budget_queue.hpp"
 #include "policy/dropping.hpp"
+#include "policy/presets.hpp"
 #include "policy/slack_policies.hpp"
 #include "sim/simulator.hpp"
 #include "spec_error.hpp"
@@ -125,13 +126,13 @@ TEST(DropInfeasible, PurgesWhatNoChoiceCanServeInTimeAndWhatABatchWouldFinishLat
 
 TEST(SlackPolicies, EarlyPresetsAndTheFallbackField) {
   const PolicyConfig c = preset_config("slackfit-early:8");
-  EXPECT_EQ(c.variant, "slackfit");
+  EXPECT_EQ(c.variant, VariantKind::kSlackFit);
   EXPECT_EQ(c.slack.buckets, 8);
-  EXPECT_EQ(c.dropping, "infeasible");
+  EXPECT_EQ(c.dropping, DroppingKind::kInfeasible);
   EXPECT_EQ(c.slack.fallback, SlackFallback::kFit);
   EXPECT_EQ(preset_config("slackfit").slack.fallback, SlackFallback::kDrain);
-  EXPECT_EQ(preset_config("infaas-early").dropping, "infeasible");
-  EXPECT_EQ(preset_config("slackfit-drop").dropping, "infeasible");
+  EXPECT_EQ(preset_config("infaas-early").dropping, DroppingKind::kInfeasible);
+  EXPECT_EQ(preset_config("slackfit-drop").dropping, DroppingKind::kInfeasible);
   EXPECT_EQ(preset_config("slackfit-drop").slack.fallback, SlackFallback::kDrain);
   auto parse = [](const std::string& yaml) {
     return parse_policy_config(SpecNode::load_string(yaml, "run.yaml").at("policies"));

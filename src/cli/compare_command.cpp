@@ -3,9 +3,11 @@
 
 #include <iostream>
 #include <memory>
+#include <set>
 
 #include "cli/commands.hpp"
-#include "sim/comparison.hpp"
+#include "experiments/comparison.hpp"
+#include "policy/presets.hpp"
 #include "spec/run_spec.hpp"
 
 namespace tessera::cli {
@@ -28,11 +30,26 @@ void run_compare(const CompareArgs& args) {
       args.presets.empty() ? policy_presets() : expand_presets(args.presets);
   std::vector<ComparisonCase> cases;
   try {
-    cases = comparison_cases(presets, args.load_scales, args.lambdas);
+    cases = comparison_cases(run, presets, args.load_scales, args.lambdas);
   } catch (const std::invalid_argument& e) {
     throw CLI::ValidationError("--presets", e.what());
   }
   spdlog::info("{}: {} simulations", args.run_file, cases.size());
+  // Each case is the run spec with its preset replaced: the section's other fields hold
+  // for every case, as they would beside `preset:` in the spec.
+  const std::vector<std::string> fixed =
+      run.policies_node ? policy_overrides(*run.policies_node) : std::vector<std::string>{};
+  std::set<std::string> presets_run, systems;
+  for (const ComparisonCase& c : cases) {
+    PolicyConfig without_label = c.policies;
+    without_label.preset.clear();
+    presets_run.insert(c.policies.preset);
+    systems.insert(without_label.describe());
+  }
+  if (presets_run.size() > 1 && systems.size() == 1) {
+    spdlog::warn("every case runs the same policies ({}): the run spec's policies fix them",
+                 *systems.begin());
+  }
   const auto rows = run_comparison(run, cases, [&](const ComparisonRow& row, std::size_t done) {
     const nlohmann::json& invalid = row.summary["invalid_rate"];  // null: not measured
     spdlog::info("[{}/{}] {:<22} goodput {:8.1f} req/s  drop rate {:.4f}  invalid {}", done,
@@ -40,8 +57,8 @@ void run_compare(const CompareArgs& args) {
                  row.summary["drop_rate"].get<double>(),
                  invalid.is_number() ? fmt::format("{:.4f}", invalid.get<double>()) : "-");
   });
-  write_comparison(args.out_dir, rows, run.app);
-  std::cout << comparison_markdown(rows, run.app);
+  write_comparison(args.out_dir, rows, run.app, fixed);
+  std::cout << comparison_markdown(rows, run.app, fixed);
   std::cout << "wrote " << args.out_dir
             << "/comparison.csv, comparison.md, comparison.svg, comparison_latency.csv\n";
   if (args.report) write_report_and_tell(args.out_dir);

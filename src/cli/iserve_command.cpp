@@ -13,11 +13,11 @@
 
 #include "cli/commands.hpp"
 #include "core/error.hpp"
+#include "experiments/iserve_cluster.hpp"
 #include "iserve/analytic_model.hpp"
-#include "iserve/cluster_sim.hpp"
-#include "iserve/controller.hpp"
 #include "llm_arch/config_map.hpp"
 #include "llm_arch/llm_architecture.hpp"
+#include "plan/iserve/controller.hpp"
 
 namespace tessera::cli {
 namespace {
@@ -132,8 +132,10 @@ void run_deploy(const MapOptions& o) {
                 e.config.name().c_str(), e.memory_bytes / 1e9, intent_latency_s(e, intent),
                 intent_cost_gbs(e, intent), intent_gpu_seconds(e, intent));
   }
-  const auto d = choose_deployment(map.entries, intent, gpus,
-                                   placement_policy_from_string(o.placement), 0.5, 0.0);
+  const auto d = IServePlanner()
+                     .plan({o.model, map.entries, intent, gpus,
+                            placement_policy_from_string(o.placement), 0.5, 0.0, gpu.name})
+                     .report;
   if (!d) {
     std::printf("no configuration fits %d x %s\n", o.gpus, gpu.name.c_str());
     return;
@@ -168,7 +170,7 @@ void run_instances(const MapOptions& o, const std::vector<std::string>& models,
   struct Deployed {
     std::string label;
     ConfigMapEntry entry;
-    Deployment d;
+    DeploymentChoice d;
     bool ok = false;
   };
   std::vector<Deployed> all;
@@ -184,9 +186,12 @@ void run_instances(const MapOptions& o, const std::vector<std::string>& models,
                                     std::to_string(o.gpus) + " GPUs");
       }
     }
-    const auto d = choose_deployment(map.entries, intent, gpus, PlacementPolicy::kHybrid, 0.5, 0.0);
     Deployed x;
     x.label = std::filesystem::path(model).filename().string();
+    const auto d = IServePlanner()
+                       .plan({x.label, map.entries, intent, gpus, PlacementPolicy::kHybrid, 0.5,
+                              0.0, gpu.name})
+                       .report;
     if (d) {
       x.entry = map.entries[d->entry];
       x.d = *d;

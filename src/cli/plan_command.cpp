@@ -10,15 +10,15 @@
 #include "cli/commands.hpp"
 #include "core/input_file.hpp"
 #include "core/spec_node.hpp"
-#include "plan/plan_report.hpp"
-#include "plan/plan_spec.hpp"
-#include "plan/planner.hpp"
-#include "plan/ppipe_deploy.hpp"
-#include "plan/ppipe_planner.hpp"
-#include "plan/ppipe_report.hpp"
-#include "plan/ppipe_spec.hpp"
-#include "plan/serving_files.hpp"
-#include "ppipe/plan_json.hpp"
+#include "dataplane/ppipe/plan_json.hpp"
+#include "plan/jigsawserve/plan_report.hpp"
+#include "plan/jigsawserve/plan_spec.hpp"
+#include "plan/jigsawserve/planner.hpp"
+#include "plan/jigsawserve/serving_files.hpp"
+#include "plan/ppipe/deploy.hpp"
+#include "plan/ppipe/planner.hpp"
+#include "plan/ppipe/report.hpp"
+#include "plan/ppipe/spec.hpp"
 #include "profile/profile_yaml.hpp"
 
 namespace tessera::cli {
@@ -61,7 +61,7 @@ void describe_profiles(const plan::PlanSpec& spec) {
 // run.yaml and models.yaml: the directory is then simulated and served as is
 // (docs/plan.md#serving-the-plan).
 void write_serving_files(const std::filesystem::path& dir, const PlanArgs& args,
-                         const plan::PlanSpec& spec, const plan::Plan& plan) {
+                         const plan::PlanSpec& spec, const plan::JigsawPlan& plan) {
   std::vector<std::string> variants;
   for (const auto& g : plan::to_deployment(plan, spec.input).groups) {
     for (int v : g.variants) {
@@ -95,34 +95,37 @@ void run_ppipe_plan(const PlanArgs& args) {
   std::cout << "tessera plan (ppipe): cluster " << spec.cluster_name << ", DNNs " << spec.group_name
             << ", SLO margin " << spec.input.options.slo_margin << ", up to "
             << spec.input.options.max_partitions << " partitions\n";
+  // Each method behind the planner seam; NP's plan is planned once and shared (DART-r
+  // starts from it; PPipe's batch-build estimate uses it when the spec asks).
+  const plan::PpipePlanner planner;
   std::vector<plan::PpipeResult> results;
-  std::optional<ppipe::Plan> np;
+  std::optional<ppipe::PpipePlan> np;
   auto need_np = [&] {
-    if (!np) np = plan::plan_np(spec.input).plan;
+    if (!np) np = planner.plan({spec.input, ppipe::PpipeMethod::kNp}).report.plan;
     return &*np;
   };
-  for (const auto& m : spec.methods) {
-    if (m == "np") {
-      results.push_back(plan::plan_np(spec.input));
-      np = results.back().plan;
-    } else if (m == "dart-r") {
-      results.push_back(plan::plan_dart_r(spec.input, need_np()));
-    } else {
-      results.push_back(plan::plan_ppipe(
-          spec.input, spec.input.options.batch_build_estimate ? need_np() : nullptr));
+  for (const ppipe::PpipeMethod m : spec.methods) {
+    const ppipe::PpipePlan* known_np = nullptr;
+    if (m == ppipe::PpipeMethod::kDartR ||
+        (m == ppipe::PpipeMethod::kPpipe && spec.input.options.batch_build_estimate)) {
+      known_np = need_np();
     }
+    results.push_back(
+        planner.plan({spec.input, m, m == ppipe::PpipeMethod::kNp ? nullptr : known_np}).report);
+    if (m == ppipe::PpipeMethod::kNp) np = results.back().plan;
   }
   bool ok = true, feasible = true;
-  std::vector<const ppipe::Plan*> plans;
+  std::vector<const ppipe::PpipePlan*> plans;
   std::vector<std::string> written;
   for (const auto& r : results) {
     plan::print_ppipe_plan(std::cout, r);
-    const std::string name =
-        r.plan.method == "ppipe" ? "plan.json" : "plan-" + r.plan.method + ".json";
+    const bool main_plan = r.plan.method == ppipe::PpipeMethod::kPpipe;
+    const std::string method = ppipe::method_name(r.plan.method);
+    const std::string name = main_plan ? "plan.json" : "plan-" + method + ".json";
     ppipe::write_plan_file(dir / name, r.plan);
     written.push_back(name);
-    if (r.ok() && r.plan.solve.status != "infeasible") {
-      const auto sim_dir = r.plan.method == "ppipe" ? dir : dir / r.plan.method;
+    if (r.ok() && plan::has_plan(r.plan.solve.status)) {
+      const auto sim_dir = main_plan ? dir : dir / method;
       const auto runs = plan::write_ppipe_runs(sim_dir, r.plan, spec.input);
       if (!runs.empty()) {
         written.push_back(std::filesystem::relative(sim_dir / "sim", dir).string() + "/ (" +
@@ -131,8 +134,7 @@ void run_ppipe_plan(const PlanArgs& args) {
     }
     plans.push_back(&r.plan);
     ok = ok && r.ok();
-    feasible = feasible && r.plan.solve.status != "infeasible" &&
-               r.plan.solve.status.rfind("no solution", 0) != 0;
+    feasible = feasible && plan::has_plan(r.plan.solve.status);
   }
   plan::print_ppipe_comparison(std::cout, plans);
   std::cout << "  wrote";
@@ -142,14 +144,35 @@ void run_ppipe_plan(const PlanArgs& args) {
   if (!ok) throw CLI::RuntimeError(4);
 }
 
+void run_jigsawserve_plan(const PlanArgs& args);
+
+// `tessera plan` runs the planner the spec declares (`planner:`, docs/plan.md#the-planner-field).
 void run_plan(const PlanArgs& args) {
+  bool inferred = false;
+  plan::PlannerKind kind;
   {
     LoadBudget budget;
-    if (plan::is_ppipe_plan_spec(SpecNode::load_file(args.spec_file))) {
+    kind = plan::declared_planner(SpecNode::load_file(args.spec_file), &inferred);
+  }
+  if (inferred) {
+    spdlog::warn("{} declares no planner: planning with jigsawserve (write `planner: jigsawserve`)",
+                 args.spec_file);
+  }
+  switch (kind) {
+    case plan::PlannerKind::kJigsawServe:
+      run_jigsawserve_plan(args);
+      return;
+    case plan::PlannerKind::kPpipe:
       run_ppipe_plan(args);
       return;
-    }
+    case plan::PlannerKind::kIServe:
+      throw SpecError(args.spec_file, "planner",
+                      "iServe plans from a model's configuration map: use `tessera llm deploy` "
+                      "(or `tessera llm simulate-cluster` for a cluster of models)");
   }
+}
+
+void run_jigsawserve_plan(const PlanArgs& args) {
   plan::PlanSpec spec = plan::load_plan_spec(args.spec_file);
   auto& in = spec.input;
   if (args.demand > 0.0) in.demand_rps = args.demand;
@@ -195,7 +218,7 @@ void run_plan(const PlanArgs& args) {
   if (in.demand_rps <= 0.0) {
     throw SpecError(spec.file.string(), "demand_rps", "needed (or --demand) unless --max-demand");
   }
-  const plan::Plan plan = plan::make_plan(in, spec.options);
+  const plan::JigsawPlan plan = plan::JigsawServePlanner().plan({spec.input, spec.options}).report;
   plan::print_plan(std::cout, plan, in);
   describe_profiles(spec);
   write_file(dir / "plan.json", plan::plan_to_json(plan, in).dump(2) + "\n");

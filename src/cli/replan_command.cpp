@@ -33,7 +33,7 @@ void run_replan(const ReplanArgs& args) {
   if (args.time_limit > 0.0) spec.plan.options.milp.time_limit_s = args.time_limit;
   if (args.node_limit >= 0) spec.plan.options.milp.node_limit = args.node_limit;
   if (args.stale_ms >= 0.0) {
-    if (spec.policies.dropping != "jigsaw") {
+    if (spec.policies.dropping != DroppingKind::kJigsaw) {
       throw std::invalid_argument("--stale-ms needs the spec's dropping policy to be jigsaw");
     }
     spec.policies.stale_after = from_ms(args.stale_ms);

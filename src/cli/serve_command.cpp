@@ -30,7 +30,7 @@ struct ServeArgs {
   std::string llm_step_log;    // a CSV line per LLM step
   bool worker = false;         // --worker: `run` is a models file (docs/serve.md#worker-mode)
   int worker_batch = 32;
-  std::string replan_file;   // --replan: live re-planning (cli/serve_replan.hpp)
+  std::string replan_file;   // --replan: live re-planning (serve/replan/live_controller.hpp)
   std::string replan_space;  // --replan-space
 };
 

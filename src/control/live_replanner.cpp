@@ -30,7 +30,7 @@ LiveDecision LiveReplanner::close_window(uint64_t arrivals, double seconds) {
   d.measured_rps = static_cast<double>(arrivals) / d.seconds;
   d.record.bin = d.window;
   d.record.demand_rps = d.measured_rps;
-  const plan::Plan* p = decider_.tick(d.measured_rps, d.record);
+  const plan::JigsawPlan* p = decider_.tick(d.measured_rps, d.record);
   if (p != nullptr) d.apply = plan::to_deployment(*p, input_);
   d.plan = plan_summary(d.record);
   return d;

@@ -41,7 +41,7 @@ PlanCache::Lookup PlanCache::plan_for(double demand_rps) {
   if (it == plans_.end()) {
     plan::PlanInput in = input_;
     in.demand_rps = grid;
-    plan::Plan p = plan::make_plan(in, options_);
+    plan::JigsawPlan p = plan::make_plan(in, options_);
     ++solves_;
     out.solved = true;
     out.solve_seconds = p.stats.seconds;

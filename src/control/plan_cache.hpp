@@ -4,7 +4,7 @@
 #include <memory>
 #include <optional>
 
-#include "plan/planner.hpp"
+#include "plan/jigsawserve/planner.hpp"
 
 namespace tessera::control {
 
@@ -18,7 +18,7 @@ class PlanCache {
   PlanCache(const plan::PlanInput& input, const plan::PlanOptions& options, double step);
 
   struct Lookup {
-    const plan::Plan* plan = nullptr;
+    const plan::JigsawPlan* plan = nullptr;
     double grid_demand_rps = 0.0;  // the demand the plan was made for (before slack)
     bool fallback = false;         // the demand was not serviceable: the max-demand plan
     bool solved = false;           // this lookup ran the MILP (not cached)
@@ -40,7 +40,7 @@ class PlanCache {
   plan::PlanInput input_;
   plan::PlanOptions options_;
   double step_;
-  std::map<long, plan::Plan> plans_;  // by grid index
+  std::map<long, plan::JigsawPlan> plans_;  // by grid index
   std::optional<plan::MaxDemand> max_;
   int solves_ = 0;
   int limited_solves_ = 0;

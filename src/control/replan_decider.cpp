@@ -6,9 +6,9 @@ ReplanDecider::ReplanDecider(const plan::PlanInput& input, const plan::PlanOptio
                              const ControllerOptions& c)
     : input_(input), cache_(input, options, c.demand_step), predictor_(c.history_bins) {}
 
-const plan::Plan* ReplanDecider::initial(double rps, BinRecord& rec, std::string& why) {
+const plan::JigsawPlan* ReplanDecider::initial(double rps, BinRecord& rec, std::string& why) {
   rec.predicted_rps = rps;
-  const plan::Plan* p = choose(rps, rec);
+  const plan::JigsawPlan* p = choose(rps, rec);
   if (p == nullptr) {
     const plan::MaxDemand& max = cache_.max_demand();
     why = "no plan of this search space serves any demand";
@@ -19,10 +19,10 @@ const plan::Plan* ReplanDecider::initial(double rps, BinRecord& rec, std::string
   return p;
 }
 
-const plan::Plan* ReplanDecider::tick(double last_rps, BinRecord& rec) {
+const plan::JigsawPlan* ReplanDecider::tick(double last_rps, BinRecord& rec) {
   predictor_.observe(last_rps);
   rec.predicted_rps = predictor_.predict();
-  const plan::Plan* p = choose(rec.predicted_rps, rec);
+  const plan::JigsawPlan* p = choose(rec.predicted_rps, rec);
   rec.has_plan = p != nullptr;
   if (p == nullptr) {  // keep serving with what runs
     if (current_ != nullptr) fill_plan_facts(*current_, rec);
@@ -33,13 +33,13 @@ const plan::Plan* ReplanDecider::tick(double last_rps, BinRecord& rec) {
   return p;
 }
 
-void ReplanDecider::fill_plan_facts(const plan::Plan& p, BinRecord& rec) const {
+void ReplanDecider::fill_plan_facts(const plan::JigsawPlan& p, BinRecord& rec) const {
   rec.slices = p.evaluation.slices;
   rec.planned_accuracy = p.evaluation.accuracy;
   rec.workers = plan::to_deployment(p, input_).total_workers();
 }
 
-const plan::Plan* ReplanDecider::choose(double rps, BinRecord& rec) {
+const plan::JigsawPlan* ReplanDecider::choose(double rps, BinRecord& rec) {
   const PlanCache::Lookup look = cache_.plan_for(rps);
   rec.planned_rps = look.grid_demand_rps;
   rec.fallback = look.fallback;

@@ -26,26 +26,26 @@ class ReplanDecider {
   // A first plan sized for `rps` before any window is observed (the simulated day's bin
   // 0); it becomes current. nullptr when no plan of the space serves any demand (`why`
   // says so).
-  const plan::Plan* initial(double rps, BinRecord& rec, std::string& why);
+  const plan::JigsawPlan* initial(double rps, BinRecord& rec, std::string& why);
   // A window ended with measured demand `last_rps`: predicts the next, picks its plan and
   // fills `rec` (prediction, plan facts, solve time). Returns the new plan when it differs
   // from the current one (it becomes current), nullptr when the current one stays (also
   // when nothing is serviceable: rec.has_plan is then false).
-  const plan::Plan* tick(double last_rps, BinRecord& rec);
+  const plan::JigsawPlan* tick(double last_rps, BinRecord& rec);
 
-  const plan::Plan* current() const { return current_; }
-  void fill_plan_facts(const plan::Plan& p, BinRecord& rec) const;
+  const plan::JigsawPlan* current() const { return current_; }
+  void fill_plan_facts(const plan::JigsawPlan& p, BinRecord& rec) const;
   int solves() const { return cache_.solves(); }
   int limited_solves() const { return cache_.limited_solves(); }
   const plan::MaxDemand& max_demand() { return cache_.max_demand(); }
 
  private:
-  const plan::Plan* choose(double rps, BinRecord& rec);
+  const plan::JigsawPlan* choose(double rps, BinRecord& rec);
 
   const plan::PlanInput& input_;
   PlanCache cache_;
   DemandPredictor predictor_;
-  const plan::Plan* current_ = nullptr;
+  const plan::JigsawPlan* current_ = nullptr;
 };
 
 }  // namespace tessera::control

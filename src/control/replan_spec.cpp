@@ -1,6 +1,7 @@
 #include "control/replan_spec.hpp"
 
 #include "core/input_file.hpp"
+#include "policy/presets.hpp"
 
 namespace tessera::control {
 namespace {

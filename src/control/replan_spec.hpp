@@ -6,7 +6,7 @@
 
 #include "control/replanning.hpp"
 #include "core/spec_node.hpp"
-#include "plan/plan_spec.hpp"
+#include "plan/jigsawserve/plan_spec.hpp"
 #include "policy/policy_set.hpp"
 #include "sim/simulator.hpp"
 

@@ -45,7 +45,7 @@ class Controller {
   // The first deployment, sized for `rps`; nullopt when no plan of the space serves any
   // demand (`why` says so).
   std::optional<Deployment> initial(double rps, BinRecord& rec, std::string& why) {
-    const plan::Plan* p = decider_.initial(rps, rec, why);
+    const plan::JigsawPlan* p = decider_.initial(rps, rec, why);
     if (p == nullptr) return std::nullopt;
     Deployment first = plan::to_deployment(*p, input_);
     // The engine numbers the first deployment's workers from 0 in group order.
@@ -64,7 +64,7 @@ class Controller {
 
   // At the start of bin `bin`: observe the last bin, plan, reconfigure.
   void tick(Simulator& sim, double last_bin_rps, BinRecord& rec) {
-    const plan::Plan* p = decider_.tick(last_bin_rps, rec);
+    const plan::JigsawPlan* p = decider_.tick(last_bin_rps, rec);
     if (p == nullptr) return;
     const Deployment target = plan::to_deployment(*p, input_);
     DeploymentEdit step = live_.change_to(target);

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "plan/planner.hpp"
+#include "plan/jigsawserve/planner.hpp"
 #include "policy/policy_set.hpp"
 #include "sim/simulator.hpp"
 #include "workload/arrival.hpp"

@@ -125,7 +125,7 @@ std::string mig_parted_config(const PlanDir& plan, const std::string& config_nam
     } else {
       d["mig-enabled"] = true;
       std::map<std::string, int> counts;
-      for (const Placement& p : plan.placements) {
+      for (const SlicePlacement& p : plan.placements) {
         if (p.gpu == g) ++counts[p.mig];
       }
       ojson mig = ojson::object();

@@ -96,7 +96,7 @@ const ModelEntry& PlanDir::model(const std::string& variant) const {
 bool PlanDir::whole_gpu(int gpu) const {
   int slices = 0;
   bool whole = false;
-  for (const Placement& p : placements) {
+  for (const SlicePlacement& p : placements) {
     if (p.gpu != gpu) continue;
     ++slices;
     whole = kinds[static_cast<std::size_t>(p.kind)].whole_gpu;
@@ -180,7 +180,8 @@ PlanDir load_plan_dir(const std::filesystem::path& dir) {
       if (it == kind_of.end()) {
         throw SpecError(r.file, w + "variant", "a slice of no instance listed under tasks");
       }
-      Placement pl{static_cast<int>(g), std::get<2>(key), r.integer(e, "start", w, 0), it->second};
+      SlicePlacement pl{static_cast<int>(g), std::get<2>(key), r.integer(e, "start", w, 0),
+                        it->second};
       InstanceKind& k = p.kinds[static_cast<std::size_t>(it->second)];
       k.whole_gpu = r.integer(e, "memory", w, 1) >= p.gpu_memory_slices;
       ++placed[static_cast<std::size_t>(it->second)];

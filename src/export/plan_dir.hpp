@@ -43,7 +43,7 @@ struct InstanceKind {
 };
 
 // One MIG slice of one GPU in the plan's layout.
-struct Placement {
+struct SlicePlacement {
   int gpu = 0;
   std::string mig;
   int start = 0;
@@ -60,9 +60,9 @@ struct PlanDir {
   int gpus = 0;
   int gpu_memory_slices = 0;
   std::vector<InstanceKind> kinds;
-  std::vector<Placement> placements;  // by GPU, then start slice
-  std::vector<ModelEntry> models;     // one per deployed variant
-  std::filesystem::path app_file;     // the app's file (run.yaml's `app:`)
+  std::vector<SlicePlacement> placements;  // by GPU, then start slice
+  std::vector<ModelEntry> models;          // one per deployed variant
+  std::filesystem::path app_file;          // the app's file (run.yaml's `app:`)
 
   const ModelEntry& model(const std::string& variant) const;
   // The GPUs whose only slice is the whole GPU (MIG left disabled).

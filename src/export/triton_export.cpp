@@ -26,7 +26,7 @@ std::vector<std::string> write_triton_repository(const PlanDir& plan,
   nlohmann::json devices = nlohmann::json::array();
   std::vector<std::string> variants;
   for (std::size_t d = 0; d < plan.placements.size(); ++d) {
-    const Placement& p = plan.placements[d];
+    const SlicePlacement& p = plan.placements[d];
     const InstanceKind& k = plan.kinds[static_cast<std::size_t>(p.kind)];
     devices.push_back({{"device", d},
                        {"gpu", p.gpu},
@@ -44,7 +44,7 @@ std::vector<std::string> write_triton_repository(const PlanDir& plan,
   for (const std::string& variant : variants) {
     std::vector<TritonDevice> mine;
     for (std::size_t d = 0; d < plan.placements.size(); ++d) {
-      const Placement& p = plan.placements[d];
+      const SlicePlacement& p = plan.placements[d];
       if (plan.kinds[static_cast<std::size_t>(p.kind)].variant == variant) {
         mine.push_back(TritonDevice{static_cast<int>(d), p.kind});
       }

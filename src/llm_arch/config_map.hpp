@@ -4,7 +4,7 @@
 // deployment configuration) the estimated total memory over the configuration's TP × PP
 // GPUs, mem_base (the footprint at TP = PP = 1, W + A), the time to first token and the time
 // per output token. Written by the analytic GPU model (src/iserve/analytic_model.hpp) and by
-// the fingerprint estimator; read by the deployment controller (src/iserve/controller.hpp).
+// the fingerprint estimator; read by the deployment controller (src/plan/iserve/controller.hpp).
 // File format (docs/iserve.md#configuration-map), JSON:
 //
 //   {"format": "tessera-config-map/1", "gpu": "a6000",

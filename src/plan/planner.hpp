@@ -1,99 +1,77 @@
 #pragma once
 
-#include <optional>
+// The planner seam: one interface every planner implements (JigsawServe's MILP in
+// plan/jigsawserve, PPipe's MILP and its NP and DART-r baselines in plan/ppipe, iServe's
+// intent-driven controller in plan/iserve). A planner takes its typed request and returns
+// what the engine runs (the engine's `App` and `Deployment`, one per application it
+// planned for) beside its own report, shaped as its paper reports a plan (JigsawServe's
+// Eq. 14 plan and its check against the nonlinear model, PPipe's pooled pipelines,
+// iServe's ranked configuration and its placement). `tessera plan` dispatches on the plan
+// spec's declared `planner:` field (declared_planner). Plain values and pure interfaces;
+// a planner holds no state between calls, so one object may plan from several threads.
+
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "engine/app.hpp"
 #include "engine/deployment.hpp"
-#include "plan/evaluate.hpp"
-#include "plan/packing.hpp"
-#include "plan/problem.hpp"
+
+namespace tessera {
+class SpecNode;
+}
 
 namespace tessera::plan {
 
+// The planners, as a plan spec's `planner:` field names them.
+enum class PlannerKind { kJigsawServe, kPpipe, kIServe };
+std::string_view planner_name(PlannerKind kind);  // "jigsawserve", "ppipe", "iserve"
+
+// The plan spec's declared planner. A spec without `planner:` is planned by JigsawServe
+// (the only planner whose specs predate the field) and `inferred` is set, for the caller
+// to say so; an unknown name is a SpecError naming the field and the choices.
+PlannerKind declared_planner(const SpecNode& spec, bool* inferred = nullptr);
+
+// How a planner's solve ended.
 enum class PlanStatus {
-  kOptimal,     // proven optimal within the MILP gap
-  kFeasible,    // a solver limit stopped the search; the plan is valid but maybe not optimal
-  kInfeasible,  // no configuration meets the constraints; `message` names the binding one
-  kNoSolution,  // a solver limit stopped the search before any plan was found
+  kOptimal,     // proven optimal (within the solver's gap)
+  kFeasible,    // a limit stopped the search; the plan is valid but maybe not optimal
+  kInfeasible,  // no plan meets the constraints; the message names the binding one
+  kNoSolution,  // a limit stopped the search before any plan was found
 };
+// "optimal", "feasible (solver limit)", "infeasible", "no solution (solver limit)".
 const char* to_string(PlanStatus status);
+inline bool has_plan(PlanStatus s) {
+  return s == PlanStatus::kOptimal || s == PlanStatus::kFeasible;
+}
 
-struct SolveStats {
-  int variables = 0;
-  int integers = 0;
-  int rows = 0;
-  int candidates = 0;  // instance types after latency pruning
-  double seconds = 0.0;
-  int nodes = 0;
-  double milp_objective = 0.0;         // the linearised objective CBC optimised
-  double milp_bound = 0.0;             // CBC's bound on it (equal when optimal)
-  MilpLimit limit = MilpLimit::kNone;  // the limit that cut the solve short, if any
-  // The tie-break solve (PlanOptions::tie_break): "off", "settled" (the canonical plan),
-  // or "not settled (node limit|time limit)" (a limit stopped it: the first plan, or the
-  // best canonical one found, is kept).
-  std::string tie_break = "off";
-  int tie_break_nodes = 0;
+// What the engine runs for one application of a plan.
+struct PlannedDeployment {
+  std::string name;  // the application: JigsawServe's app, one of PPipe's DNNs, an LLM
+  App app;
+  Deployment deployment;
 };
 
-// The JigsawServe controller's output: instances per (task, variant, segment, batch),
-// their GPU layout, and the plan checked against the nonlinear model.
-struct Plan {
-  SearchSpace space;
+// A planner's answer: its status, what the engine runs, and its own report.
+template <typename Report>
+struct PlanResult {
   PlanStatus status = PlanStatus::kNoSolution;
-  std::string message;            // why infeasible / no solution
-  double demand_rps = 0.0;        // R asked for
-  double planned_demand_rps = 0;  // R (1 + slack)
-  std::vector<PlanEntry> entries;
-  PlanEvaluation evaluation;
-  GpuLayout layout;                          // one item per MIG instance, in entry order
-  std::vector<int> layout_entry;             // item -> entry index
-  int gpus_available = 0;                    // slices / gpu_compute
-  std::vector<std::string> layout_problems;  // placement rule violations (never expected)
-  SolveStats stats;
-  std::optional<TaskBudgets> budgets;  // Appendix B budgets (not T)
-
-  bool has_plan() const {
-    return status == PlanStatus::kOptimal || status == PlanStatus::kFeasible;
-  }
+  std::string message;                         // why infeasible or no solution; empty otherwise
+  std::vector<PlannedDeployment> deployments;  // empty without a plan
+  Report report;
 };
 
-// Solves Eq. 14 for `input.demand_rps` in `options.space`. Never throws for an
-// infeasible input: the Plan says so and names the binding constraint group.
-Plan make_plan(const PlanInput& input, const PlanOptions& options);
-
-struct MaxDemand {
-  SearchSpace space;
-  PlanStatus status = PlanStatus::kNoSolution;  // optimal: within max_demand_gap of the max
-  std::string message;
-  double max_demand_rps = 0.0;   // largest R with a feasible plan found (no slack applied)
-  double upper_bound_rps = 0.0;  // proven: no plan serves more
-  double seconds = 0.0;          // the search's time (without the final Eq. 14 plan)
-  int solves = 0;                // MILPs solved in the search
-  long nodes = 0;                // CBC nodes over the search's MILPs
-  // What cut the search short (status feasible): "node limit", "time limit" or "solve
-  // budget" (PlanOptions::max_demand_solves); empty when it finished.
-  std::string limit;
-  Plan plan;  // the Eq. 14 plan at that demand
+// Every planner: a typed request in, the engine's deployments and the planner's report
+// out. Never throws for a request it cannot satisfy (the result says so); throws
+// std::invalid_argument for a malformed request.
+template <typename Request, typename Report>
+class Planner {
+ public:
+  using RequestType = Request;
+  using ReportType = Report;
+  virtual ~Planner() = default;
+  virtual PlannerKind kind() const = 0;
+  virtual PlanResult<Report> plan(const Request& request) const = 0;
 };
-
-// The largest root demand the space can serve (the paper's Fig. 3), within
-// `options.max_demand_gap` (relative): a MILP maximising R with the same constraints
-// (up to `options.max_demand_nodes` nodes, for a serviceable R and a bound), then at most
-// `options.max_demand_solves` feasibility MILPs in a bisection on R with feasibility MILPs
-// at fixed R until the serviceable R and the proven bound meet; then the plan at that R.
-// Slack is not applied. `at_least_rps` > 0 is a demand known to be serviceable (e.g. the
-// max of a smaller search space: A+S+T contains A+S): it is added as R >= at_least
-// (x (1 - 1e-6)) to help CBC.
-MaxDemand max_serviceable_demand(const PlanInput& input, const PlanOptions& options,
-                                 double at_least_rps = 0.0);
-
-// True when every plan of `a` is also a plan of `b` (each feature of a is in b).
-bool is_subspace(const SearchSpace& a, const SearchSpace& b);
-
-// The plan as a deployment for `tessera simulate`: one worker group per entry, with
-// count = instances x MPS processes, on the segment's name (e.g. "1g.10gb/mps2"), with
-// each task's Lhat(t) as its workers' batching timeout.
-Deployment to_deployment(const Plan& plan, const PlanInput& input);
 
 }  // namespace tessera::plan

@@ -3,48 +3,24 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
-#include <optional>
 #include <stdexcept>
 
 #include "core/spec_node.hpp"
-#include "policy/budget_queue.hpp"
-#include "policy/fifo_queue.hpp"
-#include "policy/jigsaw_dropping.hpp"
-#include "policy/pard/request_broker.hpp"
 #include "policy/pard/state_planner.hpp"
 #include "policy/presets.hpp"
-#include "policy/split_budget.hpp"
+#include "policy/registry.hpp"
+#include "policy/spec_choice.hpp"
 
 namespace tessera {
 namespace {
-
-std::string estimate_name(DownstreamEstimate e) {
-  switch (e) {
-    case DownstreamEstimate::kFull:
-      return "full";
-    case DownstreamEstimate::kBackward:
-      return "backward";
-    case DownstreamEstimate::kServiceOnly:
-      return "service";
-  }
-  return "?";
-}
-
-// The dropping policies that run PARD's State Planner (and so can drive adaptive queues).
-bool runs_state_planner(const std::string& dropping) {
-  return dropping == "pard" || dropping == "split" || dropping == "split_reactive" ||
-         dropping == "split_window" || dropping == "split_wcl";
-}
 
 PardSettings parse_pard_settings(const SpecNode& node, PardSettings s) {
   node.allow_only({"estimate", "lambda", "queue_window_s", "samples", "sync_period_s", "hysteresis",
                    "rate_window_s", "backlog_queueing", "purge_hopeless"});
   if (auto n = node.get("estimate")) {
-    const std::string e = n->as_choice({"full", "backward", "service"});
-    s.estimate = e == "backward"  ? DownstreamEstimate::kBackward
-                 : e == "service" ? DownstreamEstimate::kServiceOnly
-                                  : DownstreamEstimate::kFull;
+    s.estimate = spec_enum<DownstreamEstimate>(*n, {{"full", DownstreamEstimate::kFull},
+                                                    {"backward", DownstreamEstimate::kBackward},
+                                                    {"service", DownstreamEstimate::kServiceOnly}});
   }
   if (auto n = node.get("lambda")) s.lambda = n->as_number_in(0.0, 1.0);
   if (auto n = node.get("queue_window_s")) {
@@ -68,210 +44,142 @@ PardSettings parse_pard_settings(const SpecNode& node, PardSettings s) {
   return s;
 }
 
+// The parameters of `family` that `holder` (the family's map, or the policies section for
+// parameters written beside it: dropping's stale_ms, stale_rule) names, each checked
+// against the row of `kind` ("only jigsaw dropping takes a staleness threshold").
+template <typename Kind>
+void parse_parameters(const SpecNode& holder, const PolicyFamily<Kind>& family, Kind kind,
+                      PolicyConfig& config) {
+  const PolicyRow<Kind>& row = family.row(kind);
+  for (const PolicyParameter* p : family.parameters()) {
+    const auto value = holder.get(p->key);
+    if (!value) continue;
+    if (std::find(row.parameters.begin(), row.parameters.end(), p) == row.parameters.end()) {
+      value->fail(family.only_message(*p));
+    }
+    p->parse(*value, config);
+  }
+}
+
+// The field `family.field` of a policies section: a name, or, for a family whose rows take
+// parameters written inside it (batching, variant), a map {kind, parameters...}. Sets the family's
+// kind in `config` and parses the parameters the chosen row takes.
+template <typename Kind>
+void parse_family(const SpecNode& node, const PolicyFamily<Kind>& family, Kind& kind,
+                  PolicyConfig& config) {
+  const bool as_map =
+      !node.is_scalar() && !family.parameters_beside && !family.parameters().empty();
+  const SpecNode name_node = as_map ? node.at("kind") : node;
+  kind = family.find(spec_choice(name_node, family.choices()))->kind;
+  if (!as_map) return;
+  std::vector<std::string_view> keys{"kind"};
+  for (const PolicyParameter* p : family.parameters()) keys.push_back(p->key);
+  spec_allow_only(node, keys);
+  parse_parameters(node, family, kind, config);
+}
+
+// A row's parameters that another row's config holds ("only jigsaw dropping takes a
+// staleness threshold"), then the row's own check.
+template <typename Kind>
+std::optional<PolicyConfigError> family_error(const PolicyFamily<Kind>& family, Kind kind,
+                                              const PolicyConfig& config) {
+  const PolicyRow<Kind>& row = family.row(kind);
+  for (const PolicyParameter* p : family.parameters()) {
+    if (p->is_set == nullptr || !p->is_set(config)) continue;
+    if (std::find(row.parameters.begin(), row.parameters.end(), p) == row.parameters.end()) {
+      return PolicyConfigError{std::string(p->key), family.only_message(*p)};
+    }
+  }
+  if (row.check != nullptr) return row.check(config);
+  return std::nullopt;
+}
+
+template <typename Kind>
+std::string describe_choice(const PolicyFamily<Kind>& family, Kind kind,
+                            const PolicyConfig& config) {
+  const PolicyRow<Kind>& row = family.row(kind);
+  std::string out = std::string(family.field) + "=" + std::string(row.name);
+  if (row.describe != nullptr) out += row.describe(config);
+  return out;
+}
+
 }  // namespace
+
+std::string_view stale_rule_name(JigsawDropping::StaleRule rule) {
+  return rule == JigsawDropping::StaleRule::kAtPickup ? "at_pickup" : "queued";
+}
 
 std::string PolicyConfig::describe() const {
   std::string out;
   if (!preset.empty()) out += "preset=" + preset + " ";
-  out += "dispatch=" + dispatch + " queue=" + queue + " batching=" + batching;
-  if (batching == "timeout") out += fmt::format("({:g}ms)", to_ms(batch_timeout));
-  out += " dropping=" + dropping;
-  if (dropping == "jigsaw") {
-    out += fmt::format("(stale={:g}ms {})", to_ms(stale_after), stale_rule);
-  }
-  if (dropping == "pard") {
-    out += fmt::format("(estimate={} lambda={:g})", estimate_name(pard.estimate), pard.lambda);
-  }
-  if (queue == "adaptive" && !pard.hysteresis) out += " hysteresis=off";
-  if (dropping == "pard" && !pard.purge_hopeless) out += " purge=off";
-  if (runs_state_planner(dropping) && pard.backlog_queueing) out += " backlog_q=on";
-  out += " variant=" + variant;
-  if (variant == "slackfit") out += fmt::format("(buckets={})", slack.buckets);
+  out += describe_choice(dispatch_policies(), dispatch, *this) + " ";
+  out += describe_choice(queue_policies(), queue, *this) + " ";
+  out += describe_choice(batching_policies(), batching, *this) + " ";
+  out += describe_choice(dropping_policies(), dropping, *this);
+  // Settings of PARD's State Planner and Request Broker that differ from the paper's.
+  if (queue == QueueKind::kAdaptive && !pard.hysteresis) out += " hysteresis=off";
+  if (dropping == DroppingKind::kPard && !pard.purge_hopeless) out += " purge=off";
+  if (runs_state_planner(*this) && pard.backlog_queueing) out += " backlog_q=on";
+  out += " " + describe_choice(variant_policies(), variant, *this);
   if (slack.fallback == SlackFallback::kFit) out += " fallback=fit";
-  if (variant == "infaas" && slack.accuracy_floor > 0)
-    out += fmt::format("(floor={:g})", slack.accuracy_floor);
-  if (variant == "clipper+") out += "(" + slack.fixed_variant + ")";
   if (max_queue > 0) out += " max_queue=" + std::to_string(max_queue);
   if (!cancel_siblings) out += " cancel_siblings=off";
   return out;
 }
 
-const std::vector<std::string>& policy_presets(const std::string& family) {
-  // Built once from the preset table, in its order.
-  static const auto lists = [] {
-    std::map<std::string, std::vector<std::string>> by_family;
-    std::vector<std::string> all;
-    for (const PresetInfo& p : preset_table()) {
-      if (p.listed) by_family[p.family].push_back(p.name);
-      all.push_back(p.parameter_required ? p.name + ":" + p.parameter : p.name);
-    }
-    by_family[""] = all;
-    return by_family;
-  }();
-  const auto it = lists.find(family);
-  if (it == lists.end() || (family != "" && family != "pard" && family != "superserve")) {
-    throw std::invalid_argument("unknown preset family '" + printable(family) +
-                                "' (pard, superserve)");
-  }
-  return it->second;
-}
-
-std::vector<std::string> expand_presets(const std::vector<std::string>& names) {
-  std::vector<std::string> out;
-  for (const std::string& n : names) {
-    if (n == "pard-all" || n == "superserve") {
-      const auto& family = policy_presets(n == "superserve" ? "superserve" : "pard");
-      out.insert(out.end(), family.begin(), family.end());
-    } else {
-      out.push_back(n);
-    }
-  }
-  return out;
-}
-
-PolicyConfig preset_config(const std::string& spec) {
-  // A preset may carry one parameter after a colon: clipper+:VARIANT, infaas:FLOOR,
-  // slackfit:BUCKETS, jigsawserve:STALE_MS (the table says which).
-  const auto colon = spec.find(':');
-  const std::string name = spec.substr(0, colon);
-  const std::string param = colon == std::string::npos ? "" : spec.substr(colon + 1);
-  const PresetInfo* preset = find_preset(name);
-  if (preset == nullptr) {
-    std::string list;
-    for (const auto& p : policy_presets("")) list += (list.empty() ? "" : ", ") + p;
-    throw std::invalid_argument("unknown policy preset '" + printable(name) +
-                                "' (expected one of: " + list + ")");
-  }
-  if (colon != std::string::npos && preset->parameter.empty()) {
-    throw std::invalid_argument("preset '" + printable(name) + "' takes no parameter (found '" +
-                                printable(spec) + "')");
-  }
-  if (colon != std::string::npos && param.empty()) {
-    throw std::invalid_argument("bad parameter in preset '" + printable(spec) + "' (" + name + ":" +
-                                preset->parameter + ": the parameter is empty)");
-  }
-  if (preset->parameter_required && param.empty()) {
-    throw std::invalid_argument("preset " + name + " needs its parameter: " + name + ":" +
-                                preset->parameter);
-  }
-  PolicyConfig c;
-  c.preset = spec;
-  preset->configure(c, spec, param);
-  return c;
-}
-
 std::optional<PolicyConfigError> policy_config_error(const PolicyConfig& c) {
-  if (c.queue == "adaptive" && !runs_state_planner(c.dropping)) {
-    return PolicyConfigError{"queue",
-                             "queue 'adaptive' needs a dropping policy that runs the State "
-                             "Planner (pard, split, split_reactive, split_window or split_wcl), "
-                             "not '" +
-                                 c.dropping + "'"};
-  }
-  if (c.variant == "clipper+" && c.slack.fixed_variant.empty()) {
-    return PolicyConfigError{
-        "variant", "clipper+ serves one variant: write variant: {kind: clipper+, variant: NAME}"};
-  }
-  if (c.dropping != "jigsaw" && c.stale_after != PolicyConfig{}.stale_after) {
-    return PolicyConfigError{"stale_ms", "only jigsaw dropping takes a staleness threshold"};
-  }
-  if (c.dropping != "jigsaw" && c.stale_rule != PolicyConfig{}.stale_rule) {
-    return PolicyConfigError{"stale_rule", "only jigsaw dropping takes a stale rule"};
-  }
+  if (auto e = family_error(queue_policies(), c.queue, c)) return e;
+  if (auto e = family_error(variant_policies(), c.variant, c)) return e;
+  if (auto e = family_error(dispatch_policies(), c.dispatch, c)) return e;
+  if (auto e = family_error(batching_policies(), c.batching, c)) return e;
+  if (auto e = family_error(dropping_policies(), c.dropping, c)) return e;
   return std::nullopt;
 }
 
-PolicyConfig parse_policy_config(const SpecNode& node) {
+PolicyConfig parse_policy_config(const SpecNode& node, const std::optional<std::string>& preset) {
   node.allow_only({"preset", "dispatch", "queue", "batching", "dropping", "stale_ms", "stale_rule",
                    "variant", "max_queue", "pard", "cancel_siblings"});
   PolicyConfig config;
-  if (auto n = node.get("preset")) {
+  if (preset) {
+    config = preset_config(*preset);
+  } else if (auto n = node.get("preset")) {
     try {
       config = preset_config(n->as_string());
     } catch (const std::invalid_argument& e) {
       n->fail(e.what());
     }
   }
-  if (auto n = node.get("dispatch")) {
-    config.dispatch = n->as_choice({"round_robin", "least_loaded", "central"});
-  }
-  if (auto n = node.get("queue")) {
-    config.queue = n->as_choice({"fifo", "edf", "lbf", "hbf", "adaptive"});
-    if (config.queue == "edf") config.queue = "lbf";
-  }
-  if (auto n = node.get("dropping")) {
-    config.dropping = n->as_choice({"none", "expired", "infeasible", "pard", "split",
-                                    "split_reactive", "split_window", "split_wcl", "jigsaw"});
-  }
-  if (auto n = node.get("stale_ms")) {
-    if (config.dropping != "jigsaw") n->fail("only jigsaw dropping takes a staleness threshold");
-    config.stale_after = from_ms(n->as_ms());
-  }
-  if (auto n = node.get("stale_rule")) {
-    if (config.dropping != "jigsaw") n->fail("only jigsaw dropping takes a stale rule");
-    config.stale_rule = n->as_choice({"queued", "at_pickup"});
-  }
-  if (auto n = node.get("variant")) {
-    const SpecNode kind = n->is_scalar() ? *n : n->at("kind");
-    config.variant =
-        kind.as_choice({"fixed", "slackfit", "maxbatch", "maxacc", "infaas", "clipper+"});
-    if (!n->is_scalar()) {
-      n->allow_only({"kind", "buckets", "accuracy_floor", "variant", "fallback"});
-      if (auto b = n->get("buckets")) {
-        if (config.variant != "slackfit") b->fail("only slackfit takes buckets");
-        config.slack.buckets = static_cast<int>(b->as_integer_in(1, 10000));
-      }
-      if (auto f = n->get("accuracy_floor")) {
-        if (config.variant != "infaas") f->fail("only infaas takes an accuracy floor");
-        config.slack.accuracy_floor = f->as_number_in(0.0, 1.0);
-      }
-      if (auto v = n->get("variant")) {
-        if (config.variant != "clipper+") v->fail("only clipper+ takes a fixed variant");
-        config.slack.fixed_variant = v->as_string();
-      }
-      if (auto fb = n->get("fallback")) {
-        if (config.variant != "slackfit" && config.variant != "maxbatch" &&
-            config.variant != "maxacc") {
-          fb->fail("only slackfit, maxbatch and maxacc take a fallback");
-        }
-        config.slack.fallback =
-            fb->as_choice({"drain", "fit"}) == "fit" ? SlackFallback::kFit : SlackFallback::kDrain;
-      }
-    }
-    if (config.variant == "clipper+" && config.slack.fixed_variant.empty()) {
-      n->fail("clipper+ serves one variant: write variant: {kind: clipper+, variant: NAME}");
-    }
-  }
+  if (auto n = node.get("dispatch")) parse_family(*n, dispatch_policies(), config.dispatch, config);
+  if (auto n = node.get("queue")) parse_family(*n, queue_policies(), config.queue, config);
+  if (auto n = node.get("dropping")) parse_family(*n, dropping_policies(), config.dropping, config);
+  parse_parameters(node, dropping_policies(), config.dropping, config);
+  if (auto n = node.get("variant")) parse_family(*n, variant_policies(), config.variant, config);
   if (auto n = node.get("max_queue")) {
     config.max_queue = static_cast<std::size_t>(n->as_integer_in(0, INT32_MAX));
   }
-  if (auto n = node.get("batching")) {
-    if (n->is_scalar()) {
-      config.batching = n->as_choice({"eager", "timeout", "idle", "jigsaw"});
-    } else {
-      n->allow_only({"kind", "timeout_ms"});
-      config.batching = n->at("kind").as_choice({"eager", "timeout", "idle", "jigsaw"});
-      if (auto t = n->get("timeout_ms")) {
-        if (config.batching != "timeout" && config.batching != "jigsaw")
-          t->fail("only timeout and jigsaw batching take a timeout");
-        config.batch_timeout = from_ms(t->as_ms());
-      }
-    }
-  }
+  if (auto n = node.get("batching")) parse_family(*n, batching_policies(), config.batching, config);
   if (auto n = node.get("pard")) config.pard = parse_pard_settings(*n, config.pard);
   if (auto n = node.get("cancel_siblings")) config.cancel_siblings = n->as_bool();
   // An invalid combination is an error here, naming the field, not an exception later.
   if (const auto error = policy_config_error(config)) {
     const auto field = node.get(error->field);
     if (field) field->fail(error->message);
-    if (auto preset = node.get("preset")) preset->fail(error->message);
+    if (auto p = node.get("preset")) p->fail(error->message);
     node.fail(error->message);
   }
   return config;
 }
 
+std::vector<std::string> policy_overrides(const SpecNode& node) {
+  std::vector<std::string> out;
+  for (const auto& [key, value] : node.entries()) {
+    if (key != "preset") out.push_back(key);
+  }
+  return out;
+}
+
 void check_policy_for_app(const SpecNode& node, const PolicyConfig& config, const App& app) {
-  if (config.variant != "clipper+") return;
+  if (config.variant != VariantKind::kClipperPlus) return;
   for (const Task& task : app.tasks) {
     if (task.variant_index(config.slack.fixed_variant) >= 0) return;
   }
@@ -286,95 +194,21 @@ PolicySet::PolicySet(PolicyConfig config) : config_(std::move(config)) {}
 
 EnginePolicies PolicySet::instantiate(const App& app, uint64_t seed) const {
   const PolicyConfig& c = config_;
+  if (const auto error = policy_config_error(c)) throw std::invalid_argument(error->message);
+  // The State Planner exists when a policy runs or reads it; the dropping policy and the
+  // adaptive queues then share it.
+  std::shared_ptr<StatePlanner> planner;
+  if (runs_state_planner(c) || queue_policies().row(c.queue).state_planner) {
+    planner = std::make_shared<StatePlanner>(app, c.pard, seed ^ 0x5eedULL);
+  }
+  const PolicyContext context{c, app, planner};
   EnginePolicies out;
   out.max_queue = c.max_queue;
-  if (c.batching == "timeout") {
-    out.batching = std::make_unique<TimeoutBatching>(c.batch_timeout);
-  } else if (c.batching == "jigsaw") {
-    out.batching = std::make_unique<TimeoutBatching>(c.batch_timeout, true);
-  } else if (c.batching == "idle") {
-    out.batching = std::make_unique<IdleBatching>();
-  } else if (c.batching == "eager") {
-    out.batching = std::make_unique<EagerBatching>();
-  } else {
-    throw std::invalid_argument("unknown batching policy: " + c.batching);
-  }
-
-  if (c.variant == "fixed") {
-    out.variant = std::make_unique<FixedVariant>();
-  } else if (c.variant == "slackfit") {
-    out.variant = std::make_unique<SlackFit>(app, c.slack.buckets, c.slack.fallback);
-  } else if (c.variant == "maxbatch") {
-    out.variant = std::make_unique<MaxBatch>(app, c.slack.fallback);
-  } else if (c.variant == "maxacc") {
-    out.variant = std::make_unique<MaxAcc>(app, c.slack.fallback);
-  } else if (c.variant == "infaas") {
-    out.variant = std::make_unique<Infaas>(app, c.slack.accuracy_floor);
-  } else if (c.variant == "clipper+") {
-    if (c.slack.fixed_variant.empty()) {
-      throw std::invalid_argument(
-          "clipper+ needs the variant it serves (variant: {kind: clipper+, variant: NAME})");
-    }
-    out.variant = std::make_unique<ClipperPlus>(app, c.slack.fixed_variant);
-  } else {
-    throw std::invalid_argument("unknown variant policy: " + c.variant);
-  }
-
-  // The State Planner exists when a policy reads pipeline state.
-  std::shared_ptr<StatePlanner> planner;
-  const bool needs_planner = c.queue == "adaptive" || runs_state_planner(c.dropping);
-  if (needs_planner) planner = std::make_shared<StatePlanner>(app, c.pard, seed ^ 0x5eedULL);
-
-  if (c.dropping == "pard") {
-    out.dropping = std::make_unique<RequestBroker>(planner);
-  } else if (c.dropping == "split" || c.dropping == "split_wcl") {
-    out.dropping = std::make_unique<SplitBudgetDropping>(planner, c.dropping == "split_wcl");
-  } else if (c.dropping == "split_reactive") {
-    out.dropping = std::make_unique<SplitBudgetDropping>(
-        planner, false, SplitBudgetDropping::SplitCheck::kReactive);
-  } else if (c.dropping == "split_window") {
-    out.dropping = std::make_unique<SplitBudgetDropping>(planner, false,
-                                                         SplitBudgetDropping::SplitCheck::kWindow);
-  } else if (c.dropping == "expired") {
-    out.dropping = std::make_unique<DropExpired>();
-  } else if (c.dropping == "infeasible") {
-    out.dropping = std::make_unique<DropInfeasible>();
-  } else if (c.dropping == "jigsaw") {
-    out.dropping = std::make_unique<JigsawDropping>(app, c.stale_after, c.batch_timeout,
-                                                    c.stale_rule == "at_pickup"
-                                                        ? JigsawDropping::StaleRule::kAtPickup
-                                                        : JigsawDropping::StaleRule::kQueued);
-  } else if (c.dropping == "none") {
-    out.dropping = std::make_unique<NoDropping>();
-  } else {
-    throw std::invalid_argument("unknown dropping policy: " + c.dropping);
-  }
-  if (const auto error = policy_config_error(c)) throw std::invalid_argument(error->message);
-
-  if (c.queue == "fifo") {
-    out.make_queue = [](TaskId) { return std::make_unique<FifoQueue>(); };
-  } else if (c.queue == "lbf") {
-    out.make_queue = [](TaskId) { return std::make_unique<BudgetQueue>(&BudgetQueue::kAlwaysLbf); };
-  } else if (c.queue == "hbf") {
-    out.make_queue = [](TaskId) { return std::make_unique<BudgetQueue>(&BudgetQueue::kAlwaysHbf); };
-  } else if (c.queue == "adaptive") {
-    out.make_queue = [planner](TaskId task) {
-      return std::make_unique<BudgetQueue>(planner->mode_ref(task));
-    };
-  } else {
-    throw std::invalid_argument("unknown queue policy: " + c.queue);
-  }
-
-  out.shared_queue = c.dispatch == "central";
-  if (c.dispatch == "central") {
-    out.make_dispatcher = [](TaskId) { return std::make_unique<IdleFirstDispatcher>(); };
-  } else if (c.dispatch == "least_loaded") {
-    out.make_dispatcher = [](TaskId) { return std::make_unique<LeastLoadedDispatcher>(); };
-  } else if (c.dispatch == "round_robin") {
-    out.make_dispatcher = [](TaskId) { return std::make_unique<RoundRobinDispatcher>(); };
-  } else {
-    throw std::invalid_argument("unknown dispatch policy: " + c.dispatch);
-  }
+  batching_policies().row(c.batching).install(context, out);
+  variant_policies().row(c.variant).install(context, out);
+  dropping_policies().row(c.dropping).install(context, out);
+  queue_policies().row(c.queue).install(context, out);
+  dispatch_policies().row(c.dispatch).install(context, out);
   return out;
 }
 

@@ -2,7 +2,7 @@
 
 // Co-simulation: several Simulators (one engine each, e.g. one per DNN of a PPipe plan)
 // advanced on one virtual time, so that state they share outside the engines (the NIC
-// reservation tables of servers that hold vGPUs of several DNNs, reservation/nic_tables.hpp)
+// reservation tables of servers that hold vGPUs of several DNNs, dataplane/ppipe/nic_tables.hpp)
 // sees every simulator's actions in time order. Each step processes the earliest next
 // arrival or event over all simulators; ties go to the lower index, so a run is
 // deterministic. Each simulator keeps its own metrics and accounting checks.

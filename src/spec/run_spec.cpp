@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "core/input_file.hpp"
 #include "llm/llm_cost_model.hpp"
+#include "policy/presets.hpp"
+#include "policy/registry.hpp"
 #include "profile/profile_sources.hpp"
 #include "spec/app_spec.hpp"
 #include "spec/llm_measured_spec.hpp"
@@ -117,7 +120,7 @@ RunSpec parse_run_spec(const SpecNode& node) {
   node.allow_only({"app", "profiles", "cluster", "deployment", "workload", "policies", "simulation",
                    "llm", "models"});
   RunSpec run{std::filesystem::path(node.file()), {},           {}, std::nullopt, {}, {}, {},
-              section(node.at("workload")),       std::nullopt, {}};
+              section(node.at("workload")),       std::nullopt, {}, std::nullopt};
   if (auto m = node.get("models")) run.models_file = m->as_file_path();
   const SpecNode app_node = section(node.at("app"));
   run.app = parse_app(app_node);
@@ -128,6 +131,7 @@ RunSpec parse_run_spec(const SpecNode& node) {
   if (auto p = node.get("policies")) {
     run.policies = parse_policy_config(*p);
     check_policy_for_app(*p, run.policies, run.app);
+    run.policies_node = *p;
   }
   if (auto l = node.get("llm")) run.llm = parse_llm_spec(*l, run.app);
   if (auto s = node.get("simulation")) {
@@ -145,6 +149,10 @@ RunSpec parse_run_spec(const SpecNode& node) {
 }
 
 std::unique_ptr<ArrivalSource> make_run_arrivals(const RunSpec& run) {
+  return make_run_arrivals(run, run.policies);
+}
+
+std::unique_ptr<ArrivalSource> make_run_arrivals(const RunSpec& run, const PolicyConfig& p) {
   Workload workload = build_workload(run.workload, run.sim.seed);
   if (!workload.finite) {
     run.workload.fail(
@@ -162,9 +170,7 @@ std::unique_ptr<ArrivalSource> make_run_arrivals(const RunSpec& run) {
                       "): raise simulation.window_s or shorten the workload");
   }
   // PARD's State Planner draws `samples` per task at every sync.
-  const PolicyConfig& p = run.policies;
-  if (p.queue == "adaptive" || p.dropping == "pard" || p.dropping == "split" ||
-      p.dropping == "split_wcl") {
+  if (runs_state_planner(p)) {
     const double draws = (workload.size.span_s + run.app.slo) / p.pard.sync_period *
                          static_cast<double>(run.app.tasks.size()) * p.pard.samples;
     if (!(draws <= limits::kMaxPlannerDraws)) {
@@ -181,6 +187,25 @@ std::unique_ptr<ArrivalSource> make_run_arrivals(const RunSpec& run) {
                       approx(limits::kMaxItems) + ")");
   }
   return std::move(workload.source);
+}
+
+PolicyConfig policies_with_preset(const RunSpec& run, const std::string& preset) {
+  const PolicyConfig config =
+      run.policies_node ? parse_policy_config(*run.policies_node, preset) : preset_config(preset);
+  if (run.policies_node && run.policies_node->has("variant")) {
+    check_policy_for_app(*run.policies_node, config, run.app);
+  } else if (config.variant == VariantKind::kClipperPlus) {
+    bool known = false;
+    for (const Task& task : run.app.tasks) {
+      known = known || task.variant_index(config.slack.fixed_variant) >= 0;
+    }
+    if (!known) {
+      throw std::invalid_argument("preset '" + printable(preset) + "' serves variant '" +
+                                  printable(config.slack.fixed_variant) +
+                                  "', which is not a variant of any task of the application");
+    }
+  }
+  return config;
 }
 
 RunSpec load_run_spec(const std::filesystem::path& file) {

@@ -32,13 +32,25 @@ struct RunSpec {
   // `models:`, the models file `tessera serve` uses (docs/serve.md#models); empty if none.
   // Read by the commands that run models, ignored by the simulator.
   std::filesystem::path models_file;
+  // The `policies:` section as written, if any: compare reads it again with each preset
+  // (policies_with_preset).
+  std::optional<SpecNode> policies_node;
 };
 
 RunSpec load_run_spec(const std::filesystem::path& file);
 
 // The run's arrival stream, built fresh from its workload and seed. A workload that never
-// ends is a SpecError naming the workload field.
+// ends, or one too large for the run's policies (PARD's State Planner's draws), is a
+// SpecError naming the workload field. `policies` (default: the run's) is the config the
+// stream will be served under.
 std::unique_ptr<ArrivalSource> make_run_arrivals(const RunSpec& run);
+std::unique_ptr<ArrivalSource> make_run_arrivals(const RunSpec& run, const PolicyConfig& policies);
+
+// The run's policies as if its `policies:` section named `preset` (the section's other
+// fields still override it): what `tessera compare --presets` runs for each preset, equal
+// by construction to the run spec with `preset:` changed. A bad preset name throws
+// std::invalid_argument; a combination that cannot run is a SpecError naming the field.
+PolicyConfig policies_with_preset(const RunSpec& run, const std::string& preset);
 RunSpec parse_run_spec(const SpecNode& node);
 
 }  // namespace tessera

@@ -42,7 +42,7 @@
 #include "control/replan_spec.hpp"
 #include "core/error.hpp"
 #include "core/spec_node.hpp"
-#include "plan/plan_spec.hpp"
+#include "plan/jigsawserve/plan_spec.hpp"
 #include "spec/run_validation.hpp"
 #include "workload/workload_spec.hpp"
 

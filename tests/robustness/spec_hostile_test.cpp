@@ -17,6 +17,7 @@
 #include "core/input_file.hpp"
 #include "core/spec_node.hpp"
 #include "policy/policy_set.hpp"
+#include "policy/presets.hpp"
 #include "spec/run_validation.hpp"
 
 namespace tessera {
@@ -278,6 +279,26 @@ TEST(HostileSpec, PardPlannerWorkIsBounded) {
   expect_refused(run, "workload", "State Planner");
   run.extra = "policies: {preset: pard, pard: {sync_period_s: 1e-300}}\n";
   expect_refused(run, "policies.pard.sync_period_s", "between 0.001");
+}
+
+// Every dropping policy that runs PARD's State Planner is bounded the same way, whether
+// named directly or through a preset (nexus: split_window, clipper++: split_reactive).
+TEST(HostileSpec, PlannerWorkIsBoundedForEveryPolicyThatRunsThePlanner) {
+  RunText run;
+  run.workload = "workload: {source: {kind: poisson, rate_rps: 0.01}, duration_s: 1e6}\n";
+  const std::string hostile = "pard: {sync_period_s: 0.001, samples: 1000000}}\n";
+  for (const char* dropping : {"pard", "split", "split_reactive", "split_window", "split_wcl"}) {
+    SCOPED_TRACE(dropping);
+    run.extra = std::string("policies: {dropping: ") + dropping + ", " + hostile +
+                "simulation: {window_s: 10}\n";
+    expect_refused(run, "workload", "State Planner");
+  }
+  for (const char* preset : {"nexus", "clipper++", "clipper++-predictive", "pard-wcl"}) {
+    SCOPED_TRACE(preset);
+    run.extra = std::string("policies: {preset: ") + preset + ", " + hostile +
+                "simulation: {window_s: 10}\n";
+    expect_refused(run, "workload", "State Planner");
+  }
 }
 
 // ---------------------------------------------------------------------------------------

@@ -1,0 +1,77 @@
+#include "dataplane/ppipe/timeline.hpp"
+
+#include <algorithm>
+
+namespace tessera::reservation {
+
+Time Timeline::earliest_fit(Time t, Time len) const {
+  if (t >= free_from_) return t;  // the scan below would skip every interval
+  // One run [first_start_, free_from_): the scan stops at once (t) or runs to its end.
+  if (one_run_) return first_start_ >= t + len ? t : free_from_;
+  Time s = t;
+  for (const Interval& iv : intervals_) {
+    if (iv.end <= s) continue;
+    if (iv.start >= s + len) break;  // sorted by start: every later interval starts later
+    s = iv.end;
+  }
+  return s;
+}
+
+void Timeline::insert(const Interval& iv) {
+  auto at = std::upper_bound(intervals_.begin(), intervals_.end(), iv.start,
+                             [](Time s, const Interval& x) { return s < x.start; });
+  intervals_.insert(at, iv);
+  summarize();
+}
+
+void Timeline::summarize() {
+  free_from_ = -std::numeric_limits<Time>::infinity();
+  first_start_ =
+      intervals_.empty() ? std::numeric_limits<Time>::infinity() : intervals_.front().start;
+  one_run_ = true;
+  for (const Interval& iv : intervals_) {
+    // Sorted by start: a start past every earlier end opens a gap.
+    if (iv.start > free_from_ && &iv != &intervals_.front()) one_run_ = false;
+    free_from_ = std::max(free_from_, iv.end);
+  }
+}
+
+void Timeline::reserve(ReservationId id, Time start, Time len) {
+  insert(Interval{start, start + len, id});
+}
+
+bool Timeline::correct(ReservationId id, Time start, Time end) {
+  if (!release(id)) return false;
+  insert(Interval{start, end, id});
+  return true;
+}
+
+bool Timeline::release(ReservationId id) {
+  auto it = std::find_if(intervals_.begin(), intervals_.end(),
+                         [id](const Interval& x) { return x.id == id; });
+  if (it == intervals_.end()) return false;
+  intervals_.erase(it);
+  summarize();
+  return true;
+}
+
+bool Timeline::overbooked(Time tolerance) const {
+  Time reach = -1e300;
+  for (const Interval& iv : intervals_) {
+    if (iv.start < reach - tolerance) return true;
+    reach = std::max(reach, iv.end);
+  }
+  return false;
+}
+
+Time earliest_common_fit(const Timeline& a, const Timeline& b, Time t, Time len) {
+  Time s = t;
+  for (;;) {
+    const Time sa = a.earliest_fit(s, len);
+    const Time sb = b.earliest_fit(sa, len);
+    if (sb == sa) return sa;
+    s = sb;
+  }
+}
+
+}  // namespace tessera::reservation
