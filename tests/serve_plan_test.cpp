@@ -17,10 +17,10 @@
 #include <unistd.h>
 #include <nlohmann/json.hpp>
 
-#include "exec/model_spec.hpp"
 #include "loadgen/http_loadgen.hpp"
-#include "server/protocol.hpp"
-#include "server/server.hpp"
+#include "models/model_spec.hpp"
+#include "serve/kserve/protocol.hpp"
+#include "serve/server/server.hpp"
 #include "spec/run_spec.hpp"
 
 namespace tessera {
