@@ -112,8 +112,9 @@ struct GuardedServer {
   int port = 0;
   std::unique_ptr<pb::GRPCInferenceService::Stub> stub;
 
-  explicit GuardedServer(AccessConfig access) {
+  explicit GuardedServer(AccessConfig access, GrpcTls tls = {}) {
     options.access = std::move(access);
+    options.grpc_tls = std::move(tls);
     options.port = 0;
     options.grpc_port = 0;
     options.drain_timeout_s = 5.0;
@@ -303,44 +304,13 @@ bool live_over(int port, const std::shared_ptr<grpc::ChannelCredentials>& creds)
   return stub->ServerLive(&ctx, {}, &r).ok() && r.live();
 }
 
-// The echo app with gRPC over TLS on a free port.
-struct TlsServer {
-  App app;
-  Deployment deployment;
-  ProfileTable profiles;
-  ModelsConfig models;
-  std::unique_ptr<Server> server;
-  explicit TlsServer(GrpcTls tls) {
-    ServeOptions options;
-    options.port = 0;
-    options.grpc_port = 0;
-    options.model_endpoints = false;
-    options.grpc_tls = std::move(tls);
-    app.name = "echo";
-    app.slo = 5.0;
-    app.tasks = {make_task("echo")};
-    app.finalize();
-    ModelSpec m;
-    m.variant = "echo";
-    m.arch = "noop";
-    m.input_shape = {4};
-    models.models = {m};
-    deployment.groups.push_back(WorkerGroup{0, {0}, "cpu", 4, 1});
-    add_affine(profiles, "echo", 1.0, 0.1, 4, "cpu");
-    server =
-        std::make_unique<Server>(app, deployment, profiles, PolicyConfig{}, 1, models, options);
-    server->start();
-  }
-  ~TlsServer() { server->shutdown(); }
-};
-
 TEST(AccessTls, GrpcOverTlsAndClientCertificates) {
   const TestPki pki;
   ASSERT_TRUE(pki.ok) << "openssl could not make the test certificates";
   grpc::SslCredentialsOptions trust;
   trust.pem_root_certs = TestPki::read(pki.pem("ca.pem"));
   {
-    TlsServer s(GrpcTls{pki.pem("server.pem"), pki.pem("server.key"), ""});
+    GuardedServer s(AccessConfig{}, GrpcTls{pki.pem("server.pem"), pki.pem("server.key"), ""});
     EXPECT_TRUE(live_over(s.server->grpc_port(), grpc::SslCredentials(trust)));
     EXPECT_FALSE(live_over(s.server->grpc_port(), grpc::InsecureChannelCredentials()));
     grpc::SslCredentialsOptions other;  // a client that trusts another CA: refused
@@ -348,7 +318,8 @@ TEST(AccessTls, GrpcOverTlsAndClientCertificates) {
     EXPECT_FALSE(live_over(s.server->grpc_port(), grpc::SslCredentials(other)));
   }
   {
-    TlsServer s(GrpcTls{pki.pem("server.pem"), pki.pem("server.key"), pki.pem("ca.pem")});
+    GuardedServer s(AccessConfig{},
+                    GrpcTls{pki.pem("server.pem"), pki.pem("server.key"), pki.pem("ca.pem")});
     EXPECT_FALSE(live_over(s.server->grpc_port(), grpc::SslCredentials(trust)));  // no client cert
     grpc::SslCredentialsOptions mutual = trust;
     mutual.pem_private_key = TestPki::read(pki.pem("client.key"));
@@ -357,7 +328,7 @@ TEST(AccessTls, GrpcOverTlsAndClientCertificates) {
   }
   // A missing file stops the server at start, naming it.
   try {
-    TlsServer s(GrpcTls{pki.pem("nope.pem"), pki.pem("server.key"), ""});
+    GuardedServer s(AccessConfig{}, GrpcTls{pki.pem("nope.pem"), pki.pem("server.key"), ""});
     ADD_FAILURE() << "started without its certificate";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("nope.pem"), std::string::npos) << e.what();
