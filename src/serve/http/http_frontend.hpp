@@ -48,7 +48,7 @@ struct HttpLimits {
   std::size_t header_limit = 16u << 10;
   std::size_t body_limit = 16u << 20;
   std::size_t body_budget = 256u << 20;
-  std::size_t max_client_connections = 64;     // per remote address
+  std::size_t max_client_connections = 256;    // per remote address
   std::size_t client_body_budget = 64u << 20;  // per remote address (at least body_limit)
   double header_timeout_s = 5.0;               // at most read_timeout_s
   double read_timeout_s = 10.0;

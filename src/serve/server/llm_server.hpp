@@ -43,7 +43,7 @@ struct LlmServeOptions {
   LlmRequestLimits limits;         // prompt bytes, max_tokens bounds
   std::size_t max_body_bytes = 4u << 20;
   std::size_t max_connections = 512;
-  std::size_t max_client_connections = 64;  // per remote address (HttpLimits)
+  std::size_t max_client_connections = 256;  // per remote address (HttpLimits)
   double header_timeout_s = 5.0;            // a request's header must arrive within this
   double read_timeout_s = 10.0;
   double write_timeout_s = 30.0;  // a client must take each streamed chunk within this

@@ -28,7 +28,7 @@ struct ServeOptions {
   std::size_t max_body_bytes = 16u << 20;      // larger bodies get 413 (before being read)
   std::size_t body_budget_bytes = 256u << 20;  // bodies in memory at once; beyond: 503
   std::size_t max_header_bytes = 16u << 10;    // larger headers get 431
-  std::size_t max_client_connections = 64;     // per remote address (HttpLimits)
+  std::size_t max_client_connections = 256;    // per remote address (HttpLimits)
   std::size_t client_body_budget_bytes = 64u << 20;  // bodies of one address at once; 503
   double header_timeout_s = 5.0;                     // a request's header must arrive within this
   double read_timeout_s = 10.0;                      // a whole request must arrive within this
