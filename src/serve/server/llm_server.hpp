@@ -29,6 +29,7 @@
 
 namespace tessera {
 
+class ChatTemplate;
 class Decoder;
 class Tokenizer;
 struct RunSpec;
@@ -50,6 +51,9 @@ struct LlmServeOptions {
   // reads the checkpoint's config.json `eos_token_id`).
   int64_t eos_token = -1;
   std::string step_log;  // a CSV line per step here (LlmStepLog); "" for none
+  // The chat template of /v1/chat/completions (from_run: the checkpoint's
+  // tokenizer_config.json, when it has one); null: "role: content" lines.
+  std::shared_ptr<const ChatTemplate> chat_template;
 };
 
 class LlmServer {
