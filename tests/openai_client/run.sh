@@ -6,8 +6,8 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-tessera="$1"
-package="$2"
+tessera="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
+package="$(cd "$2" && pwd)"
 work="${3:-$(mktemp -d)}"
 mkdir -p "$work"
 "$tessera" llm random-checkpoint "$root/data/llm/llama-2-7b" --out "$work/ckpt" --layers 2 \
