@@ -9,6 +9,7 @@
 
 #include "serve/openai/llm_protocol.hpp"
 #include "serve/openai/stop_strings.hpp"
+#include "tokenizer/chat_template.hpp"
 
 namespace tessera {
 namespace {
@@ -86,6 +87,29 @@ TEST(LlmOpenAiRequest, BatchedPromptsAndChatContentParts) {
             "messages[0].content[0].type");
   EXPECT_EQ(chat(R"({"messages": [{"role": "user", "content": [{"type": "text"}]}]})").first,
             "messages[0].content[0].text");
+}
+
+TEST(LlmOpenAiRequest, ChatUsesTheCheckpointsTemplate) {
+  const ChatTemplate chatml(
+      "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+      "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}",
+      JinjaValue(JinjaValue::Dict{}));
+  const std::string body =
+      R"({"messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]})";
+  const auto r = parse_chat_request(body, kLimits, &chatml);
+  EXPECT_EQ(r.prompts.front(), "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n");
+  EXPECT_FALSE(r.add_special_tokens);  // the template writes them
+  EXPECT_TRUE(parse_chat_request(body, kLimits).add_special_tokens);
+  EXPECT_FALSE(r.max_tokens.has_value());  // chat's default: the rest of the context
+  // /tokenize with messages renders the same prompt.
+  const auto t = parse_tokenize_request(body, kLimits, &chatml);
+  EXPECT_EQ(t.text, r.prompts.front());
+  EXPECT_FALSE(t.add_special_tokens);
+  EXPECT_TRUE(parse_tokenize_request(R"({"prompt": "x"})", kLimits, nullptr).add_special_tokens);
+  EXPECT_EQ(refusal([] { parse_detokenize_request(R"({"tokens": [1, -1]})", 10); }).first,
+            "tokens[1]");
+  EXPECT_EQ(parse_detokenize_request(R"({"tokens": [1, 9]})", 10).tokens,
+            (std::vector<int64_t>{1, 9}));
 }
 
 TEST(LlmOpenAiRequest, UnimplementedFieldsAreRefusedByName) {

@@ -308,6 +308,7 @@ LlmApiRequest parse_chat_request(const std::string& body, const LlmRequestLimits
   r.api = LlmApi::kChat;
   r.model = model_field(doc);
   r.prompts.push_back(chat_prompt(doc, limits, chat_template, true));
+  r.add_special_tokens = chat_template == nullptr;
   const bool new_name = doc.contains("max_completion_tokens");
   r.max_tokens = max_tokens_field(doc, new_name ? "max_completion_tokens" : "max_tokens",
                                   new_name ? "max_completion_tokens" : "max_tokens", limits);

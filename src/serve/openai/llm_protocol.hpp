@@ -55,6 +55,9 @@ struct LlmApiRequest {
   uint32_t n = 1;           // choices per prompt
   std::vector<std::string> stop;
   bool echo = false;  // completions: the prompt before the completion
+  // Tokenize the prompt with the tokenizer's special tokens (e.g. Llama's BOS), as vLLM
+  // does; false for a chat template's text, which writes them itself.
+  bool add_special_tokens = true;
 };
 
 // A 4xx answer: `field` is the request part at fault ("" for the body as a whole).

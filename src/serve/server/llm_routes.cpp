@@ -73,7 +73,7 @@ void LlmRoutesState::generate(const HttpRequest& req, LlmApi api, bool stream,
                               : api == LlmApi::kChat       ? "messages"
                               : parsed.prompts.size() == 1 ? "prompt"
                                                            : fmt::format("prompt[{}]", i);
-    std::vector<int64_t> ids = k.tokenizer->encode(parsed.prompts[i]);
+    std::vector<int64_t> ids = k.tokenizer->encode(parsed.prompts[i], parsed.add_special_tokens);
     if (ids.empty()) return respond(error(api, 400, field + " has no tokens", field));
     if (ids.size() > k.max_prompt_tokens) {
       return respond(error(api, 400,
