@@ -4,11 +4,13 @@
 // run's deployment of the LLM task served live by an LlmEndpoint (the engine, an
 // LlmInstanceScheduler per instance, the libtorch Decoder on each instance's thread) behind
 // the HTTP front end of src/serve/http, with:
-//   POST /v1/completions, /v1/chat/completions   OpenAI-compatible; "stream": true answers
+//   POST /v1/completions, /v1/chat/completions   OpenAI-compatible (sampling, stop, n,
+//                                                logprobs, ...); "stream": true answers
 //                                                with server-sent events and data: [DONE]
-//   GET  /v1/models
-//   POST /v2/models/{m}/generate, generate_stream KServe v2 / Triton generate extension
-//   GET  /v2/models/{m}, /v2/health/live, /v2/health/ready, /metrics
+//   GET  /v1/models; POST /tokenize, /detokenize (vLLM's)
+//   POST /v2/models/{m}[/versions/1]/generate, generate_stream  KServe v2 generate extension
+//   GET  /v2, /v2/models, /v2/models/{m}[/versions/1][/ready], /v2/health/live,
+//        /v2/health/ready, /metrics
 // Bounded input: body size, prompt bytes and tokens, max_tokens, prompt + max_tokens
 // within the model's positions, requests in flight (429). Every request is answered
 // exactly once, as the engine's ledger ends it; a streamed answer opens with its first
