@@ -170,44 +170,52 @@ void LlmRoutesState::model_get(const std::string& name, const std::string* versi
   respond(HttpResponse{200, doc.dump()});
 }
 
-void LlmRoutesState::tokenize(const HttpRequest& req, const Responder& respond) {
-  LlmTokenizeRequest r;
+// /tokenize and /detokenize: parses the body with `parse` (LlmRequestError: 400), checks
+// its model, and answers `answer(parsed)`.
+template <typename Parse, typename Answer>
+void token_route(LlmRoutesState& st, const HttpRequest& req, const Responder& respond, Parse parse,
+                 Answer answer) {
+  decltype(parse(req.body)) r;
   try {
-    r = parse_tokenize_request(req.body, k.limits, k.chat_template.get());
+    r = parse(req.body);
   } catch (const LlmRequestError& e) {
-    return respond(error(LlmApi::kCompletion, e.status(), e.what(), e.field()));
+    return respond(st.error(LlmApi::kCompletion, e.status(), e.what(), e.field()));
   }
-  if (!r.model.empty() && r.model != k.model) {
-    return respond(error(LlmApi::kCompletion, 404,
-                         fmt::format("model '{}' is not served", r.model.substr(0, 200)), "model",
-                         "not_found_error"));
+  if (!r.model.empty() && r.model != st.k.model) {
+    return respond(st.error(LlmApi::kCompletion, 404,
+                            fmt::format("model '{}' is not served", r.model.substr(0, 200)),
+                            "model", "not_found_error"));
   }
-  const std::vector<int64_t> ids = k.tokenizer->encode(r.text, r.add_special_tokens);
-  json doc = {{"count", ids.size()}, {"max_model_len", k.max_positions}, {"tokens", ids}};
-  if (r.return_token_strs) {
-    json strs = json::array();
-    for (int64_t id : ids) strs.push_back(k.tokenizer->decode_token(id));
-    doc["token_strs"] = strs;
-  } else {
-    doc["token_strs"] = nullptr;
-  }
-  respond(HttpResponse{200, doc.dump(-1, ' ', false, json::error_handler_t::replace)});
+  respond(HttpResponse{200, answer(r).dump(-1, ' ', false, json::error_handler_t::replace)});
+}
+
+void LlmRoutesState::tokenize(const HttpRequest& req, const Responder& respond) {
+  token_route(
+      *this, req, respond,
+      [this](const std::string& body) {
+        return parse_tokenize_request(body, k.limits, k.chat_template.get());
+      },
+      [this](const LlmTokenizeRequest& r) {
+        const std::vector<int64_t> ids = k.tokenizer->encode(r.text, r.add_special_tokens);
+        json doc = {{"count", ids.size()}, {"max_model_len", k.max_positions}, {"tokens", ids}};
+        doc["token_strs"] = nullptr;
+        if (r.return_token_strs) {
+          doc["token_strs"] = json::array();
+          for (int64_t id : ids) doc["token_strs"].push_back(k.tokenizer->decode_token(id));
+        }
+        return doc;
+      });
 }
 
 void LlmRoutesState::detokenize(const HttpRequest& req, const Responder& respond) {
-  LlmDetokenizeRequest r;
-  try {
-    r = parse_detokenize_request(req.body, k.tokenizer->vocab_size());
-  } catch (const LlmRequestError& e) {
-    return respond(error(LlmApi::kCompletion, e.status(), e.what(), e.field()));
-  }
-  if (!r.model.empty() && r.model != k.model) {
-    return respond(error(LlmApi::kCompletion, 404,
-                         fmt::format("model '{}' is not served", r.model.substr(0, 200)), "model",
-                         "not_found_error"));
-  }
-  const json doc = {{"prompt", k.tokenizer->decode(r.tokens)}};
-  respond(HttpResponse{200, doc.dump(-1, ' ', false, json::error_handler_t::replace)});
+  token_route(
+      *this, req, respond,
+      [this](const std::string& body) {
+        return parse_detokenize_request(body, k.tokenizer->vocab_size());
+      },
+      [this](const LlmDetokenizeRequest& r) {
+        return json{{"prompt", k.tokenizer->decode(r.tokens)}};
+      });
 }
 
 LlmServeMetrics::Gauges llm_gauges(const LlmEndpointStats& s) {
