@@ -4,11 +4,13 @@
 // run's deployment of the LLM task served live by an LlmEndpoint (the engine, an
 // LlmInstanceScheduler per instance, the libtorch Decoder on each instance's thread) behind
 // the HTTP front end of src/serve/http, with:
-//   POST /v1/completions, /v1/chat/completions   OpenAI-compatible; "stream": true answers
+//   POST /v1/completions, /v1/chat/completions   OpenAI-compatible (sampling, stop, n,
+//                                                logprobs, ...); "stream": true answers
 //                                                with server-sent events and data: [DONE]
-//   GET  /v1/models
-//   POST /v2/models/{m}/generate, generate_stream KServe v2 / Triton generate extension
-//   GET  /v2/models/{m}, /v2/health/live, /v2/health/ready, /metrics
+//   GET  /v1/models; POST /tokenize, /detokenize (vLLM's)
+//   POST /v2/models/{m}[/versions/1]/generate, generate_stream  KServe v2 generate extension
+//   GET  /v2, /v2/models, /v2/models/{m}[/versions/1][/ready], /v2/health/live,
+//        /v2/health/ready, /metrics
 // Bounded input: body size, prompt bytes and tokens, max_tokens, prompt + max_tokens
 // within the model's positions, requests in flight (429). Every request is answered
 // exactly once, as the engine's ledger ends it; a streamed answer opens with its first
@@ -30,6 +32,7 @@
 
 namespace tessera {
 
+class ChatTemplate;
 class Decoder;
 class Tokenizer;
 struct RunSpec;
@@ -44,7 +47,7 @@ struct LlmServeOptions {
   std::size_t max_body_bytes = 4u << 20;
   std::size_t max_connections = 512;
   std::size_t max_client_connections = 256;  // per remote address (HttpLimits)
-  double header_timeout_s = 5.0;            // a request's header must arrive within this
+  double header_timeout_s = 5.0;             // a request's header must arrive within this
   double read_timeout_s = 10.0;
   double write_timeout_s = 30.0;  // a client must take each streamed chunk within this
   double drain_timeout_s = 10.0;
@@ -54,6 +57,9 @@ struct LlmServeOptions {
   int64_t eos_token = -1;
   std::string step_log;  // a CSV line per step here (LlmStepLog); "" for none
   AccessConfig access;   // API keys (docs/security.md); an LLM server has no control routes
+  // The chat template of /v1/chat/completions (from_run: the checkpoint's
+  // tokenizer_config.json, when it has one); null: "role: content" lines.
+  std::shared_ptr<const ChatTemplate> chat_template;
 };
 
 class LlmServer {
