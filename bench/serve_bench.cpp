@@ -13,7 +13,8 @@
 //
 // For each connection count, every client thread sends the same small KServe v2 request
 // back-to-back on its own keep-alive connection (closed loop) for S seconds; requests per
-// second, and the p50 / p99 latency, are reported for both servers.
+// second, and the p50 / p99 latency, are reported for both servers. "tessera (API key)" is
+// the inline server with an inference key, every request sending it (docs/security.md).
 
 #include <httplib.h>
 #include <spdlog/spdlog.h>
@@ -37,12 +38,14 @@ namespace {
 using namespace tessera;
 using bench::LoadResult;
 
+// `key`: sent as `Authorization: Bearer` on every request ("" none).
 LoadResult load(int port, const std::string& path, const std::string& body, int connections,
-                double seconds) {
+                double seconds, const std::string& key = "") {
   return bench::run_closed_loop(connections, seconds, [&] {
     auto cli = std::make_shared<httplib::Client>("127.0.0.1", port);
     cli->set_tcp_nodelay(true);
     cli->set_keep_alive(true);
+    if (!key.empty()) cli->set_bearer_token_auth(key);
     cli->Get("/v2/health/live");  // connect first
     return [cli, &path, &body] {
       auto res = cli->Post(path, body, "application/json");
@@ -100,6 +103,13 @@ int main(int argc, char** argv) {
   Server server_exec(noop.app, noop.deployment, noop.profiles, PolicyConfig{}, 1, noop.models,
                      options);
   const int exec_port = server_exec.start();
+  // The inline server again, behind an API key (docs/security.md): the cost of the check.
+  const std::string key = "bench-key-0123456789abcdef0123456789abcdef";
+  options.inline_noop = true;
+  options.access.inference_keys = {key};
+  Server server_key(noop.app, noop.deployment, noop.profiles, PolicyConfig{}, 1, noop.models,
+                    options);
+  const int key_port = server_key.start();
 
   const std::string body = make_infer_body(FloatTensor{{1, 4}, {0.1f, 0.2f, 0.3f, 0.4f}});
   if (echo_tessera) {
@@ -122,10 +132,11 @@ int main(int argc, char** argv) {
     std::printf("%-9d %-17s %9.0f %8.0f %8.0f %7s %8s %8s %7.1f %7.1f %9s %7.1f\n", c,
                 "httplib echo", e.rps, e.p50_us, e.p99_us, "", "", "", e.server_cpu_us,
                 e.client_cpu_us, "", e.server_allocs);
-    for (const auto& [name, port] :
-         {std::pair<const char*, int>{"tessera (inline)", serve_port},
-          std::pair<const char*, int>{"tessera (executor)", exec_port}}) {
-      const LoadResult t = load(port, "/v2/models/noop/infer", body, c, seconds);
+    for (const auto& [name, port] : {std::pair<const char*, int>{"tessera (inline)", serve_port},
+                                     std::pair<const char*, int>{"tessera (executor)", exec_port},
+                                     std::pair<const char*, int>{"tessera (API key)", key_port}}) {
+      const LoadResult t =
+          load(port, "/v2/models/noop/infer", body, c, seconds, port == key_port ? key : "");
       std::printf("%-9d %-17s %9.0f %8.0f %8.0f %6.0f%% %8.0f %8.0f %7.1f %7.1f %8.0f%% %7.1f\n", c,
                   name, t.rps, t.p50_us, t.p99_us, 100.0 * t.rps / e.rps, t.p50_us - e.p50_us,
                   t.p99_us - e.p99_us, t.server_cpu_us, t.client_cpu_us,
@@ -136,6 +147,7 @@ int main(int argc, char** argv) {
   }
   server.shutdown();
   server_exec.shutdown();
+  server_key.shutdown();
   echo.stop();
   echo_thread.join();
   return 0;

@@ -30,7 +30,9 @@ struct EchoServer {
   std::unique_ptr<Server> server;
   std::unique_ptr<pb::GRPCInferenceService::Stub> stub;
 
-  explicit EchoServer(std::size_t max_message = 16u << 20, double latency_ms = 0.0) {
+  explicit EchoServer(std::size_t max_message = 16u << 20, double latency_ms = 0.0,
+                      AccessConfig access = {}) {
+    options.access = std::move(access);
     options.port = 0;
     options.grpc_port = 0;
     options.max_inflight = 16;
@@ -172,7 +174,8 @@ TEST(KServeGrpc, InferTypedAndRawContents) {
 }
 
 TEST(KServeGrpc, SameLimitsAsHttp) {
-  EchoServer es(4096);  // --max-body 4096: larger messages are refused by gRPC itself
+  // --max-body 4096: larger messages are refused by gRPC itself. Unload needs control.
+  EchoServer es(4096, 0.0, AccessConfig{{}, {"control-key"}, true});
   grpc::ClientContext ctx;
   pb::ModelInferResponse r;
   const grpc::Status st = es.stub->ModelInfer(&ctx, fp32_request(16 * 20), &r);
@@ -184,6 +187,7 @@ TEST(KServeGrpc, SameLimitsAsHttp) {
   uq.set_model_name("echo");
   pb::RepositoryModelUnloadResponse ur;
   grpc::ClientContext c3, c4, c5, c6;
+  c3.AddMetadata("authorization", "Bearer control-key");
   ASSERT_TRUE(es.stub->RepositoryModelUnload(&c3, uq, &ur).ok());
   pb::ModelReadyRequest rq;
   rq.set_name("echo");

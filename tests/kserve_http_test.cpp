@@ -42,7 +42,8 @@ struct ChainServer {
   std::unique_ptr<Server> server;
   int port = 0;
 
-  ChainServer() {
+  explicit ChainServer(AccessConfig access = {}) {
+    options.access = std::move(access);
     options.port = 0;
     options.drain_timeout_s = 5.0;
     options.max_inflight = 16;
@@ -174,8 +175,10 @@ TEST(KServeHttp, BinaryInputsAndOutputs) {
 }
 
 TEST(KServeHttp, VersionsHealthAndRepository) {
-  ChainServer cs;
+  // Load and unload change state: enabled, with a control key (docs/security.md).
+  ChainServer cs(AccessConfig{{}, {"control-key"}, true});
   httplib::Client cli("127.0.0.1", cs.port);
+  cli.set_bearer_token_auth("control-key");
   const json meta = json::parse(cli.Get("/v2")->body);
   EXPECT_EQ(meta["extensions"],
             json::array({"binary_tensor_data", "parameters", "model_repository", "statistics"}));

@@ -608,6 +608,32 @@ TEST_F(LlmServerTest, OpenAiCompletionsWholeAndStreamed) {
   EXPECT_LE(model["created"].get<int64_t>(), now);
 }
 
+// The LLM endpoints are behind the same keys as the app server's (docs/security.md):
+// probes open, completions and metrics need an inference key.
+TEST(LlmServerAccess, ApiKeysGuardTheOpenAiEndpoints) {
+  LlmServeOptions o;
+  o.port = 0;
+  o.access.inference_keys = {"llm-key"};
+  LlmServer server(llm_run(1, continuous(256), 30.0),
+                   std::vector<std::shared_ptr<const Decoder>>{tiny_decoder()},
+                   std::make_shared<ByteTokenizer>(), o);
+  httplib::Client cli("127.0.0.1", server.start());
+  cli.set_read_timeout(60, 0);
+  const std::string body = R"({"prompt": "Hello", "max_tokens": 2})";
+  EXPECT_EQ(cli.Get("/v2/health/ready")->status, 200);
+  auto res = cli.Post("/v1/completions", body, kJson);
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 401);
+  EXPECT_EQ(res->get_header_value("WWW-Authenticate"), "Bearer");
+  EXPECT_EQ(cli.Get("/metrics")->status, 401);
+  cli.set_bearer_token_auth("llm-key");
+  res = cli.Post("/v1/completions", body, kJson);
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200) << res->body;
+  EXPECT_EQ(cli.Get("/v1/models")->status, 200);
+  server.shutdown();
+}
+
 // POST `body` to `path`: the parsed answer (status 200 expected).
 json post_ok(httplib::Client& cli, const std::string& path, const std::string& body) {
   auto res = cli.Post(path, body, kJson);

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <fstream>
 #include <future>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -14,6 +15,7 @@
 #include "control/live_replanner.hpp"
 #include "plan_fixture.hpp"
 #include "serve/kserve/protocol.hpp"
+#include "serve/runtime/executor.hpp"
 #include "serve/server/server.hpp"
 #include "test_support.hpp"
 
@@ -128,6 +130,7 @@ TEST(Reconfigure, InFlightRequestsEndExactlyOnceAndTheNewDeploymentServes) {
 
 TEST(Reconfigure, ABadPlanIsRefusedAndTheOldDeploymentKeepsServing) {
   WorkApp s;
+  s.options.access = AccessConfig{{}, {"control-key"}, true};  // POST is a control route
   Server server(s.app, s.deployment, s.profiles, PolicyConfig{}, 1, s.models, s.options);
   const int port = server.start();
   const auto refused = [&](const Deployment& d, const std::string& words) {
@@ -149,6 +152,7 @@ TEST(Reconfigure, ABadPlanIsRefusedAndTheOldDeploymentKeepsServing) {
 
   // Over HTTP: an unknown variant name is a 400 naming it; nothing changed.
   httplib::Client cli("127.0.0.1", port);
+  cli.set_bearer_token_auth("control-key");
   auto post =
       cli.Post("/v2/tessera/deployment",
                R"({"workers": [{"task": "stage", "variant": "nosuch", "segment": "cpu"}]})", kJson);
@@ -185,6 +189,76 @@ TEST(Reconfigure, ABadPlanIsRefusedAndTheOldDeploymentKeepsServing) {
   EXPECT_EQ(now["summary"], "stage: alt@cpu x1 b4");
   EXPECT_EQ(now["reconfigurations"], 1);
   EXPECT_EQ(now["history"][0]["deployment"], "stage: alt@cpu x1 b4");
+}
+
+// A reconfiguration beyond the configured bounds (--max-instances, --max-models) is
+// refused naming the bound, and the server stays reconfigurable.
+TEST(Reconfigure, TargetsBeyondTheBoundsAreRefused) {
+  WorkApp s;
+  s.options.max_instances = 3;
+  s.options.max_models = 1;
+  Server server(s.app, s.deployment, s.profiles, PolicyConfig{}, 1, s.models, s.options);
+  server.start();
+  Deployment many;
+  many.groups = {WorkerGroup{0, {0}, "cpu", 2, 100000}};
+  ReconfigureResult r = server.reconfigure(many);
+  EXPECT_FALSE(r.applied);
+  EXPECT_NE(r.error.find("100000 instances"), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find("--max-instances"), std::string::npos) << r.error;
+  Deployment other;  // 'alt' is a second model: one more than --max-models allows
+  other.groups = {WorkerGroup{0, {1}, "cpu", 2, 1}};
+  r = server.reconfigure(other);
+  EXPECT_FALSE(r.applied);
+  EXPECT_NE(r.error.find("--max-models"), std::string::npos) << r.error;
+  Deployment three;
+  three.groups = {WorkerGroup{0, {0}, "cpu", 2, 3}};
+  r = server.reconfigure(three);
+  EXPECT_TRUE(r.applied) << r.error;
+  EXPECT_EQ(r.started, 2);
+  server.shutdown();
+}
+
+// This process's threads now (/proc/self/status).
+int process_threads() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("Threads:", 0) == 0) return std::stoi(line.substr(8));
+  }
+  return -1;
+}
+
+// A reconfiguration whose worker threads cannot all start (pthread_create failing, as
+// under a thread limit) rolls back whole: its threads and the model it loaded go, the old
+// deployment keeps serving, and the next reconfiguration applies.
+TEST(Reconfigure, AThreadStartFailureRollsBackWholeAndTheServerStaysReconfigurable) {
+  WorkApp s;
+  Server server(s.app, s.deployment, s.profiles, PolicyConfig{}, 1, s.models, s.options);
+  const int port = server.start();
+  const int threads_before = process_threads();
+  Deployment target;  // 'alt' (a model not loaded yet) on three instances: six threads
+  target.groups = {WorkerGroup{0, {1}, "cpu", 2, 3}};
+  Executor::fail_thread_starts_after(3);
+  ReconfigureResult r = server.reconfigure(target);
+  Executor::fail_thread_starts_after(-1);
+  EXPECT_FALSE(r.applied);
+  EXPECT_NE(r.error.find("cannot start the worker threads"), std::string::npos) << r.error;
+  EXPECT_EQ(process_threads(), threads_before);
+  const DeploymentStatus st = server.deployment_status();
+  EXPECT_EQ(st.reconfigurations, 0);
+  ASSERT_EQ(st.deployment.groups.size(), 1u);
+  EXPECT_EQ(st.deployment.groups[0].variants, std::vector<int>{0});
+  // Still serving on the old deployment, and reconfigurable: 'alt' is loaded again (the
+  // failed step's copy was dropped).
+  httplib::Client cli("127.0.0.1", port);
+  auto res = cli.Post("/v2/models/work/infer", body(), kJson);
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200) << res->body;
+  r = server.reconfigure(target);
+  EXPECT_TRUE(r.applied) << r.error;
+  EXPECT_EQ(r.started, 3);
+  EXPECT_EQ(r.models_loaded, 1);
+  server.shutdown();
 }
 
 // The live controller (serve --replan) driving a running server: windows are closed

@@ -32,8 +32,11 @@ struct ServeArgs {
   uint32_t llm_max_prompt_tokens = 0;  // 0: the model's positions less one
   bool worker = false;  // --worker: `run` is a models file (docs/serve.md#worker-mode)
   int worker_batch = 32;
-  std::string replan_file;   // --replan: live re-planning (serve/replan/live_controller.hpp)
-  std::string replan_space;  // --replan-space
+  std::string replan_file;       // --replan: live re-planning (serve/replan/live_controller.hpp)
+  std::string replan_space;      // --replan-space
+  std::string api_key_file;      // --api-key-file: inference keys (docs/security.md)
+  std::string control_key_file;  // --control-key-file: control keys
+  bool allow_control = false;    // --allow-control: serve the state-changing endpoints
 };
 
 // A run spec with an `llm:` section: the live LLM server (docs/llm-serve.md).
@@ -50,6 +53,8 @@ void run_llm_serve(const RunSpec& run, const ServeArgs& args, sigset_t signals) 
   o.http_threads = args.options.http_threads > 0 ? args.options.http_threads : 2;
   o.max_body_bytes = args.options.max_body_bytes;
   o.max_connections = args.options.max_connections;
+  o.max_client_connections = args.options.max_client_connections;
+  o.header_timeout_s = args.options.header_timeout_s;
   o.read_timeout_s = args.options.read_timeout_s;
   o.drain_timeout_s = args.options.drain_timeout_s;
   if (!args.device.empty()) {
@@ -61,6 +66,7 @@ void run_llm_serve(const RunSpec& run, const ServeArgs& args, sigset_t signals) 
     }
   }
   o.step_log = args.llm_step_log;
+  o.access = args.options.access;
   o.limits.max_new_tokens = args.llm_max_tokens;
   o.max_prompt_tokens = args.llm_max_prompt_tokens;
   auto server = LlmServer::from_run(run, args.llm_checkpoint, o);
@@ -159,6 +165,14 @@ void add_serve_command(CLI::App& app) {
                   "port; -1: no gRPC)")
       ->capture_default_str()
       ->check(CLI::Range(-1, 65535));
+  cmd->add_option("--grpc-tls-cert", o.grpc_tls.cert_file,
+                  "Serve gRPC over TLS with this PEM certificate chain (with --grpc-tls-key)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--grpc-tls-key", o.grpc_tls.key_file, "The PEM private key of --grpc-tls-cert")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--grpc-tls-client-ca", o.grpc_tls.client_ca_file,
+                  "Require gRPC clients to present a certificate signed by this PEM CA")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--max-inflight", o.max_inflight,
                   "Requests admitted at once; more get 429 with Retry-After")
       ->capture_default_str()
@@ -171,6 +185,21 @@ void add_serve_command(CLI::App& app) {
                   "gets 503 if none is idle")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000000));
+  cmd->add_option("--max-client-connections", o.max_client_connections,
+                  "Open connections per client address; a new one beyond closes that client's "
+                  "oldest idle or still-reading one, or gets 503")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000000));
+  cmd->add_option("--client-body-budget", o.client_body_budget_bytes,
+                  "Bytes of request bodies one client address may have in memory at once "
+                  "(503 above; at least --max-body)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 30));
+  cmd->add_option("--header-timeout", o.header_timeout_s,
+                  "Seconds a request's header may take to arrive from its first byte "
+                  "(at most --read-timeout)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.1, 3600.0));
   cmd->add_option("--max-body", o.max_body_bytes,
                   "Largest request body in bytes (413, before the body is read)")
       ->capture_default_str()
@@ -232,7 +261,32 @@ void add_serve_command(CLI::App& app) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--replan-space", args->replan_space,
                   "With --replan: the search space to plan in (default: the spec's first)");
-  cmd->callback([args] { run_serve(*args); });
+  cmd->add_option("--max-instances", o.max_instances,
+                  "Instances a reconfiguration (POST /v2/tessera/deployment, --replan) may ask "
+                  "for in all; more is refused naming the bound")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  cmd->add_option("--max-models", o.max_models,
+                  "Models loaded at once after a reconfiguration; more is refused")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  cmd->add_option("--api-key-file", args->api_key_file,
+                  "File of API keys (one a line) that inference, metadata and metrics requests "
+                  "must present as `Authorization: Bearer KEY` (also TESSERA_API_KEY); default: "
+                  "none, open (docs/security.md)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--control-key-file", args->control_key_file,
+                  "File of control keys (one a line; also TESSERA_CONTROL_KEY) that open the "
+                  "state-changing endpoints enabled by --allow-control")
+      ->check(CLI::ExistingFile);
+  cmd->add_flag("--allow-control", args->allow_control,
+                "Serve the state-changing endpoints (POST /v2/tessera/deployment, repository "
+                "load / unload; needs a control key); default: they answer 403");
+  cmd->callback([args] {
+    args->options.access =
+        load_access_config(args->api_key_file, args->control_key_file, args->allow_control);
+    run_serve(*args);
+  });
 }
 
 }  // namespace tessera::cli

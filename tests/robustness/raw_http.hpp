@@ -68,13 +68,22 @@ struct Reply {
 
 class RawConn {
  public:
-  explicit RawConn(int port, double timeout_s = 10.0) : timeout_s_(timeout_s) {
+  // `source`: the local address to connect from (another loopback address such as
+  // "127.0.0.2" is another client to the server); nullptr: any.
+  explicit RawConn(int port, double timeout_s = 10.0, const char* source = nullptr)
+      : timeout_s_(timeout_s) {
     fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (source != nullptr) {
+      sockaddr_in local{};
+      local.sin_family = AF_INET;
+      ::inet_pton(AF_INET, source, &local.sin_addr);
+      if (::bind(fd_, reinterpret_cast<sockaddr*>(&local), sizeof(local)) != 0) close();
+    }
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(static_cast<uint16_t>(port));
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) close();
+    if (fd_ >= 0 && ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) close();
     int one = 1;
     if (fd_ >= 0) setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   }

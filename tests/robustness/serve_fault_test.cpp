@@ -3,9 +3,12 @@
 // `tessera serve`, whose watchdog bounds the exit).
 
 #include <gtest/gtest.h>
+
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <iterator>
+#include <regex>
 
 #include <atomic>
 #include <chrono>
@@ -177,6 +180,19 @@ TEST(ServeFaults, SigtermUnderLoadExitsWithinTheBound) {
   // listening (a connection still in the kernel's backlog, or one whose bytes had not
   // arrived): at most the one each client had in flight at that instant, or two in a race.
   EXPECT_LE(unanswered, 2 * 16);
+  // The server's own ledger at exit: every request it admitted before the signal (and
+  // during the drain) was answered; none is left.
+  std::ifstream in(log);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(
+      text, m,
+      std::regex(R"(shutdown ledger: (\d+) requests admitted, (\d+) answered, (\d+) never)")))
+      << text.substr(text.size() > 2000 ? text.size() - 2000 : 0);
+  const uint64_t admitted = std::stoull(m[1].str());
+  EXPECT_EQ(std::stoull(m[2].str()), admitted);
+  EXPECT_EQ(std::stoull(m[3].str()), 0u);
+  EXPECT_GT(admitted, 0u);
 }
 
 TEST(ServeFaults, SigtermWithAStuckModelExitsWithinTheBound) {

@@ -7,6 +7,7 @@ namespace tessera {
 
 Admission::Ticket::Ticket(Admission& admission, int n)
     : admission_(&admission), n_(n), count_(admission.in_flight_.fetch_add(n) + n) {
+  admission.admitted_ += static_cast<uint64_t>(n);
   if (admission.watchers_.load() > 0) admission.notify();
 }
 
@@ -32,6 +33,7 @@ bool Admission::Ticket::over_limit() const {
 void Admission::Ticket::release() {
   Admission* a = std::exchange(admission_, nullptr);
   if (a == nullptr) return;
+  a->released_ += static_cast<uint64_t>(n_);
   const bool last = a->in_flight_.fetch_sub(n_) == n_;
   if ((last && a->draining_.load()) || a->watchers_.load() > 0) a->notify();
 }

@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <cstdint>
 #include <mutex>
 
 namespace tessera {
@@ -47,6 +48,11 @@ class Admission {
   Ticket enter(int n = 1) { return Ticket(*this, n); }
   int max_in_flight() const { return max_; }
   int in_flight() const { return in_flight_.load(); }
+  // The ledger of admission since start: requests that got a ticket (those refused 429 for
+  // the bound included) and requests whose ticket was released (their answer given).
+  // admitted_total() - released_total() == in_flight().
+  uint64_t admitted_total() const { return admitted_.load(); }
+  uint64_t released_total() const { return released_.load(); }
   bool draining() const { return draining_.load(); }
   // Stops admitting; waits up to timeout_s for the requests in flight to be answered. False
   // if some are still in flight then.
@@ -59,6 +65,7 @@ class Admission {
 
   const int max_;
   std::atomic<int> in_flight_{0};
+  std::atomic<uint64_t> admitted_{0}, released_{0};
   std::atomic<bool> draining_{false};
   std::atomic<int> watchers_{0};  // threads waiting on changes (besides a drain)
   std::mutex mutex_;

@@ -3,8 +3,9 @@
 // FrontEnd: the HTTP side both servers share (the app server's KServe routes, the LLM
 // server's OpenAI and generate routes): the transport (HttpFrontEnd, its bounds in
 // docs/reliability.md), the server's routes (HttpRouter) and its admission and drain
-// (Admission). A server adds its routes, starts the front end, and at shutdown drains it
-// (no new request is admitted; those in flight get drain_timeout_s) and stops it.
+// (Admission), and who may call which route (AccessControl). A server adds its routes, starts the
+// front end, and at shutdown drains it (no new request is admitted; those in flight get
+// drain_timeout_s) and stops it.
 //
 // Threads: routes are added before start(); start(), drain() and stop() from the owner;
 // the routes' handlers run on the I/O threads; admission from any thread.
@@ -29,6 +30,11 @@ class FrontEnd {
   FrontEnd& operator=(const FrontEnd&) = delete;
 
   HttpRouter& routes() { return routes_; }
+  // Who may call which route (serve/http/access.hpp); before start(). Refusals are
+  // counted through `refused` and get `error_body`'s JSON.
+  void set_access(AccessControl access) {
+    routes_.set_access(std::move(access), error_body_, refused_);
+  }
   Admission& admission() { return admission_; }
   const Admission& admission() const { return admission_; }
 

@@ -63,8 +63,9 @@ struct HttpFrontEnd::Impl {
   std::atomic<bool> stopping{false};
   std::atomic<std::size_t> body_bytes{0};
   std::atomic<uint64_t> accepted{0}, shed_idle{0}, refused_full{0}, timed_out{0}, requests{0};
+  std::atomic<uint64_t> shed_reading{0}, refused_client{0};
 
-  mutable std::mutex mutex;  // guards sessions, next_id
+  mutable std::mutex mutex;  // guards sessions, next_id, clients
   // Guards every Session's socket against stop()'s detach(): the entry points other
   // threads call (a Responder's answer, the sweeper) hold it shared while they post.
   std::shared_mutex detach_mutex;
@@ -74,9 +75,17 @@ struct HttpFrontEnd::Impl {
   struct Entry {
     std::weak_ptr<Session> weak;
     Session* raw = nullptr;
+    std::string client;
   };
   std::map<uint64_t, Entry> sessions;
   uint64_t next_id = 0;
+  // Per remote address: its open connections and the body bytes it holds. An entry goes
+  // when both are zero.
+  struct Client {
+    std::size_t connections = 0;
+    std::size_t body_bytes = 0;
+  };
+  std::map<std::string, Client> clients;
 
   std::unique_ptr<asio::io_context> ioc;
   std::unique_ptr<tcp::acceptor> acceptor;
@@ -88,12 +97,31 @@ struct HttpFrontEnd::Impl {
   bool started = false;
   bool stopped = false;
 
-  bool reserve(std::size_t n) {
-    std::size_t now = body_bytes.load();
-    do {
-      if (now + n > limits.body_budget) return false;
-    } while (!body_bytes.compare_exchange_weak(now, now + n));
-    return true;
+  enum class Reserve : uint8_t { kOk, kBudget, kClient };
+  std::size_t client_body_budget() const {
+    return std::max(limits.client_body_budget, limits.body_limit);
+  }
+  // Reserves n bytes of body for a request of `client`: against its share, then the
+  // budget of all.
+  Reserve reserve(std::size_t n, const std::string& client) {
+    std::lock_guard lock(mutex);
+    Client& c = clients[client];
+    if (c.body_bytes + n > client_body_budget()) return Reserve::kClient;
+    if (body_bytes.load() + n > limits.body_budget) return Reserve::kBudget;
+    body_bytes += n;
+    c.body_bytes += n;
+    return Reserve::kOk;
+  }
+  // Returns n bytes of `client`'s body budget (and the connection, if `closing`); what is
+  // left of the whole budget.
+  std::size_t release(std::size_t n, const std::string& client, bool closing) {
+    auto it = clients.find(client);
+    if (it != clients.end()) {
+      it->second.body_bytes -= std::min(n, it->second.body_bytes);
+      if (closing && it->second.connections > 0) it->second.connections--;
+      if (it->second.connections == 0 && it->second.body_bytes == 0) clients.erase(it);
+    }
+    return body_bytes.fetch_sub(n) - n;
   }
   void refuse(int status) {
     if (refused) refused(status);
@@ -106,11 +134,11 @@ namespace {
 // then reads the next one (pipelined requests wait in the buffer). Runs on its strand.
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(Socket&& socket, std::shared_ptr<HttpFrontEnd::Impl> fe, uint64_t id)
-      : socket_(std::move(socket)), fe_(std::move(fe)), id_(id) {}
+  Session(Socket&& socket, std::shared_ptr<HttpFrontEnd::Impl> fe, uint64_t id, std::string client)
+      : socket_(std::move(socket)), fe_(std::move(fe)), id_(id), client_(std::move(client)) {}
   ~Session() {
-    release_body();
     std::lock_guard lock(fe_->mutex);
+    fe_->release(reserved_, client_, true);
     fe_->sessions.erase(id_);
     if (fe_->sessions.empty()) fe_->all_closed.notify_all();
   }
@@ -120,13 +148,23 @@ class Session : public std::enable_shared_from_this<Session> {
   void start() {
     asio::dispatch(socket_->get_executor(), [self = shared_from_this()] { self->next_request(); });
   }
+  // Any thread: whether the connection waits for a request's first byte (kIdle) or is
+  // reading one (kReading); take_shed() also marks it taken (admit(): one shed each).
+  enum Shed : uint8_t { kNoShed, kIdle, kReading };
+  bool take_shed(Shed kind) {
+    uint8_t expected = kind;
+    return shed_flag_.compare_exchange_strong(expected, kNoShed, std::memory_order_relaxed);
+  }
   // Any thread: closes the connection if it is still waiting for a request.
-  // Any thread: whether the connection waits for a request's first byte; take_idle()
-  // also marks it taken (admit(): one shed per idle connection).
-  bool take_idle() { return idle_flag_.exchange(false, std::memory_order_relaxed); }
   void close_if_idle() {
     post_to_strand([self = shared_from_this()] {
       if (self->idle_) self->close_now();
+    });
+  }
+  // Any thread: closes the connection unless a request of it is being answered.
+  void close_if_unanswered() {
+    post_to_strand([self = shared_from_this()] {
+      if (self->idle_ || self->reading_) self->close_now();
     });
   }
   void close_any() {
@@ -224,7 +262,19 @@ class Session : public std::enable_shared_from_this<Session> {
   void set_idle(bool idle) {
     if (idle == idle_) return;
     idle_ = idle;
-    idle_flag_.store(idle, std::memory_order_relaxed);
+    shed_flag_.store(idle ? kIdle : kNoShed, std::memory_order_relaxed);
+  }
+  // A request's first byte is here: its header has header_timeout_s, its whole
+  // read_timeout_s.
+  void begin_reading() {
+    reading_ = true;
+    shed_flag_.store(kReading, std::memory_order_relaxed);
+    request_start_ = std::chrono::steady_clock::now();
+    arm(std::min(limits().header_timeout_s, limits().read_timeout_s));
+  }
+  void end_reading() {
+    reading_ = false;
+    shed_flag_.store(kNoShed, std::memory_order_relaxed);
   }
 
   // Reads and parses the next request with the parser's own put(), straight from the
@@ -239,7 +289,7 @@ class Session : public std::enable_shared_from_this<Session> {
     parser_->header_limit(static_cast<std::uint32_t>(limits().header_limit));
     parser_->body_limit(limits().body_limit);
     if (buffer_.size() > 0) {  // a pipelined request is already here
-      arm(limits().read_timeout_s);
+      begin_reading();
       return parse();
     }
     set_idle(true);
@@ -256,7 +306,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void on_read(error_code ec, std::size_t n) {
     if (idle_) {
       set_idle(false);
-      if (!ec) arm(limits().read_timeout_s);  // the whole request's
+      if (!ec) begin_reading();
     }
     if (ec == asio::error::eof && parser_->got_some()) {
       // The client closed inside a request: as Beast's own read, put_eof() says how.
@@ -279,6 +329,10 @@ class Session : public std::enable_shared_from_this<Session> {
       if (ec == http::error::need_more) break;
       if (ec) return read_failed(ec);
       if (!header_done && parser_->is_header_done()) {
+        const double spent =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - request_start_)
+                .count();
+        arm(limits().read_timeout_s - spent);  // the rest of the whole request's time
         if (!on_header()) return;  // answered (a refusal, or 100 Continue being written)
       }
       if (parser_->is_done()) return on_request();
@@ -300,7 +354,14 @@ class Session : public std::enable_shared_from_this<Session> {
       want = limits().body_limit;
     }
     if (want > 0) {
-      if (!fe_->reserve(want)) {
+      const auto reserved = fe_->reserve(want, client_);
+      if (reserved == HttpFrontEnd::Impl::Reserve::kClient) {
+        fe_->refused_client++;
+        refuse(503, "server busy: request bodies from your address would pass " +
+                        std::to_string(fe_->client_body_budget()) + " bytes; retry later");
+        return false;
+      }
+      if (reserved == HttpFrontEnd::Impl::Reserve::kBudget) {
         refuse(503, "server busy: request bodies already hold " +
                         std::to_string(fe_->body_bytes.load()) + " of " +
                         std::to_string(limits().body_budget) + " bytes; retry later");
@@ -342,6 +403,7 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void on_request() {
+    end_reading();
     fe_->requests++;
     auto& req = parser_->get();
     HttpRequest r;
@@ -350,6 +412,7 @@ class Session : public std::enable_shared_from_this<Session> {
     const beast::string_view path = target.substr(0, target.find('?'));
     r.path = path.find('%') == path.npos ? std::string(path) : percent_decode(std::string(path));
     r.content_type = std::string(req[http::field::content_type]);
+    r.authorization = std::string(req[http::field::authorization]);
     if (auto it = req.find("Inference-Header-Content-Length"); it != req.end()) {
       r.inference_header_length = std::string(it->value());
     }
@@ -548,6 +611,7 @@ class Session : public std::enable_shared_from_this<Session> {
     if (closed_) return;
     closed_ = true;
     set_idle(false);
+    end_reading();
     error_code ec;
     disarm();
     socket_->shutdown(tcp::socket::shutdown_both, ec);
@@ -556,7 +620,11 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void release_body() {
     if (reserved_ == 0) return;
-    const std::size_t left = fe_->body_bytes.fetch_sub(reserved_) - reserved_;
+    std::size_t left = 0;
+    {
+      std::lock_guard lock(fe_->mutex);
+      left = fe_->release(reserved_, client_, false);
+    }
     // After a large body, once none is held, give glibc's freed arena memory back.
     if (reserved_ >= (1u << 20) && left == 0) malloc_trim(0);
     reserved_ = 0;
@@ -574,13 +642,16 @@ class Session : public std::enable_shared_from_this<Session> {
   bool deadline_counts_ = true;
   std::shared_ptr<HttpFrontEnd::Impl> fe_;
   uint64_t id_;
+  std::string client_;  // the remote address
+  SteadyTime request_start_{};
+  bool reading_ = false;  // between a request's first byte and its handler
   beast::flat_buffer buffer_;
   std::string head_, body_;  // the answer being written (write()'s direct path)
   std::optional<http::request_parser<http::string_body>> parser_;
   unsigned version_ = 11;
   bool keep_alive_ = true;
   bool idle_ = false;
-  std::atomic<bool> idle_flag_{false};  // idle_, for admit() on other threads
+  std::atomic<uint8_t> shed_flag_{kNoShed};  // idle_ / reading_, for admit() (take_shed())
   bool writing_ = false;
   bool closed_ = false;
   // A streamed answer in progress.
@@ -598,53 +669,110 @@ class Session : public std::enable_shared_from_this<Session> {
 
 void do_accept(const std::shared_ptr<HttpFrontEnd::Impl>& fe);
 
+// The remote address of a new connection ("" if the socket has none any more).
+std::string client_of(const Socket& socket) {
+  error_code ec;
+  const tcp::endpoint remote = socket.remote_endpoint(ec);
+  if (ec) return "";
+  asio::ip::address a = remote.address();
+  if (a.is_v6() && a.to_v6().is_v4_mapped()) {
+    a = asio::ip::make_address_v4(asio::ip::v4_mapped, a.to_v6());
+  }
+  return a.to_string();
+}
+
+// Under fe->mutex: the oldest connection (of `client`, or of any if null) in state `kind`,
+// marked taken; nullptr if none. `found` is set even when the connection is already
+// closing by itself (its weak_ptr gone): its place frees.
+std::shared_ptr<Session> take_oldest(HttpFrontEnd::Impl& fe, const std::string* client,
+                                     Session::Shed kind, bool& found) {
+  for (auto& [sid, entry] : fe.sessions) {
+    if (client != nullptr && entry.client != *client) continue;
+    if (!entry.raw->take_shed(kind)) continue;
+    found = true;
+    return entry.weak.lock();
+  }
+  return nullptr;
+}
+
+// Answers 503 on a new socket and closes it. No thread may wait here: one non-blocking
+// write into the new socket's empty buffer.
+void refuse_connection(HttpFrontEnd::Impl& fe, Socket& socket, const std::string& message) {
+  error_code ec;
+  fe.refuse(503);
+  const std::string body = fe.error_body(message);
+  const std::string text =
+      "HTTP/1.1 503 Service Unavailable\r\nServer: tessera\r\n"
+      "Content-Type: application/json\r\nRetry-After: 1\r\n"
+      "Connection: close\r\nContent-Length: " +
+      std::to_string(body.size()) + "\r\n\r\n" + body;
+  socket.non_blocking(true, ec);
+  socket.send(asio::buffer(text), 0, ec);
+  socket.shutdown(tcp::socket::shutdown_both, ec);
+  socket.close(ec);
+}
+
 void admit(const std::shared_ptr<HttpFrontEnd::Impl>& fe, Socket socket) {
   error_code ec;
   socket.set_option(tcp::no_delay(true), ec);
+  const std::string client = client_of(socket);
   std::shared_ptr<Session> victim;
-  bool full = false;
+  bool found = false, shed_idle = false;
+  enum class Refusal : uint8_t { kNone, kFull, kClient } refusal = Refusal::kNone;
   uint64_t id = 0;
   {
     std::lock_guard lock(fe->mutex);
-    if (fe->sessions.size() >= fe->limits.max_connections) {
-      // The oldest connection waiting for a request (its weak_ptr may already be gone:
-      // it is closing by itself).
-      full = true;
-      for (auto& [sid, entry] : fe->sessions) {
-        if (!entry.raw->take_idle()) continue;
-        full = false;
-        victim = entry.weak.lock();
-        break;
+    auto& mine = fe->clients[client];
+    if (mine.connections >= fe->limits.max_client_connections) {
+      // The client's own oldest idle, else reading, connection makes room.
+      victim = take_oldest(*fe, &client, Session::kIdle, found);
+      shed_idle = found;
+      if (!found) victim = take_oldest(*fe, &client, Session::kReading, found);
+      if (!found) refusal = Refusal::kClient;
+    } else if (fe->sessions.size() >= fe->limits.max_connections) {
+      // The oldest idle connection, else the oldest still reading of the client holding
+      // the most connections.
+      victim = take_oldest(*fe, nullptr, Session::kIdle, found);
+      shed_idle = found;
+      if (!found) {
+        const std::string* heaviest = nullptr;
+        std::size_t most = 0;
+        for (const auto& [address, c] : fe->clients) {
+          if (c.connections > most) {
+            most = c.connections;
+            heaviest = &address;
+          }
+        }
+        if (heaviest != nullptr) victim = take_oldest(*fe, heaviest, Session::kReading, found);
       }
+      if (!found) refusal = Refusal::kFull;
     }
-    if (!full) id = fe->next_id++;
+    if (refusal == Refusal::kNone) {
+      id = fe->next_id++;
+      mine.connections++;
+    } else if (mine.connections == 0 && mine.body_bytes == 0) {
+      fe->clients.erase(client);
+    }
   }
-  if (full) {
-    // No thread may wait here: one non-blocking write into the new socket's empty buffer.
+  if (refusal == Refusal::kClient) {
+    fe->refused_client++;
+    return refuse_connection(*fe, socket,
+                             "too many connections from your address (" +
+                                 std::to_string(fe->limits.max_client_connections) +
+                                 " open); retry later");
+  }
+  if (refusal == Refusal::kFull) {
     fe->refused_full++;
-    fe->refuse(503);
-    const std::string body =
-        fe->error_body("too many connections (" + std::to_string(fe->limits.max_connections) +
-                       " open); retry later");
-    const std::string text =
-        "HTTP/1.1 503 Service Unavailable\r\nServer: tessera\r\n"
-        "Content-Type: application/json\r\nRetry-After: 1\r\n"
-        "Connection: close\r\nContent-Length: " +
-        std::to_string(body.size()) + "\r\n\r\n" + body;
-    socket.non_blocking(true, ec);
-    socket.send(asio::buffer(text), 0, ec);
-    socket.shutdown(tcp::socket::shutdown_both, ec);
-    socket.close(ec);
-    return;
+    return refuse_connection(*fe, socket,
+                             "too many connections (" + std::to_string(fe->limits.max_connections) +
+                                 " open); retry later");
   }
-  if (victim) {
-    fe->shed_idle++;
-    victim->close_if_idle();
-  }
-  auto session = std::make_shared<Session>(std::move(socket), fe, id);
+  if (found) (shed_idle ? fe->shed_idle : fe->shed_reading)++;
+  if (victim) victim->close_if_unanswered();
+  auto session = std::make_shared<Session>(std::move(socket), fe, id, client);
   {
     std::lock_guard lock(fe->mutex);
-    fe->sessions[id] = HttpFrontEnd::Impl::Entry{session, session.get()};
+    fe->sessions[id] = HttpFrontEnd::Impl::Entry{session, session.get(), client};
   }
   fe->accepted++;
   session->start();
@@ -851,6 +979,8 @@ HttpStats HttpFrontEnd::stats() const {
   s.accepted = fe.accepted.load();
   s.shed_idle = fe.shed_idle.load();
   s.refused_full = fe.refused_full.load();
+  s.shed_reading = fe.shed_reading.load();
+  s.refused_client = fe.refused_client.load();
   s.timed_out = fe.timed_out.load();
   s.requests = fe.requests.load();
   s.body_bytes = fe.body_bytes.load();

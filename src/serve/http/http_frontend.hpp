@@ -15,7 +15,15 @@
 //  - body_budget: bytes of request bodies being read or handled at once, over all
 //    connections (503 when a new body would exceed it);
 //  - max_connections open at once: a new connection beyond it closes the oldest idle one
-//    (waiting for its next request), or is answered 503 and closed if none is idle.
+//    (waiting for its next request), else the oldest one still reading its request of the
+//    client (address) holding the most connections, else it is answered 503 and closed;
+//  - per client (remote address): max_client_connections open at once (a new one beyond
+//    closes that client's oldest idle or reading connection, else gets 503), and
+//    client_body_budget bytes of bodies at once (503 above), so one client's slow
+//    connections or slow bodies cannot take what other clients need;
+//  - a request's header must arrive within header_timeout_s of its first byte (408 is not
+//    sent: the connection closes), its whole within read_timeout_s.
+// A connection being answered is never closed to make room.
 // Requests on one connection are handled one at a time, in order, so pipelined requests
 // (several in one write) each get their answer, in order.
 //
@@ -40,6 +48,9 @@ struct HttpLimits {
   std::size_t header_limit = 16u << 10;
   std::size_t body_limit = 16u << 20;
   std::size_t body_budget = 256u << 20;
+  std::size_t max_client_connections = 256;    // per remote address
+  std::size_t client_body_budget = 64u << 20;  // per remote address (at least body_limit)
+  double header_timeout_s = 5.0;               // at most read_timeout_s
   double read_timeout_s = 10.0;
   double idle_timeout_s = 5.0;
   double write_timeout_s = 10.0;
@@ -47,9 +58,10 @@ struct HttpLimits {
 };
 
 struct HttpRequest {
-  std::string method;        // as sent ("GET", "POST", ...)
-  std::string path;          // the target's path, percent-decoded, without the query
-  std::string content_type;  // the Content-Type header, or ""
+  std::string method;         // as sent ("GET", "POST", ...)
+  std::string path;           // the target's path, percent-decoded, without the query
+  std::string content_type;   // the Content-Type header, or ""
+  std::string authorization;  // the Authorization header, or "" (serve/http/access.hpp)
   // The binary tensor data extension's Inference-Header-Content-Length header, if sent.
   std::optional<std::string> inference_header_length;
   std::string body;
@@ -108,13 +120,15 @@ class Responder {
 };
 
 struct HttpStats {
-  uint64_t accepted = 0;       // connections accepted
-  uint64_t shed_idle = 0;      // idle connections closed to admit a new one
-  uint64_t refused_full = 0;   // connections answered 503 at the limit
-  uint64_t timed_out = 0;      // connections closed by the read, idle or write deadline
-  uint64_t requests = 0;       // requests read whole and handed to the handler
-  std::size_t open = 0;        // connections open now
-  std::size_t body_bytes = 0;  // body budget in use now
+  uint64_t accepted = 0;        // connections accepted
+  uint64_t shed_idle = 0;       // idle connections closed to admit a new one
+  uint64_t refused_full = 0;    // connections answered 503 at the limit
+  uint64_t shed_reading = 0;    // connections still reading a request closed to admit one
+  uint64_t refused_client = 0;  // connections or bodies refused at a client's limit
+  uint64_t timed_out = 0;       // connections closed by the read, idle or write deadline
+  uint64_t requests = 0;        // requests read whole and handed to the handler
+  std::size_t open = 0;         // connections open now
+  std::size_t body_bytes = 0;   // body budget in use now
 };
 
 class HttpFrontEnd {

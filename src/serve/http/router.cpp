@@ -16,13 +16,15 @@ std::vector<std::string> HttpRouter::segments(const std::string& path) {
   return out;
 }
 
-void HttpRouter::add(std::string method, std::string_view pattern, Handler handler) {
+void HttpRouter::add(std::string method, std::string_view pattern, RouteAccess access,
+                     Handler handler) {
   if (pattern.empty() || pattern[0] != '/') {
     throw std::invalid_argument("route pattern '" + std::string(pattern) + "' must start with /");
   }
   Route route;
   route.method = std::move(method);
   route.handler = std::move(handler);
+  route.access = access;
   for (const std::string& text : segments(std::string(pattern))) {
     Segment s;
     if (text == "{}") {
@@ -72,6 +74,19 @@ bool HttpRouter::match(const Route& route, const std::vector<std::string>& path,
   return true;
 }
 
+bool HttpRouter::authorized(const HttpRequest& request, RouteAccess access,
+                            const Responder& respond) const {
+  const AccessVerdict verdict = access_.check(access, request.authorization);
+  if (verdict == AccessVerdict::kAllow) return true;
+  const std::string message = access_message(verdict);
+  HttpResponse response(access_status(verdict),
+                        refusal_body_ ? refusal_body_(message) : "{\"error\":\"" + message + "\"}");
+  if (response.status == 401) response.headers.emplace_back("WWW-Authenticate", "Bearer");
+  if (refused_) refused_(response.status);
+  respond(std::move(response));
+  return false;
+}
+
 void HttpRouter::handle(HttpRequest&& request, const Responder& respond) const {
   const std::vector<std::string> path = segments(request.path);
   const auto same_pattern = [](const Route& a, const Route& b) {
@@ -92,6 +107,7 @@ void HttpRouter::handle(HttpRequest&& request, const Responder& respond) const {
       const Route& route = routes_[j];
       if (j != i && !same_pattern(route, routes_[i])) continue;
       if (route.method.empty() || route.method == request.method) {
+        if (!authorized(request, route.access, respond)) return;
         RouteParams params;
         match(route, path, &params);
         return route.handler(std::move(request), respond, params);
@@ -100,9 +116,11 @@ void HttpRouter::handle(HttpRequest&& request, const Responder& respond) const {
         allowed += (allowed.empty() ? "" : ", ") + route.method;
       }
     }
+    if (!authorized(request, RouteAccess::kInference, respond)) return;
     if (wrong_method_) return wrong_method_(std::move(request), respond, allowed);
     break;
   }
+  if (!authorized(request, RouteAccess::kInference, respond)) return;
   if (fallback_) return fallback_(std::move(request), respond);
   respond(HttpResponse(404, "{\"error\":\"no route\"}"));
 }

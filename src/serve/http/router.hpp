@@ -14,6 +14,11 @@
 // wrong-method handler answers with the methods it has ("GET, POST"), or the fallback if
 // no wrong-method handler is set. A path no pattern matches goes to the fallback.
 //
+// Each route has an access kind (serve/http/access.hpp; kInference unless added with
+// another): before its handler runs, the router asks its AccessControl, and a refusal is
+// answered 401 (with `WWW-Authenticate: Bearer`) or 403. A path no route serves, or a wrong method,
+// is checked as kInference first, so a client without a key cannot map the routes.
+//
 // Routes are added before the server starts; handle() is then called from any thread.
 
 #include <functional>
@@ -21,6 +26,7 @@
 #include <string_view>
 #include <vector>
 
+#include "serve/http/access.hpp"
 #include "serve/http/http_frontend.hpp"
 
 namespace tessera {
@@ -34,10 +40,22 @@ class HttpRouter {
   using Fallback = std::function<void(HttpRequest&& request, const Responder& respond)>;
   using WrongMethod = std::function<void(HttpRequest&& request, const Responder& respond,
                                          const std::string& allowed)>;
+  // The JSON body of a refusal (its message), and a count of refusals (their status).
+  using RefusalBody = std::function<std::string(const std::string& message)>;
+  using Refused = std::function<void(int status)>;
 
   // `method`: "GET", "POST", ..., or "" for any method. std::invalid_argument on a pattern
   // that does not start with "/" or has two "{...}".
-  void add(std::string method, std::string_view pattern, Handler handler);
+  void add(std::string method, std::string_view pattern, Handler handler) {
+    add(std::move(method), pattern, RouteAccess::kInference, std::move(handler));
+  }
+  void add(std::string method, std::string_view pattern, RouteAccess access, Handler handler);
+  // Who may call what; without it every route is open.
+  void set_access(AccessControl access, RefusalBody body, Refused refused) {
+    access_ = std::move(access);
+    refusal_body_ = std::move(body);
+    refused_ = std::move(refused);
+  }
   void set_fallback(Fallback fallback) { fallback_ = std::move(fallback); }
   void set_wrong_method(WrongMethod wrong_method) { wrong_method_ = std::move(wrong_method); }
 
@@ -55,13 +73,19 @@ class HttpRouter {
     std::string method;
     std::vector<Segment> segments;
     int rest = -1;  // the index of the "{...}" segment, or -1
+    RouteAccess access = RouteAccess::kInference;
     Handler handler;
   };
   static bool match(const Route& route, const std::vector<std::string>& path, RouteParams* params);
+  // Whether `request` may reach a route of kind `access`; if not, it is answered.
+  bool authorized(const HttpRequest& request, RouteAccess access, const Responder& respond) const;
 
   std::vector<Route> routes_;
   Fallback fallback_;
   WrongMethod wrong_method_;
+  AccessControl access_;
+  RefusalBody refusal_body_;
+  Refused refused_;
 };
 
 }  // namespace tessera

@@ -90,9 +90,19 @@ std::pair<int, int> Endpoint::reconfigure(const Deployment& target, const Profil
   {
     std::lock_guard lock(executors_mutex_);
     if (executors_.size() != first) throw std::logic_error("worker threads out of step");
-    for (int64_t i = 0; i < adding; ++i) {
-      executors_.push_back(std::make_unique<Executor>(
-          [threads = torch_threads_] { configure_torch_threads(threads); }, model_timeout_s_));
+    try {
+      for (int64_t i = 0; i < adding; ++i) {
+        executors_.push_back(std::make_unique<Executor>(
+            [threads = torch_threads_] { configure_torch_threads(threads); }, model_timeout_s_));
+      }
+    } catch (const std::exception& e) {
+      // Every thread started for this step goes again: the endpoint is as before.
+      while (executors_.size() > first) {
+        executors_.back()->stop();
+        executors_.pop_back();
+      }
+      throw std::runtime_error("cannot start the worker threads of " + std::to_string(adding) +
+                               " new instances (" + e.what() + "); nothing changed");
     }
   }
   // One atomic step: the engine checks it whole (profiles, links) before changing anything.

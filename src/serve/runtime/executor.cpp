@@ -2,7 +2,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include <atomic>
+#include <cerrno>
 #include <string>
+#include <system_error>
 #include <utility>
 
 namespace tessera {
@@ -67,9 +70,24 @@ void run_jobs(const std::shared_ptr<Executor::State>& st,
   st->changed.notify_all();
 }
 
+// Threads that may still start before starting one fails (Executor::
+// fail_thread_starts_after); negative: no failure injected.
+std::atomic<int> starts_left{-1};
+
+template <class F>
+std::thread start_thread(F&& f) {
+  int left = starts_left.load();
+  while (left >= 0 && !starts_left.compare_exchange_weak(left, left == 0 ? 0 : left - 1)) {
+  }
+  if (left == 0) {
+    throw std::system_error(EAGAIN, std::generic_category(), "cannot start a worker thread");
+  }
+  return std::thread(std::forward<F>(f));
+}
+
 std::shared_ptr<Executor::Runner> start_runner(const std::shared_ptr<Executor::State>& st) {
   auto r = std::make_shared<Executor::Runner>();
-  r->thread = std::thread([st, r] { run_jobs(st, r); });
+  r->thread = start_thread([st, r] { run_jobs(st, r); });
   return r;
 }
 
@@ -106,10 +124,20 @@ Executor::Executor(std::function<void()> on_start, double timeout_s)
     : state_(std::make_shared<State>()) {
   state_->on_start = std::move(on_start);
   state_->timeout_s = timeout_s;
-  std::lock_guard lock(state_->mutex);
-  state_->current = start_runner(state_);
-  if (timeout_s > 0) supervisor_ = std::thread([st = state_] { supervise(st); });
+  {
+    std::lock_guard lock(state_->mutex);
+    state_->current = start_runner(state_);
+  }
+  if (timeout_s <= 0) return;
+  try {
+    supervisor_ = start_thread([st = state_] { supervise(st); });
+  } catch (...) {
+    stop();  // the runner started: end and join it, so nothing outlives a failed start
+    throw;
+  }
 }
+
+void Executor::fail_thread_starts_after(int n) { starts_left.store(n < 0 ? -1 : n); }
 
 Executor::~Executor() { stop(); }
 

@@ -37,6 +37,10 @@ class Executor {
   void stop() { stop(std::chrono::steady_clock::time_point::max()); }
   // Threads abandoned and replaced so far.
   int replaced() const;
+  // Fault injection for tests: after `n` more threads start, starting one fails with
+  // std::system_error (EAGAIN, as pthread_create under a thread limit) until called
+  // again; n < 0: never fail (the default).
+  static void fail_thread_starts_after(int n);
 
   struct State;
   struct Runner;

@@ -22,6 +22,8 @@ class ModelRegistry {
     const std::string name = spec.variant;
     models_[name] = LoadedModel{std::move(spec), std::move(model)};
   }
+  // Undoes add() (a reconfiguration that failed after loading its models).
+  void remove(const std::string& variant) { models_.erase(variant); }
   bool has(const std::string& variant) const { return models_.count(variant) != 0; }
   const LoadedModel& at(const std::string& variant) const {
     auto it = models_.find(variant);

@@ -3,6 +3,8 @@
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 #include "inference.grpc.pb.h"
@@ -173,17 +175,59 @@ void fill_metadata(const Endpoint& ep, pb::ModelMetadataResponse& r) {
   for (const auto& [task, shape] : ep.outputs()) tensor(r.add_outputs(), task, shape);
 }
 
+std::string read_pem(const std::string& path, const char* what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(path + ": cannot read the gRPC TLS " + what);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (text.str().find("-----BEGIN") == std::string::npos) {
+    throw std::runtime_error(path + ": the gRPC TLS " + what + " is not PEM");
+  }
+  return text.str();
+}
+
+std::shared_ptr<grpc::ServerCredentials> credentials(const GrpcTls& tls) {
+  if (tls.cert_file.empty()) return grpc::InsecureServerCredentials();
+  if (tls.key_file.empty()) {
+    throw std::runtime_error("a gRPC TLS certificate needs its key (--grpc-tls-key)");
+  }
+  grpc::SslServerCredentialsOptions options(
+      tls.client_ca_file.empty() ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
+                                 : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+  options.pem_key_cert_pairs.push_back(
+      {read_pem(tls.key_file, "key"), read_pem(tls.cert_file, "certificate")});
+  if (!tls.client_ca_file.empty()) {
+    options.pem_root_certs = read_pem(tls.client_ca_file, "client CA");
+  }
+  return grpc::SslServerCredentials(options);
+}
+
 }  // namespace
 
 struct GrpcFrontEnd::Impl final : public pb::GRPCInferenceService::WithCallbackMethod_ModelInfer<
                                       pb::GRPCInferenceService::Service> {
   Impl(KServeInference& inference, ModelRepository& repository, const ServerMetrics& metrics,
-       const Admission& admission, std::size_t max_message_bytes)
+       const Admission& admission, std::size_t max_message_bytes, AccessControl access)
       : inference_(inference),
         repository_(repository),
         metrics_(metrics),
         admission_(admission),
-        max_message_bytes_(max_message_bytes) {}
+        max_message_bytes_(max_message_bytes),
+        access_(std::move(access)) {}
+
+  // Whether the call's "authorization" metadata opens a call of kind `access`.
+  Status authorize(const grpc::ServerContextBase& ctx, RouteAccess access) const {
+    std::string_view authorization;
+    const auto& metadata = ctx.client_metadata();
+    if (auto it = metadata.find("authorization"); it != metadata.end()) {
+      authorization = std::string_view(it->second.data(), it->second.size());
+    }
+    const AccessVerdict verdict = access_.check(access, authorization);
+    if (verdict == AccessVerdict::kAllow) return Status::OK;
+    return Status(verdict == AccessVerdict::kUnauthenticated ? StatusCode::UNAUTHENTICATED
+                                                             : StatusCode::PERMISSION_DENIED,
+                  access_message(verdict));
+  }
 
   Status ServerLive(ServerContext*, const pb::ServerLiveRequest*,
                     pb::ServerLiveResponse* r) override {
@@ -195,14 +239,16 @@ struct GrpcFrontEnd::Impl final : public pb::GRPCInferenceService::WithCallbackM
     r->set_ready(!admission_.draining());
     return Status::OK;
   }
-  Status ModelReady(ServerContext*, const pb::ModelReadyRequest* q,
+  Status ModelReady(ServerContext* ctx, const pb::ModelReadyRequest* q,
                     pb::ModelReadyResponse* r) override {
+    if (Status st = authorize(*ctx, RouteAccess::kInference); !st.ok()) return st;
     if (Status st = check_model(q->name(), q->version()); !st.ok()) return st;
     r->set_ready(!admission_.draining() && repository_.loaded(q->name()));
     return Status::OK;
   }
-  Status ServerMetadata(ServerContext*, const pb::ServerMetadataRequest*,
+  Status ServerMetadata(ServerContext* ctx, const pb::ServerMetadataRequest*,
                         pb::ServerMetadataResponse* r) override {
+    if (Status st = authorize(*ctx, RouteAccess::kInference); !st.ok()) return st;
     r->set_name("tessera");
     r->set_version("0.1.0");
     for (const char* e : {"binary_tensor_data", "parameters", "model_repository", "statistics"}) {
@@ -210,14 +256,16 @@ struct GrpcFrontEnd::Impl final : public pb::GRPCInferenceService::WithCallbackM
     }
     return Status::OK;
   }
-  Status ModelMetadata(ServerContext*, const pb::ModelMetadataRequest* q,
+  Status ModelMetadata(ServerContext* ctx, const pb::ModelMetadataRequest* q,
                        pb::ModelMetadataResponse* r) override {
+    if (Status st = authorize(*ctx, RouteAccess::kInference); !st.ok()) return st;
     if (Status st = check_model(q->name(), q->version()); !st.ok()) return st;
     fill_metadata(*repository_.find(q->name()), *r);
     return Status::OK;
   }
-  Status ModelStatistics(ServerContext*, const pb::ModelStatisticsRequest* q,
+  Status ModelStatistics(ServerContext* ctx, const pb::ModelStatisticsRequest* q,
                          pb::ModelStatisticsResponse* r) override {
+    if (Status st = authorize(*ctx, RouteAccess::kInference); !st.ok()) return st;
     if (!q->name().empty()) {
       if (Status st = check_model(q->name(), q->version()); !st.ok()) return st;
     }
@@ -244,8 +292,9 @@ struct GrpcFrontEnd::Impl final : public pb::GRPCInferenceService::WithCallbackM
     }
     return Status::OK;
   }
-  Status RepositoryIndex(ServerContext*, const pb::RepositoryIndexRequest* q,
+  Status RepositoryIndex(ServerContext* ctx, const pb::RepositoryIndexRequest* q,
                          pb::RepositoryIndexResponse* r) override {
+    if (Status st = authorize(*ctx, RouteAccess::kInference); !st.ok()) return st;
     for (const auto& ep : repository_.endpoints()) {
       const bool ready = repository_.loaded(ep->name()) && !admission_.draining();
       if (q->ready() && !ready) continue;
@@ -257,12 +306,14 @@ struct GrpcFrontEnd::Impl final : public pb::GRPCInferenceService::WithCallbackM
     }
     return Status::OK;
   }
-  Status RepositoryModelLoad(ServerContext*, const pb::RepositoryModelLoadRequest* q,
+  Status RepositoryModelLoad(ServerContext* ctx, const pb::RepositoryModelLoadRequest* q,
                              pb::RepositoryModelLoadResponse*) override {
+    if (Status st = authorize(*ctx, RouteAccess::kControl); !st.ok()) return st;
     return set_loaded(q->model_name(), true);
   }
-  Status RepositoryModelUnload(ServerContext*, const pb::RepositoryModelUnloadRequest* q,
+  Status RepositoryModelUnload(ServerContext* ctx, const pb::RepositoryModelUnloadRequest* q,
                                pb::RepositoryModelUnloadResponse*) override {
+    if (Status st = authorize(*ctx, RouteAccess::kControl); !st.ok()) return st;
     return set_loaded(q->model_name(), false);
   }
 
@@ -288,6 +339,10 @@ struct GrpcFrontEnd::Impl final : public pb::GRPCInferenceService::WithCallbackM
       ~Finisher() { finish(Status(StatusCode::UNAVAILABLE, "the server is shutting down")); }
     };
     auto finisher = std::make_shared<Finisher>(reactor);
+    if (Status st = authorize(*ctx, RouteAccess::kInference); !st.ok()) {
+      finisher->finish(st);
+      return reactor;
+    }
     inference_.start(
         q->model_name(), q->model_version(),
         [q](const ProtocolLimits& limits) { return from_proto(*q, limits); },
@@ -349,21 +404,23 @@ struct GrpcFrontEnd::Impl final : public pb::GRPCInferenceService::WithCallbackM
   const ServerMetrics& metrics_;
   const Admission& admission_;
   std::size_t max_message_bytes_;
+  AccessControl access_;
   std::unique_ptr<grpc::Server> server;
   bool stopped = false;
 };
 
 GrpcFrontEnd::GrpcFrontEnd(KServeInference& inference, ModelRepository& repository,
                            const ServerMetrics& metrics, const Admission& admission,
-                           std::size_t max_message_bytes)
-    : impl_(std::make_unique<Impl>(inference, repository, metrics, admission, max_message_bytes)) {}
+                           std::size_t max_message_bytes, AccessControl access, GrpcTls tls)
+    : impl_(std::make_unique<Impl>(inference, repository, metrics, admission, max_message_bytes,
+                                   std::move(access))),
+      tls_(std::move(tls)) {}
 GrpcFrontEnd::~GrpcFrontEnd() { stop(0.0); }
 
 int GrpcFrontEnd::start(const std::string& host, int port) {
   grpc::ServerBuilder builder;
   int bound = 0;
-  builder.AddListeningPort(host + ":" + std::to_string(port), grpc::InsecureServerCredentials(),
-                           &bound);
+  builder.AddListeningPort(host + ":" + std::to_string(port), credentials(tls_), &bound);
   builder.RegisterService(impl_.get());
   const int max_message =
       static_cast<int>(std::min<std::size_t>(impl_->max_message_bytes_, INT32_MAX));

@@ -7,6 +7,11 @@
 // bounds: messages larger than ServeOptions::max_body_bytes are refused by gRPC
 // (RESOURCE_EXHAUSTED), at most --max-inflight items are admitted (429 ->
 // RESOURCE_EXHAUSTED); a client's deadline ends its call on its side (DEADLINE_EXCEEDED).
+// Access (serve/http/access.hpp) is the HTTP routes' rule over "authorization" metadata
+// ("Bearer <key>"): health RPCs are open, RepositoryModelLoad / Unload are control, the
+// rest inference; a refusal is UNAUTHENTICATED or PERMISSION_DENIED. With GrpcTls files
+// it serves TLS only (gRPC's SslServerCredentials), and with a client CA it requires and
+// verifies client certificates.
 //
 // Ownership and threads: owned by the Server; references its inference path, repository,
 // metrics and admission. No thread waits on an inference: the event loop finishes each
@@ -17,8 +22,10 @@
 #include <memory>
 #include <string>
 
+#include "serve/http/access.hpp"
 #include "serve/http/admission.hpp"
 #include "serve/metrics/server_metrics.hpp"
+#include "serve/server/grpc_tls.hpp"
 #include "serve/server/infer_call.hpp"
 #include "serve/server/model_repository.hpp"
 
@@ -29,13 +36,13 @@ class GrpcFrontEnd {
   // Messages over `max_message_bytes` are refused (RESOURCE_EXHAUSTED).
   GrpcFrontEnd(KServeInference& inference, ModelRepository& repository,
                const ServerMetrics& metrics, const Admission& admission,
-               std::size_t max_message_bytes);
+               std::size_t max_message_bytes, AccessControl access = {}, GrpcTls tls = {});
   ~GrpcFrontEnd();
   GrpcFrontEnd(const GrpcFrontEnd&) = delete;
   GrpcFrontEnd& operator=(const GrpcFrontEnd&) = delete;
 
   // Binds (port 0: any free port) and starts serving; returns the port. Throws
-  // std::runtime_error if it cannot bind.
+  // std::runtime_error if it cannot bind or read a TLS file (naming it).
   int start(const std::string& host, int port);
   // Stops taking calls; calls in progress get up to grace_s to finish. Idempotent.
   void stop(double grace_s);
@@ -44,6 +51,7 @@ class GrpcFrontEnd {
 
  private:
   std::unique_ptr<Impl> impl_;
+  GrpcTls tls_;
 };
 
 }  // namespace tessera

@@ -156,12 +156,13 @@ void model_get(const KServeRoutes& k, const std::string& name, const std::string
 void add_kserve_routes(HttpRouter& router, KServeRoutes routes) {
   auto k = std::make_shared<const KServeRoutes>(std::move(routes));
   // Health: 200 is true, a 4xx false (the protocol's "Health" section).
-  router.add("GET", "/v2/health/live", [](HttpRequest&&, const Responder& respond, auto&) {
-    respond(reply(200, R"({"live":true})"));
-  });
-  router.add("GET", "/v2/health/ready", [k](HttpRequest&&, const Responder& respond, auto&) {
-    respond(ready_body(*k, nullptr));
-  });
+  router.add("GET", "/v2/health/live", RouteAccess::kOpen,
+             [](HttpRequest&&, const Responder& respond, auto&) {
+               respond(reply(200, R"({"live":true})"));
+             });
+  router.add(
+      "GET", "/v2/health/ready", RouteAccess::kOpen,
+      [k](HttpRequest&&, const Responder& respond, auto&) { respond(ready_body(*k, nullptr)); });
   router.add("GET", "/v2", [](HttpRequest&&, const Responder& respond, auto&) {
     respond(reply(
         200,
@@ -182,10 +183,12 @@ void add_kserve_routes(HttpRouter& router, KServeRoutes routes) {
   });
   router.add("GET", "/metrics",
              [k](HttpRequest&&, const Responder& respond, auto&) { respond(k->metrics_text()); });
-  // Live reconfiguration: GET the deployment, POST one.
-  router.add("", "/v2/tessera/deployment", [k](HttpRequest&& req, const Responder& respond, auto&) {
-    respond(k->deployment(req));
-  });
+  // Live reconfiguration: GET the deployment (inference access), POST one (control).
+  for (const RouteAccess access : {RouteAccess::kInference, RouteAccess::kControl}) {
+    router.add(
+        access == RouteAccess::kControl ? "POST" : "GET", "/v2/tessera/deployment", access,
+        [k](HttpRequest&& req, const Responder& respond, auto&) { respond(k->deployment(req)); });
+  }
   // The model repository extension.
   router.add("POST", "/v2/repository/index",
              [k](HttpRequest&& req, const Responder& respond, auto&) {
@@ -193,7 +196,7 @@ void add_kserve_routes(HttpRouter& router, KServeRoutes routes) {
              });
   for (const bool load : {true, false}) {
     const std::string action = load ? "load" : "unload";
-    router.add("POST", "/v2/repository/models/{}/" + action,
+    router.add("POST", "/v2/repository/models/{}/" + action, RouteAccess::kControl,
                [k, load, action](HttpRequest&&, const Responder& respond, const RouteParams& p) {
                  const std::string& name = p[0];
                  if (k->repository.find(name) == nullptr) {

@@ -83,6 +83,13 @@ class LiveReconfiguration {
 
   // Reconfigurations are taken while serving: from the server's start to its shutdown.
   void set_serving(bool serving);
+  // A target with more than `max_instances` instances in all, or that would leave more
+  // than `max_models` models loaded, is refused naming the bound (ServeOptions'
+  // --max-instances, --max-models). Before the server starts.
+  void set_bounds(int max_instances, int max_models) {
+    max_instances_ = max_instances;
+    max_models_ = max_models;
+  }
   // Server::reconfigure.
   ReconfigureResult reconfigure(const Deployment& target, const ProfileTable* profiles,
                                 const std::string& note);
@@ -107,6 +114,8 @@ class LiveReconfiguration {
   std::atomic<bool> serving_{false};
   std::atomic<bool> started_{false};  // serving has begun (the loop runs)
   std::mutex apply_mutex_;            // one reconfiguration at a time
+  int max_instances_ = 64;
+  int max_models_ = 32;
 
   mutable std::mutex mutex_;  // the counters and the history
   uint64_t applied_ = 0;

@@ -235,13 +235,16 @@ void add_llm_routes(HttpRouter& router, LlmRoutes routes) {
     respond(HttpResponse{200, st->k.metrics.render(llm_gauges(st->k.endpoint.stats())),
                          "text/plain; version=0.0.4; charset=utf-8"});
   });
-  router.add("", "/v2/health/live", [](HttpRequest&&, const Responder& respond, auto&) {
-    respond(HttpResponse{200, "{\"live\":true}"});
-  });
-  router.add("", "/v2/health/ready", [st](HttpRequest&&, const Responder& respond, auto&) {
-    const bool ready = !st->k.admission.draining();
-    respond(HttpResponse{ready ? 200 : 503, ready ? "{\"ready\":true}" : "{\"ready\":false}"});
-  });
+  router.add("", "/v2/health/live", RouteAccess::kOpen,
+             [](HttpRequest&&, const Responder& respond, auto&) {
+               respond(HttpResponse{200, "{\"live\":true}"});
+             });
+  router.add(
+      "", "/v2/health/ready", RouteAccess::kOpen,
+      [st](HttpRequest&&, const Responder& respond, auto&) {
+        const bool ready = !st->k.admission.draining();
+        respond(HttpResponse{ready ? 200 : 503, ready ? "{\"ready\":true}" : "{\"ready\":false}"});
+      });
   router.add("GET", "/v1/models", [st](HttpRequest&&, const Responder& respond, auto&) {
     const json doc = {{"object", "list"},
                       {"data", json::array({{{"id", st->k.model},

@@ -104,12 +104,15 @@ LlmServer::LlmServer(const RunSpec& run, std::vector<std::shared_ptr<const Decod
   HttpLimits limits;
   limits.max_connections = s.options.max_connections;
   limits.body_limit = s.options.max_body_bytes;
+  limits.max_client_connections = std::max<std::size_t>(1, s.options.max_client_connections);
+  limits.header_timeout_s = s.options.header_timeout_s;
   limits.read_timeout_s = s.options.read_timeout_s;
   limits.write_timeout_s = s.options.write_timeout_s;
   limits.threads = std::max(1, s.options.http_threads);
   s.front = std::make_unique<FrontEnd>(
       limits, s.options.max_inflight, [&s](int status) { s.metrics.http_error(status); },
       [](const std::string& message) { return kserve_error(message); });
+  s.front->set_access(AccessControl(s.options.access));
   const auto positions = s.decoder->architecture().max_positions;
   s.max_positions =
       positions > 0 ? static_cast<uint32_t>(std::min<int64_t>(positions, 1 << 24)) : (1u << 16);

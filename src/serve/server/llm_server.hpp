@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "core/device.hpp"
+#include "serve/http/access.hpp"
 #include "serve/openai/llm_protocol.hpp"
 #include "serve/runtime/llm_endpoint.hpp"
 
@@ -45,6 +46,8 @@ struct LlmServeOptions {
   LlmRequestLimits limits;         // prompt bytes, max_tokens bounds
   std::size_t max_body_bytes = 4u << 20;
   std::size_t max_connections = 512;
+  std::size_t max_client_connections = 256;  // per remote address (HttpLimits)
+  double header_timeout_s = 5.0;             // a request's header must arrive within this
   double read_timeout_s = 10.0;
   double write_timeout_s = 30.0;  // a client must take each streamed chunk within this
   double drain_timeout_s = 10.0;
@@ -53,6 +56,7 @@ struct LlmServeOptions {
   // reads the checkpoint's config.json `eos_token_id`).
   int64_t eos_token = -1;
   std::string step_log;  // a CSV line per step here (LlmStepLog); "" for none
+  AccessConfig access;   // API keys (docs/security.md); an LLM server has no control routes
   // The chat template of /v1/chat/completions (from_run: the checkpoint's
   // tokenizer_config.json, when it has one); null: "role: content" lines.
   std::shared_ptr<const ChatTemplate> chat_template;

@@ -76,6 +76,14 @@ std::string http_metrics(const HttpStats& h) {
           "Idle connections closed to admit a new one at --max-connections.", h.shed_idle);
   counter("tessera_http_connections_refused_total",
           "Connections answered 503 at --max-connections with none idle.", h.refused_full);
+  counter("tessera_http_connections_shed_reading_total",
+          "Connections still reading a request closed to admit a new one (a client at "
+          "--max-client-connections, or the busiest client at --max-connections).",
+          h.shed_reading);
+  counter("tessera_http_client_refused_total",
+          "Connections or request bodies answered 503 at a client's own limit "
+          "(--max-client-connections, --client-body-budget).",
+          h.refused_client);
   counter("tessera_http_timeouts_total",
           "Connections closed by the read, keep-alive or write deadline.", h.timed_out);
   counter("tessera_http_requests_total", "HTTP requests read whole.", h.requests);
@@ -116,12 +124,16 @@ Server::Impl::Impl(ServeOptions o) : options(std::move(o)) {
   limits.header_limit = options.max_header_bytes;
   limits.body_limit = options.max_body_bytes;
   limits.body_budget = std::max(options.body_budget_bytes, options.max_body_bytes);
+  limits.max_client_connections = std::max<std::size_t>(1, options.max_client_connections);
+  limits.client_body_budget = options.client_body_budget_bytes;
+  limits.header_timeout_s = options.header_timeout_s;
   limits.read_timeout_s = options.read_timeout_s;
   limits.idle_timeout_s = options.keep_alive_timeout_s;
   limits.write_timeout_s = options.read_timeout_s;
   front = std::make_unique<FrontEnd>(
       limits, options.max_inflight, [this](int status) { metrics.http_error(status); },
       [](const std::string& message) { return error_body(message); });
+  front->set_access(AccessControl(options.access));
   inference = std::make_unique<KServeInference>(repository, front->admission(), metrics);
 }
 
@@ -235,6 +247,11 @@ Server::Server(const App& app, const Deployment& deployment, const ProfileTable&
   }
   s.live = std::make_unique<LiveReconfiguration>(app, profiles, models, s.repository.application(),
                                                  s.models, s.loop, s.metrics);
+  // The bounds never refuse what the server started with.
+  int instances = 0;
+  for (const WorkerGroup& g : deployment.groups) instances += g.count;
+  s.live->set_bounds(std::max(s.options.max_instances, instances),
+                     std::max(s.options.max_models, static_cast<int>(s.models.all().size())));
   add_kserve_routes(
       s.front->routes(),
       KServeRoutes{*s.inference, s.repository, s.metrics, s.front->admission(),
@@ -279,9 +296,15 @@ int Server::start() {
   const int port = s.front->start(s.options.host, s.options.port);
   if (s.options.grpc_port >= 0) {
     s.grpc = std::make_unique<GrpcFrontEnd>(*s.inference, s.repository, s.metrics,
-                                            s.front->admission(), s.options.max_body_bytes);
+                                            s.front->admission(), s.options.max_body_bytes,
+                                            AccessControl(s.options.access), s.options.grpc_tls);
     s.grpc_port = s.grpc->start(s.options.host, s.options.grpc_port);
-    spdlog::info("serving gRPC (GRPCInferenceService) on {}:{}", s.options.host, s.grpc_port);
+    spdlog::info("serving gRPC (GRPCInferenceService) on {}:{}{}", s.options.host, s.grpc_port,
+                 s.options.grpc_tls.cert_file.empty()
+                     ? ""
+                     : (s.options.grpc_tls.client_ca_file.empty()
+                            ? " over TLS"
+                            : " over TLS, client certificates required"));
   }
   s.started = true;
   s.live->set_serving(true);
@@ -292,8 +315,13 @@ int Server::start() {
     spdlog::info("  POST /v2/models/{}/infer", ep->name());
   }
   if (s.repository.application() != nullptr) {
-    spdlog::info("  GET /v2/tessera/deployment (the live deployment; POST one to reconfigure)");
+    spdlog::info(
+        "  GET /v2/tessera/deployment (the live deployment; POST one to reconfigure{})",
+        s.options.access.control_enabled ? ", with a control key" : ": needs --allow-control");
   }
+  spdlog::info("access: inference {}; control endpoints {} (docs/security.md)",
+               s.options.access.inference_keys.empty() ? "open (no API key)" : "needs an API key",
+               s.options.access.control_enabled ? "enabled, need a control key" : "disabled");
   return port;
 }
 
@@ -321,7 +349,14 @@ void Server::shutdown() {
   // A model call still running (stuck) is left behind after at most a second.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
   for (auto& ep : s.repository.endpoints()) ep->stop_executors(deadline);
-  if (s.started) spdlog::info("server stopped");
+  if (s.started) {
+    // The admission ledger at exit: every request admitted before (or during) the drain
+    // has had its answer given, or is counted here as never answered.
+    const Admission& a = s.front->admission();
+    spdlog::info("shutdown ledger: {} requests admitted, {} answered, {} never answered",
+                 a.admitted_total(), a.released_total(), a.admitted_total() - a.released_total());
+    spdlog::info("server stopped");
+  }
 }
 
 }  // namespace tessera

@@ -10,6 +10,8 @@
 #include "models/model_spec.hpp"
 #include "policy/policy_set.hpp"
 #include "profile/profile_table.hpp"
+#include "serve/http/access.hpp"
+#include "serve/server/grpc_tls.hpp"
 #include "serve/server/live_deployment.hpp"
 
 namespace tessera {
@@ -26,15 +28,22 @@ struct ServeOptions {
   std::size_t max_body_bytes = 16u << 20;      // larger bodies get 413 (before being read)
   std::size_t body_budget_bytes = 256u << 20;  // bodies in memory at once; beyond: 503
   std::size_t max_header_bytes = 16u << 10;    // larger headers get 431
-  double read_timeout_s = 10.0;                // a whole request must arrive within this
-  double keep_alive_timeout_s = 5.0;           // idle keep-alive connections close after this
-  double drain_timeout_s = 10.0;               // shutdown: how long in-flight requests may finish
-  double model_timeout_s = 30.0;               // a model call longer than this is abandoned
-  bool warmup = true;                          // run each model at each batch size before serving
-  bool model_endpoints = true;                 // also serve each deployed model on its own
-  bool inline_noop = true;                     // run the no-op model on the event loop thread
+  std::size_t max_client_connections = 256;    // per remote address (HttpLimits)
+  std::size_t client_body_budget_bytes = 64u << 20;  // bodies of one address at once; 503
+  double header_timeout_s = 5.0;                     // a request's header must arrive within this
+  double read_timeout_s = 10.0;                      // a whole request must arrive within this
+  double keep_alive_timeout_s = 5.0;                 // idle keep-alive connections close after this
+  double drain_timeout_s = 10.0;  // shutdown: how long in-flight requests may finish
+  double model_timeout_s = 30.0;  // a model call longer than this is abandoned
+  bool warmup = true;             // run each model at each batch size before serving
+  bool model_endpoints = true;    // also serve each deployed model on its own
+  bool inline_noop = true;        // run the no-op model on the event loop thread
   int grpc_port = -1;        // the gRPC front end's port: -1 none, 0 any free port (grpc_port())
   bool app_endpoint = true;  // serve the application itself (worker mode: false)
+  AccessConfig access;       // keys and the control plane (docs/security.md): closed by default
+  GrpcTls grpc_tls;          // TLS on the gRPC port (PEM files; none: plaintext)
+  int max_instances = 64;    // a reconfiguration's instances in all, at most (~2 threads each)
+  int max_models = 32;       // models loaded at once after a reconfiguration, at most
 };
 
 // The application of one run spec (and each of its deployed models), served over HTTP

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <stdexcept>
 #include <tuple>
 
 #include "core/spec_node.hpp"
@@ -100,6 +101,14 @@ ReconfigureResult LiveReconfiguration::reconfigure(const Deployment& target,
   }
   Endpoint& ep = *application_;
   const App& app = app_;
+  int instances = 0;
+  for (const WorkerGroup& g : target.groups) instances += std::max(0, g.count);
+  if (instances > max_instances_) {
+    r.error = "the deployment asks for " + std::to_string(instances) +
+              " instances; this server allows at most " + std::to_string(max_instances_) +
+              " (--max-instances)";
+    return done();
+  }
 
   // Models the target needs that are not loaded yet: loaded and warmed up here, off the
   // event loop, while the running deployment keeps serving. The registry only changes on
@@ -113,6 +122,11 @@ ReconfigureResult LiveReconfiguration::reconfigure(const Deployment& target,
         if (v < 0 || static_cast<std::size_t>(v) >= app.tasks[g.task].variants.size()) continue;
         const std::string& name = app.tasks[g.task].variants[static_cast<std::size_t>(v)].name;
         if (registry_.has(name) || !seen.insert(name).second) continue;
+        if (registry_.all().size() + fresh.size() >= static_cast<std::size_t>(max_models_)) {
+          throw std::runtime_error("the deployment needs more than " + std::to_string(max_models_) +
+                                   " models loaded; this server allows at most that many "
+                                   "(--max-models)");
+        }
         ModelSpec spec = models_.spec_for(name);
         std::shared_ptr<Model> model = load_model(spec);
         warm(*model, g.max_batch);
@@ -132,11 +146,18 @@ ReconfigureResult LiveReconfiguration::reconfigure(const Deployment& target,
   const ProfileTable& table = profiles != nullptr ? *profiles : profiles_;
   const bool ran = loop_.run_sync([&] {
     const auto a = std::chrono::steady_clock::now();
+    std::vector<std::string> added;
     try {
-      for (auto& [spec, model] : fresh) registry_.add(std::move(spec), std::move(model));
+      for (auto& [spec, model] : fresh) {
+        added.push_back(spec.variant);
+        registry_.add(std::move(spec), std::move(model));
+      }
       std::tie(r.started, r.stopped) = ep.reconfigure(target, table);
     } catch (const std::exception& e) {
       error = e.what();
+      // The endpoint rolled its own step back; the models loaded for it go too.
+      for (const std::string& name : added) registry_.remove(name);
+      r.models_loaded = 0;
     }
     switch_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count();

@@ -1,5 +1,6 @@
 #include "serve/server/worker_mode.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "engine/app.hpp"
@@ -23,6 +24,10 @@ std::unique_ptr<Server> make_worker_server(const ModelsConfig& models, const Wor
   if (worker.max_batch < 1 || worker.max_batch > 4096) {
     throw std::invalid_argument("worker mode: max batch must be in [1, 4096]");
   }
+  // A worker's one client is its front end, whose calls in flight each hold a connection:
+  // no per-client connection limit below the global one.
+  options.max_client_connections =
+      std::max(options.max_client_connections, options.max_connections);
   App app;
   app.name = "tessera-worker";
   app.slo = kWorkerSloS;
