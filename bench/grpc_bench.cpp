@@ -24,7 +24,7 @@
 #include "closed_loop.hpp"
 #include "inference.grpc.pb.h"
 #include "noop_server.hpp"
-#include "server/server.hpp"
+#include "serve/server/server.hpp"
 
 namespace {
 

@@ -5,7 +5,7 @@
 // 32, a 1 s SLO. What a request costs there is the serving path itself. Bench-only,
 // header-only; plain values the caller owns and hands to tessera::Server.
 
-#include "server/server.hpp"
+#include "serve/server/server.hpp"
 
 namespace tessera::bench {
 

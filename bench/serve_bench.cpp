@@ -29,8 +29,8 @@
 
 #include "closed_loop.hpp"
 #include "noop_server.hpp"
-#include "server/protocol.hpp"
-#include "server/server.hpp"
+#include "serve/kserve/protocol.hpp"
+#include "serve/server/server.hpp"
 
 namespace {
 

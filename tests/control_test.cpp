@@ -1,5 +1,6 @@
 // JigsawServe's controller loop (src/control): demand prediction, plan caching with the
-// max-demand fallback, deployment diffs, and a re-planned run in simulation.
+// max-demand fallback, and a re-planned run in simulation (its deployment diff is the
+// engine's: engine_test's LiveInstances).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,7 +13,6 @@
 #include "control/demand_predictor.hpp"
 #include "control/live_replanner.hpp"
 #include "control/plan_cache.hpp"
-#include "control/reconfiguration.hpp"
 #include "control/replan_report.hpp"
 #include "control/replanning.hpp"
 #include "plan_fixture.hpp"
@@ -36,28 +36,6 @@ TEST(DemandPredictor, MeanOfTheLastBins) {
   p.observe(40);  // 10 leaves the window
   EXPECT_DOUBLE_EQ(p.predict(), 30.0);
   EXPECT_THROW(DemandPredictor(0), std::invalid_argument);
-}
-
-TEST(LiveWorkers, KeepsWhatBothPlansShare) {
-  LiveWorkers live;
-  const WorkerGroup a{0, {1}, "1g", 4, 3};
-  const WorkerGroup b{1, {0}, "2g", 8, 2};
-  live.add(a, {0, 1, 2});
-  live.add(b, {3, 4});
-  Deployment target;
-  target.groups = {WorkerGroup{0, {1}, "1g", 4, 1}, WorkerGroup{1, {0}, "2g", 8, 2},
-                   WorkerGroup{1, {1}, "1g", 8, 2}};
-  const ReconfigurationStep step = live.change_to(target);
-  // Two of the three `a` workers stop (the newest first); `b` is untouched; two new start.
-  EXPECT_EQ(step.stop, (std::vector<WorkerId>{2, 1}));
-  ASSERT_EQ(step.start.size(), 1u);
-  EXPECT_EQ(step.start[0].variants, std::vector<int>{1});
-  EXPECT_EQ(step.start[0].count, 2);
-  EXPECT_EQ(step.started_workers(), 2);
-  EXPECT_EQ(live.size(), 3);
-  // The same target again changes nothing once the new workers are registered.
-  live.add(step.start[0], {5, 6});
-  EXPECT_TRUE(live.change_to(target).empty());
 }
 
 plan::PlanInput tiny_input() { return testing::tiny_plan_input(); }

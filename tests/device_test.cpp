@@ -9,9 +9,9 @@
 
 #include "core/device.hpp"
 #include "core/error.hpp"
-#include "exec/model_factory.hpp"
-#include "exec/model_spec.hpp"
 #include "llm_torch/decoder.hpp"
+#include "models/model_factory.hpp"
+#include "models/model_spec.hpp"
 
 namespace tessera {
 namespace {

@@ -2,6 +2,7 @@
 
 #include <tuple>
 
+#include "engine/deployment_diff.hpp"
 #include "metrics/report.hpp"
 #include "policy/registry.hpp"
 #include "sim/simulator.hpp"
@@ -263,6 +264,50 @@ INSTANTIATE_TEST_SUITE_P(
                           DroppingKind::kSplit, DroppingKind::kSplitReactive,
                           DroppingKind::kSplitWindow, DroppingKind::kSplitWcl,
                           DroppingKind::kJigsaw)));
+
+// The one reconfiguration diff (the controller's and the live server's): instances of one
+// kind are interchangeable, the newest leave first, and a target's batch timeouts are set.
+TEST(LiveInstances, KeepWhatBothDeploymentsShare) {
+  LiveInstances live;
+  const WorkerGroup a{0, {1}, "1g", 4, 3};
+  const WorkerGroup b{1, {0}, "2g", 8, 2};
+  live.add(a, {0, 1, 2});
+  live.add(b, {3, 4});
+  Deployment target;
+  target.groups = {WorkerGroup{0, {1}, "1g", 4, 1, 0.05}, WorkerGroup{1, {0}, "2g", 8, 2},
+                   WorkerGroup{1, {1}, "1g", 8, 2}};
+  const DeploymentEdit edit = live.change_to(target);
+  // Two of the three `a` instances stop (the newest first); `b` is untouched; two new start.
+  EXPECT_EQ(edit.stop, (std::vector<WorkerId>{2, 1}));
+  ASSERT_EQ(edit.start.size(), 1u);
+  EXPECT_EQ(edit.start[0].variants, std::vector<int>{1});
+  EXPECT_EQ(edit.start[0].count, 2);
+  EXPECT_EQ(started_instances(edit), 2);
+  ASSERT_EQ(edit.batch_timeouts.size(), 1u);  // only the group that names one
+  EXPECT_EQ(edit.batch_timeouts[0], (std::pair<TaskId, Time>{0, 0.05}));
+  EXPECT_EQ(live.size(), 3);
+  // The same target again changes nothing but the timeout once the new ones are added.
+  live.add(edit.start[0], {5, 6});
+  const DeploymentEdit again = live.change_to(target);
+  EXPECT_TRUE(again.start.empty() && again.stop.empty());
+}
+
+// Read from an engine: its live workers by kind, in id order; a lost one is gone.
+TEST(LiveInstances, OfAnEngineSeesItsLiveWorkers) {
+  App app = chain(2, 1.0);
+  ProfileTable p;
+  add_affine(p, "t0", 10.0, 0.0, 4);
+  add_affine(p, "t1", 10.0, 0.0, 4);
+  Deployment d;
+  d.groups = {WorkerGroup{0, {0}, "gpu", 4, 3}, WorkerGroup{1, {0}, "gpu", 4, 1}};
+  Simulator sim(app, d, p, PolicySet(PolicyConfig{}), SimOptions{});
+  sim.engine().kill_worker(1);
+  Deployment target;
+  target.groups = {WorkerGroup{0, {0}, "gpu", 4, 1}, WorkerGroup{1, {0}, "gpu", 4, 1}};
+  const DeploymentEdit edit = LiveInstances::of(sim.engine()).change_to(target);
+  EXPECT_EQ(edit.stop, (std::vector<WorkerId>{2}));  // 0 and 2 live; the newer leaves
+  EXPECT_TRUE(edit.start.empty());
+}
 
 TEST(Simulator, SameSeedSameSummaryDifferentSeedDiffers) {
   App app;

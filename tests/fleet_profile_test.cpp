@@ -12,14 +12,14 @@
 #include <fstream>
 #include <sstream>
 
-#include "exec/model_factory.hpp"
-#include "exec/profiler.hpp"
 #include "fleet_support.hpp"
 #include "metrics/report.hpp"
+#include "models/model_factory.hpp"
+#include "models/profiler.hpp"
 #include "policy/policy_set.hpp"
 #include "profile/profile_yaml.hpp"
-#include "server/protocol.hpp"
-#include "server/remote_model.hpp"
+#include "serve/fleet/remote_model.hpp"
+#include "serve/kserve/protocol.hpp"
 #include "sim/simulator.hpp"
 #include "spec/run_spec.hpp"
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "fleet_support.hpp"
-#include "server/remote_model.hpp"
+#include "serve/fleet/remote_model.hpp"
 
 namespace tessera {
 namespace {

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "exec/model_spec.hpp"
-#include "server/server.hpp"
-#include "server/worker_mode.hpp"
+#include "models/model_spec.hpp"
+#include "serve/server/server.hpp"
+#include "serve/server/worker_mode.hpp"
 
 namespace tessera::fleet {
 

@@ -22,14 +22,14 @@
 #include <thread>
 
 #include "core/error.hpp"
-#include "exec/model_factory.hpp"
 #include "fleet_support.hpp"
+#include "models/model_factory.hpp"
 #include "robustness/raw_http.hpp"
-#include "server/protocol.hpp"
-#include "server/remote_model.hpp"
-#include "server/remote_wire.hpp"
-#include "server/server.hpp"
-#include "server/worker_mode.hpp"
+#include "serve/fleet/remote_model.hpp"
+#include "serve/fleet/remote_wire.hpp"
+#include "serve/kserve/protocol.hpp"
+#include "serve/server/server.hpp"
+#include "serve/server/worker_mode.hpp"
 #include "spec_error.hpp"
 #include "test_support.hpp"
 

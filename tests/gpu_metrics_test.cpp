@@ -2,7 +2,7 @@
 // injected sampler, NVML loaded with dlopen from a fake library (the real loading and
 // binding code, without a GPU), and the absent-NVML path (nothing exported, one info line).
 
-#include "server/gpu_metrics.hpp"
+#include "serve/metrics/gpu_metrics.hpp"
 
 #include <gtest/gtest.h>
 #include <spdlog/sinks/ringbuffer_sink.h>

@@ -1,10 +1,10 @@
-// The HTTP front end's deadlines (src/server/http_frontend.hpp): one deadline per
+// The HTTP front end's deadlines (src/serve/http/http_frontend.hpp): one deadline per
 // connection, enforced by a sweeping timer. A handler that takes longer than the read
 // timeout (a slow model) still gets its answer written; a connection idle, or stuck in the
 // middle of a request, is closed soon after its timeout and counted. No test sleeps to
 // wait: clients block on their socket with a generous receive timeout.
 
-#include "server/http_frontend.hpp"
+#include "serve/http/http_frontend.hpp"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>

@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include "inference.grpc.pb.h"
-#include "server/server.hpp"
+#include "serve/server/server.hpp"
 #include "test_support.hpp"
 
 namespace tessera {

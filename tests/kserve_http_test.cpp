@@ -9,8 +9,8 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
-#include "server/protocol.hpp"
-#include "server/server.hpp"
+#include "serve/kserve/protocol.hpp"
+#include "serve/server/server.hpp"
 #include "test_support.hpp"
 
 namespace tessera {

@@ -1,4 +1,4 @@
-// The Open Inference Protocol v2 parser and encoder (server/protocol.hpp) against the
+// The Open Inference Protocol v2 parser and encoder (serve/kserve/protocol.hpp) against the
 // specifications' own examples (tests/data/kserve, see SOURCE.md) and hostile requests.
 
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "server/protocol.hpp"
+#include "serve/kserve/protocol.hpp"
 
 namespace tessera {
 namespace {

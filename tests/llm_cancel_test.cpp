@@ -1,6 +1,7 @@
 // LlmInstanceScheduler::cancel (a live client that left): a waiting request leaves the
 // line, an admitted one frees its KV blocks when its running step is done, and the
-// request it blocked is admitted at once.
+// request it blocked is admitted at once. Engine::stop_request ends such a request once in
+// the ledger; LlmInstanceScheduler::finish_with_step ends one at its end-of-sequence token.
 
 #include <gtest/gtest.h>
 
@@ -77,6 +78,55 @@ TEST(LlmCancel, WaitingRequestLeavesTheLineAndUnknownIsRefused) {
   EXPECT_FALSE(unknown_cancelled);
   ASSERT_EQ(h.records.size(), 1u);  // A ran to its end; B is the runtime's to end
   EXPECT_EQ(h.scheduler().kv().used(), 0u);
+}
+
+// The live server's client left: Engine::stop_request ends the request once in the ledger
+// (dropped, cancelled, at once), and its instance frees its blocks when the step ends.
+TEST(LlmCancel, StopRequestEndsItOnceInTheLedger) {
+  LlmHarness h(small_kv(), std::make_shared<SimpleLlmCost>(0.010, 0.001));
+  bool stopped = false;
+  bool unknown = true;
+  h.at(0.195, [&] {  // A decodes (its step 0.190..0.200 runs); B waits for blocks
+    stopped = h.engine().stop_request(0, Outcome::kDropped, DropReason::kCancelled);
+    unknown = h.engine().stop_request(99, Outcome::kDropped, DropReason::kCancelled);
+  });
+  h.run({llm_arrival(0.0, 100, 50), llm_arrival(0.001, 100, 2)});
+  EXPECT_TRUE(stopped);
+  EXPECT_FALSE(unknown);
+  ASSERT_EQ(h.records.size(), 2u);
+  const RequestRecord* a = h.record(0);
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->outcome, Outcome::kDropped);
+  EXPECT_EQ(a->reason, DropReason::kCancelled);
+  EXPECT_NEAR(a->finish, 0.195, kEps);
+  const RequestRecord* b = h.record(1);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->outcome, Outcome::kOk);
+  EXPECT_NEAR(b->ttft, 0.310 - 0.001, kEps);  // admitted when A's step ended at 0.200
+  EXPECT_EQ(h.scheduler().kv().used(), 0u);
+  EXPECT_EQ(h.engine().requests_in_flight(), 0u);
+}
+
+// A live request that emits its end-of-sequence token ends with that step, ok, with the
+// tokens it produced (LlmInstanceScheduler::finish_with_step).
+TEST(LlmCancel, FinishWithStepEndsTheRequestAtThatToken) {
+  LlmHarness h(small_kv(), std::make_shared<SimpleLlmCost>(0.010, 0.001));
+  Worker& worker = *h.engine().workers()[0];
+  bool finished = false;
+  h.at(0.125, [&] {  // prefill 0..0.110 (token 1), decodes to 0.120 (2) and 0.130 (3)
+    std::vector<LlmInstanceScheduler::StepEntry> entries;
+    h.scheduler().step_entries(entries);
+    ASSERT_EQ(entries.size(), 1u);
+    finished = h.scheduler().finish_with_step(worker, entries[0].request);
+  });
+  h.run({llm_arrival(0.0, 100, 50)});
+  EXPECT_TRUE(finished);
+  ASSERT_EQ(h.records.size(), 1u);
+  EXPECT_EQ(h.records[0].outcome, Outcome::kOk);
+  EXPECT_EQ(h.records[0].output_tokens, 3u);
+  EXPECT_NEAR(h.records[0].finish, 0.130, kEps);
+  EXPECT_EQ(h.scheduler().kv().used(), 0u);
+  EXPECT_EQ(h.scheduler().admitted(), 0u);
 }
 
 }  // namespace

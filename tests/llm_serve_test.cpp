@@ -1,8 +1,9 @@
-// Live LLM serving (src/llm_serve, docs/llm-serve.md): request parsing with a clear 400 per field,
-// the real-time runtime (the LlmInstanceScheduler driving a tiny random decoder: outputs
-// equal greedy generation, also across preemption and recompute; every request ends once),
-// and the HTTP endpoints on an ephemeral loopback port (OpenAI and KServe, streaming,
-// hostile input, client disconnect, metrics).
+// Live LLM serving (src/serve, docs/llm-serve.md): request parsing with a clear 400 per
+// field, the LLM endpoint (the engine and its LlmInstanceSchedulers driving a tiny random
+// decoder in real time, each step one batched forward pass: outputs equal greedy generation,
+// also across preemption and recompute; two instances both serve; the ledger ends every
+// request once), and the HTTP endpoints on an ephemeral loopback port (OpenAI and KServe,
+// streaming, hostile input, client disconnect, metrics).
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -15,18 +16,22 @@
 #include <future>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
 
 #include "closed_port.hpp"
 #include "core/error.hpp"
 #include "llm_arch/checkpoint_layout.hpp"
-#include "llm_serve/llm_protocol.hpp"
-#include "llm_serve/llm_runtime.hpp"
-#include "llm_serve/llm_server.hpp"
-#include "llm_serve/step_log.hpp"
 #include "llm_torch/decoder.hpp"
 #include "loadgen/llm_loadgen.hpp"
 #include "metrics/report.hpp"
+#include "serve/openai/llm_protocol.hpp"
+#include "serve/runtime/event_loop.hpp"
+#include "serve/runtime/llm_endpoint.hpp"
+#include "serve/runtime/llm_step.hpp"
+#include "serve/runtime/step_log.hpp"
+#include "serve/server/llm_server.hpp"
+#include "spec/run_spec.hpp"
 #include "tokenizer/tokenizer.hpp"
 
 namespace tessera {
@@ -45,8 +50,8 @@ std::filesystem::path temp_dir(const std::string& tag) {
 }
 
 // A tiny Llama-shaped random model with a byte-sized vocabulary; written once.
-std::shared_ptr<const Decoder> tiny_decoder() {
-  static std::shared_ptr<const Decoder> decoder = [] {
+std::filesystem::path tiny_decoder_dir() {
+  static const std::filesystem::path written = [] {
     LlmArchitecture a = load_llm_architecture(kModels + "llama-2-7b/config.json");
     a.layers = 2;
     a.hidden = 32;
@@ -58,8 +63,13 @@ std::shared_ptr<const Decoder> tiny_decoder() {
     a.rotary_dim = 8;
     const auto dir = temp_dir("model");
     write_random_checkpoint(a, dir, Dtype::kF32, 5);
-    return std::shared_ptr<const Decoder>(Decoder::load(dir));
+    return dir;
   }();
+  return written;
+}
+
+std::shared_ptr<const Decoder> tiny_decoder() {
+  static const std::shared_ptr<const Decoder> decoder(Decoder::load(tiny_decoder_dir()));
   return decoder;
 }
 
@@ -180,22 +190,66 @@ TEST(LlmProtocol, IgnoreEosFalseAsksForEosStop) {
       std::string::npos);
 }
 
-// ---- the runtime ----
+// ---- the endpoint: the engine and its ledger on the decoder, in real time ----
+
+// A run spec of the tiny model served by `instances` instances, read from YAML as `tessera
+// serve` reads it; the scheduler is `config`, steps are predicted by FixedCost, and a
+// request is ok within 10 minutes (and `ttft_slo_s`, if > 0).
+RunSpec llm_run(int instances, const LlmSchedulerConfig& config, double ttft_slo_s = 0.0) {
+  const auto dir = temp_dir("run" + std::to_string(instances));
+  std::ofstream(dir / "app.yaml") << "name: tiny\nslo_ms: 600000\n"
+                                  << "tasks:\n  - name: llm\n    variants:\n      - {name: tiny}\n";
+  std::ofstream(dir / "deployment.yaml")
+      << "workers:\n  - {task: llm, variant: tiny, segment: cpu, count: " << instances << "}\n";
+  std::ofstream(dir / "profiles.yaml")
+      << "profiles:\n  - {variant: tiny, segment: cpu, latency_ms: {1: 1.0}}\n";
+  std::ofstream(dir / "run.yaml")
+      << "app: app.yaml\ndeployment: deployment.yaml\nprofiles: [{file: profiles.yaml}]\n"
+      << "workload:\n  source: {kind: poisson, rate_rps: 1, duration_s: 1}\n"
+      << "policies: {dispatch: round_robin}\n"
+      << "llm:\n  model: {name: tiny, layers: 2, kv_heads: 2, head_dim: 8, params_b: 0.0001}\n"
+      << "  gpu: {name: cpu, memory_gb: 1, bandwidth_gbs: 10, tflops: 0.1}\n";
+  RunSpec run = load_run_spec(dir / "run.yaml");
+  run.llm->scheduler = config;
+  run.app.ttft_slo = ttft_slo_s;
+  run.sim.cost_model = std::make_shared<FixedCost>();
+  return run;
+}
+
+// An LlmEndpoint on its own loop.
+struct LiveLlm {
+  explicit LiveLlm(const RunSpec& run, LlmObserver* observer = nullptr,
+                   std::vector<std::shared_ptr<const Decoder>> decoders = {tiny_decoder()})
+      : endpoint(run, std::move(decoders), clock, loop, observer) {
+    loop.start();
+  }
+  ~LiveLlm() {
+    endpoint.shutdown();
+    loop.stop();
+  }
+  SteadyClock clock;
+  EventLoop loop{clock};
+  LlmEndpoint endpoint;
+};
 
 struct Collected {
   std::mutex mutex;
   std::vector<int64_t> tokens;
-  std::vector<GenResult> ends;
+  std::vector<LlmRequestEnd> ends;
+  std::size_t ended() {
+    std::lock_guard lock(mutex);
+    return ends.size();
+  }
 };
 
-GenCallbacks collect(const std::shared_ptr<Collected>& c) {
-  GenCallbacks cb;
+LlmCallbacks collect(const std::shared_ptr<Collected>& c) {
+  LlmCallbacks cb;
   cb.on_token = [c](int64_t t) {
     std::lock_guard lock(c->mutex);
     c->tokens.push_back(t);
     return true;
   };
-  cb.on_end = [c](const GenResult& r) {
+  cb.on_end = [c](const LlmRequestEnd& r) {
     std::lock_guard lock(c->mutex);
     c->ends.push_back(r);
   };
@@ -211,102 +265,195 @@ bool wait_for(const std::function<bool()>& done, double seconds = 60.0) {
   return true;
 }
 
+bool all_ended(const std::vector<std::shared_ptr<Collected>>& got) {
+  for (const auto& c : got) {
+    if (c->ended() == 0) return false;
+  }
+  return true;
+}
+
 std::vector<int64_t> prompt_of(int n, int seed) {
   std::vector<int64_t> p;
   for (int i = 0; i < n; ++i) p.push_back((seed * 31 + i * 7) % 256);
   return p;
 }
 
-void run_and_compare(const LlmSchedulerConfig& config, bool expect_preemption) {
-  auto decoder = tiny_decoder();
-  LlmRuntime rt(decoder, config, std::make_shared<FixedCost>(), LlmServeSlos{});
-  rt.start();
+// Submits `n` requests of 24 tokens; each must end once, ok, with its own greedy tokens
+// (continuous batching, chunking and recompute after a preemption change nothing in them).
+void expect_greedy(LlmEndpoint& endpoint, int n) {
+  const auto decoder = tiny_decoder();
   std::vector<std::shared_ptr<Collected>> got;
   std::vector<std::vector<int64_t>> prompts;
-  for (int i = 0; i < 6; ++i) {
+  for (int i = 0; i < n; ++i) {
     prompts.push_back(prompt_of(10 + 5 * i, i));
     got.push_back(std::make_shared<Collected>());
-    rt.submit(GenRequest{prompts.back(), 24}, collect(got.back()));
+    endpoint.submit(LlmRequest{prompts.back(), 24}, collect(got.back()));
   }
-  ASSERT_TRUE(wait_for([&] { return rt.in_flight() == 0; }));
-  for (int i = 0; i < 6; ++i) {
+  ASSERT_TRUE(wait_for([&] { return all_ended(got); }));
+  for (int i = 0; i < n; ++i) {
     std::lock_guard lock(got[i]->mutex);
     ASSERT_EQ(got[i]->ends.size(), 1u) << "request " << i << " must end exactly once";
-    const GenResult& r = got[i]->ends[0];
-    EXPECT_EQ(r.end, GenEnd::kOk) << gen_end_name(r.end) << " " << r.error;
+    const LlmRequestEnd& r = got[i]->ends[0];
+    EXPECT_EQ(r.record.outcome, Outcome::kOk) << outcome_name(r.record.outcome) << " " << r.error;
     EXPECT_EQ(r.output_tokens, 24u);
+    EXPECT_EQ(r.record.output_tokens, 24u);
     EXPECT_EQ(r.prompt_tokens, prompts[i].size());
-    EXPECT_GT(r.ttft, 0.0);
-    // Continuous batching (and recompute after a preemption) changes nothing in the
-    // tokens: each request's output is its own greedy generation.
+    EXPECT_GT(r.record.ttft, 0.0);
     const auto expected = decoder->generate(prompts[i], 24);
     const std::vector<int64_t> tail(expected.end() - 24, expected.end());
     EXPECT_EQ(got[i]->tokens, tail) << "request " << i;
   }
-  if (expect_preemption) {
-    EXPECT_GT(rt.stats().preemptions, 0u);
-  }
-  EXPECT_EQ(rt.stats().kv_used, 0u);
-  rt.stop();
 }
 
-TEST(LlmRuntime, ContinuousBatchingGeneratesEachRequestsGreedyTokens) {
+void run_and_compare(const LlmSchedulerConfig& config, bool expect_preemption) {
+  LiveLlm live(llm_run(1, config));
+  expect_greedy(live.endpoint, 6);
+  ASSERT_TRUE(wait_for([&] { return live.endpoint.stats().in_flight == 0; }));
+  if (expect_preemption) {
+    EXPECT_GT(live.endpoint.stats().preemptions, 0u);
+  }
+  EXPECT_EQ(live.endpoint.stats().kv_used, 0u);
+}
+
+TEST(LlmEndpoint, ContinuousBatchingGeneratesEachRequestsGreedyTokens) {
   run_and_compare(continuous(64), false);
 }
 
-TEST(LlmRuntime, PreemptionRecomputesAndKeepsTheTokens) {
+TEST(LlmEndpoint, PreemptionRecomputesAndKeepsTheTokens) {
   // 8 blocks of 8 tokens: six requests of 10..35 prompt + 24 output tokens cannot all fit.
   run_and_compare(continuous(8, 8), true);
 }
 
-TEST(LlmRuntime, ChunkedPrefillAlsoMatches) {
+TEST(LlmEndpoint, ChunkedPrefillAlsoMatches) {
   LlmSchedulerConfig c = continuous(64);
   c.policy = LlmPolicy::kChunked;
   c.token_budget = 16;
   run_and_compare(c, false);
 }
 
+// The deployment's instance count is served: the run's dispatcher spreads the requests
+// over both instances (each with its own decoder, their steps at once), and the engine's
+// ledger ends every request exactly once.
+TEST(LlmEndpoint, TwoInstancesServeOnBothAndTheLedgerEndsEachRequestOnce) {
+  struct Ledger final : LlmObserver {
+    std::mutex mutex;
+    std::vector<RequestRecord> records;
+    std::set<WorkerId> stepped;
+    void on_llm_step(WorkerId instance, const LlmStepStats&, Time) override {
+      std::lock_guard lock(mutex);
+      stepped.insert(instance);
+    }
+    void on_llm_end(const LlmRequestEnd& end) override {
+      std::lock_guard lock(mutex);
+      records.push_back(end.record);
+    }
+  } ledger;
+  auto second = std::shared_ptr<const Decoder>(Decoder::load(tiny_decoder_dir()));
+  LiveLlm live(llm_run(2, continuous(64)), &ledger, {tiny_decoder(), second});
+  EXPECT_EQ(live.endpoint.instances(), 2u);
+  expect_greedy(live.endpoint, 8);
+  ASSERT_TRUE(wait_for([&] { return live.endpoint.stats().in_flight == 0; }));
+  const LlmEndpointStats stats = live.endpoint.stats();
+  EXPECT_EQ(stats.submitted, 8u);
+  ASSERT_EQ(stats.instances.size(), 2u);
+  EXPECT_GT(stats.instances[0].finished, 0u);
+  EXPECT_GT(stats.instances[1].finished, 0u);
+  EXPECT_EQ(stats.instances[0].finished + stats.instances[1].finished, 8u);
+  std::lock_guard lock(ledger.mutex);
+  EXPECT_EQ(ledger.stepped, (std::set<WorkerId>{0, 1}));
+  ASSERT_EQ(ledger.records.size(), 8u);
+  std::set<uint64_t> ids;
+  for (const RequestRecord& r : ledger.records) {
+    ids.insert(r.id);
+    EXPECT_EQ(r.outcome, Outcome::kOk);
+  }
+  EXPECT_EQ(ids, (std::set<uint64_t>{0, 1, 2, 3, 4, 5, 6, 7}));
+}
+
 // EOS stop: a request that names a stop token ends (ok, stopped) as soon as the model
 // emits it; the token is not handed to the client, and the scheduler frees its blocks.
-TEST(LlmRuntime, StopTokenEndsTheRequestEarly) {
-  auto decoder = tiny_decoder();
-  LlmRuntime rt(decoder, continuous(16, 8), std::make_shared<FixedCost>(), LlmServeSlos{});
-  rt.start();
+TEST(LlmEndpoint, StopTokenEndsTheRequestEarly) {
+  LiveLlm live(llm_run(1, continuous(16, 8)));
   auto free_run = std::make_shared<Collected>();
-  rt.submit(GenRequest{prompt_of(5, 4), 6}, collect(free_run));
-  ASSERT_TRUE(wait_for([&] { return rt.in_flight() == 0; }));
+  live.endpoint.submit(LlmRequest{prompt_of(5, 4), 6}, collect(free_run));
+  ASSERT_TRUE(wait_for([&] { return free_run->ended() == 1; }));
   ASSERT_EQ(free_run->tokens.size(), 6u);
   // Greedy is deterministic: stop at the first token that differs from the first one.
   std::size_t at = 1;
   while (at < free_run->tokens.size() && free_run->tokens[at] == free_run->tokens[0]) ++at;
   ASSERT_LT(at, free_run->tokens.size()) << "the tiny model repeats one token";
-  GenRequest stop_req{prompt_of(5, 4), 6};
+  LlmRequest stop_req{prompt_of(5, 4), 6};
   stop_req.stop_token = free_run->tokens[at];
   auto stopped = std::make_shared<Collected>();
-  rt.submit(stop_req, collect(stopped));
-  ASSERT_TRUE(wait_for([&] { return rt.in_flight() == 0; }));
-  ASSERT_EQ(stopped->ends.size(), 1u);
-  EXPECT_EQ(stopped->ends[0].end, GenEnd::kOk);
-  EXPECT_TRUE(stopped->ends[0].stopped);
-  EXPECT_EQ(stopped->ends[0].output_tokens, at + 1);  // the stop token counts
-  EXPECT_EQ(stopped->tokens.size(), at);              // but is not sent
-  EXPECT_GE(stopped->ends[0].ttft, 0.0);
+  live.endpoint.submit(stop_req, collect(stopped));
+  ASSERT_TRUE(wait_for([&] { return stopped->ended() == 1; }));
+  const LlmRequestEnd& end = stopped->ends[0];
+  EXPECT_EQ(end.record.outcome, Outcome::kOk);
+  EXPECT_TRUE(end.stopped);
+  EXPECT_EQ(end.output_tokens, at + 1);         // the stop token counts
+  EXPECT_EQ(end.record.output_tokens, at + 1);  // in the ledger too
+  EXPECT_EQ(stopped->tokens.size(), at);        // but is not sent
+  EXPECT_GE(end.record.ttft, 0.0);
   EXPECT_FALSE(free_run->ends[0].stopped);
   ASSERT_TRUE(wait_for([&] {
-    const auto s = rt.stats();
+    const auto s = live.endpoint.stats();
     return s.kv_used == 0 && s.running == 0;
   }));
-  rt.stop();
 }
 
 // --llm-step-log: one CSV line per step, the model's and the measured ms; every call is
 // forwarded to the next observer.
+// One step is one batched forward pass over its requests (a prefill and a decode together
+// give greedy generation's tokens); an input the pass refuses (a token outside the
+// vocabulary) fails only its own request: the others are run one by one and still get
+// theirs.
+TEST(LlmStep, OneBatchedPassAndABadInputFailsOnlyItsRequest) {
+  const auto decoder = tiny_decoder();
+  const SteadyClock clock;
+  const std::vector<int64_t> a_prompt{10, 20, 30, 40};
+  const std::vector<int64_t> b_prompt{7, 8};
+  const auto expected_a = decoder->generate(a_prompt, 2);
+  const auto expected_b = decoder->generate(b_prompt, 1);
+  auto got = std::make_shared<Collected>();
+  auto a = std::make_shared<LlmLiveRequest>(LlmRequest{a_prompt, 2, -1}, collect(got));
+  auto b = std::make_shared<LlmLiveRequest>(LlmRequest{b_prompt, 2, -1}, LlmCallbacks{});
+  auto bad = std::make_shared<LlmLiveRequest>(LlmRequest{{5, 999}, 2, -1}, LlmCallbacks{});
+  a->id = 1;
+  b->id = 2;
+  bad->id = 3;
+  const auto prefill = [](RequestSlot slot, uint32_t n) {
+    LlmInstanceScheduler::StepEntry e;
+    e.request = slot;
+    e.prefill = n;
+    e.emits = true;
+    return e;
+  };
+  // Step 1: a's prefill alone. Step 2: a's decode beside b's and bad's prefills.
+  const std::vector<LlmStepItem> first{{a, prefill(0, 4)}};
+  EXPECT_TRUE(run_llm_step(*decoder, first, clock).failed.empty());
+  LlmInstanceScheduler::StepEntry decode;
+  decode.request = 0;
+  decode.decode = true;
+  decode.emits = true;
+  const std::vector<LlmStepItem> second{{a, decode}, {b, prefill(1, 2)}, {bad, prefill(2, 2)}};
+  const LlmStepResult result = run_llm_step(*decoder, second, clock);
+  EXPECT_EQ(result.failed, std::vector<uint64_t>{3});
+  EXPECT_TRUE(result.stopped.empty());
+  EXPECT_TRUE(result.left.empty());
+  EXPECT_EQ(got->tokens, expected_a);
+  EXPECT_EQ(b->last_token(), expected_b.front());
+  RequestRecord failed;
+  failed.outcome = Outcome::kFailed;
+  EXPECT_NE(bad->end_of(failed).error.find("the model failed"), std::string::npos)
+      << bad->end_of(failed).error;
+}
+
 TEST(LlmStepLog, WritesAStepPerLineAndForwards) {
-  struct Counter final : LlmRuntimeObserver {
+  struct Counter final : LlmObserver {
     int steps = 0;
     int ends = 0;
-    void on_llm_step(const LlmStepStats&, Time) override { ++steps; }
-    void on_llm_end(const GenResult&) override { ++ends; }
+    void on_llm_step(WorkerId, const LlmStepStats&, Time) override { ++steps; }
+    void on_llm_end(const LlmRequestEnd&) override { ++ends; }
   } next;
   const auto file = temp_dir("steplog") / "steps.csv";
   {
@@ -316,8 +463,8 @@ TEST(LlmStepLog, WritesAStepPerLineAndForwards) {
     s.decode_tokens = 3;
     s.kv_used_blocks = 9;
     s.duration = 0.0125;
-    log.on_llm_step(s, 0.015);
-    log.on_llm_end(GenResult{});
+    log.on_llm_step(0, s, 0.015);
+    log.on_llm_end(LlmRequestEnd{});
   }
   EXPECT_EQ(next.steps, 1);
   EXPECT_EQ(next.ends, 1);
@@ -331,12 +478,11 @@ TEST(LlmStepLog, WritesAStepPerLineAndForwards) {
                std::runtime_error);
 }
 
-TEST(LlmRuntime, CapacityDropsAndCancelAndStopEndEveryRequestOnce) {
-  auto decoder = tiny_decoder();
-  LlmRuntime rt(decoder, continuous(4, 8), std::make_shared<FixedCost>(), LlmServeSlos{});
-  rt.start();
+TEST(LlmEndpoint, CapacityDropsAndCancelAndStopEndEveryRequestOnce) {
+  LiveLlm live(llm_run(1, continuous(4, 8)));
+  LlmEndpoint& ep = live.endpoint;
   auto too_big = std::make_shared<Collected>();
-  rt.submit(GenRequest{prompt_of(40, 1), 10}, collect(too_big));  // 50 tokens > 32
+  ep.submit(LlmRequest{prompt_of(40, 1), 10}, collect(too_big));  // 50 tokens > 32
   auto cancelled = std::make_shared<Collected>();
   auto cb = collect(cancelled);
   cb.on_token = [cancelled](int64_t t) {
@@ -344,27 +490,27 @@ TEST(LlmRuntime, CapacityDropsAndCancelAndStopEndEveryRequestOnce) {
     cancelled->tokens.push_back(t);
     return false;  // the client left after its first token
   };
-  rt.submit(GenRequest{prompt_of(5, 2), 20}, cb);
-  ASSERT_TRUE(wait_for([&] { return rt.in_flight() == 0; }));
-  ASSERT_EQ(too_big->ends.size(), 1u);
-  EXPECT_EQ(too_big->ends[0].end, GenEnd::kDropped);
-  EXPECT_EQ(too_big->ends[0].reason, DropReason::kKvCapacity);
-  ASSERT_EQ(cancelled->ends.size(), 1u);
-  EXPECT_EQ(cancelled->ends[0].end, GenEnd::kCancelled);
+  ep.submit(LlmRequest{prompt_of(5, 2), 20}, cb);
+  ASSERT_TRUE(wait_for([&] { return too_big->ended() == 1 && cancelled->ended() == 1; }));
+  EXPECT_EQ(too_big->ends[0].record.outcome, Outcome::kDropped);
+  EXPECT_EQ(too_big->ends[0].record.reason, DropReason::kKvCapacity);
+  EXPECT_TRUE(cancelled->ends[0].cancelled());
   EXPECT_EQ(cancelled->tokens.size(), 1u);
   // The scheduler let go of it at once: its blocks are back and no step decoded it after
   // its prefill (without the scheduler's cancel, 19 more decode steps would run).
   ASSERT_TRUE(wait_for([&] {
-    const auto s = rt.stats();
-    return s.steps >= 1 && s.kv_used == 0 && s.running == 0;
+    const auto s = ep.stats();
+    return s.steps >= 1 && s.kv_used == 0 && s.running == 0 && s.in_flight == 0;
   }));
-  EXPECT_EQ(rt.stats().steps, 1u);
-  // Stopped with requests still waiting: each ends once, as failed.
-  rt.stop();
+  EXPECT_EQ(ep.stats().steps, 1u);
+  EXPECT_EQ(ep.stats().submitted, 2u);
+  // Stopped: a request submitted now ends once, as failed.
+  ep.shutdown();
   auto late = std::make_shared<Collected>();
-  rt.submit(GenRequest{prompt_of(5, 3), 5}, collect(late));
-  ASSERT_EQ(late->ends.size(), 1u);
-  EXPECT_EQ(late->ends[0].end, GenEnd::kFailed);
+  ep.submit(LlmRequest{prompt_of(5, 3), 5}, collect(late));
+  ASSERT_EQ(late->ended(), 1u);
+  EXPECT_EQ(late->ends[0].record.outcome, Outcome::kFailed);
+  EXPECT_EQ(late->ends[0].error, kShuttingDown);
 }
 
 // ---- the HTTP server ----
@@ -376,10 +522,10 @@ class LlmServerTest : public ::testing::Test {
     o.port = 0;
     o.max_inflight = 8;
     o.limits.max_new_tokens = 400;
-    LlmServeSlos slos;
-    slos.ttft_slo = 30.0;
-    server_ = std::make_unique<LlmServer>(tiny_decoder(), std::make_shared<ByteTokenizer>(), "tiny",
-                                          continuous(256), std::make_shared<FixedCost>(), slos, o);
+    server_ =
+        std::make_unique<LlmServer>(llm_run(1, continuous(256), 30.0),
+                                    std::vector<std::shared_ptr<const Decoder>>{tiny_decoder()},
+                                    std::make_shared<ByteTokenizer>(), o);
     port_ = server_->start();
   }
   void TearDown() override { server_->shutdown(); }

@@ -367,6 +367,12 @@ TEST(LlmSpec, ExampleLoadsAndSimulates) {
   EXPECT_EQ(summary["llm"]["requests"].get<int>(), 20);
   EXPECT_EQ(summary["llm"]["output_tokens"].get<int>(), 400);
   EXPECT_GT(summary["llm"]["kv_utilization"].get<double>(), 0.0);
+  // The deployment's two instances both serve (least-loaded dispatch), as they do live.
+  const auto& workers = sim.engine().workers();
+  ASSERT_EQ(workers.size(), 2u);
+  EXPECT_GT(workers[0]->items_done, 0u);
+  EXPECT_GT(workers[1]->items_done, 0u);
+  EXPECT_EQ(workers[0]->items_done + workers[1]->items_done, 20u);
 }
 
 TEST(LlmSpec, Errors) {

@@ -8,7 +8,7 @@
 #include <sstream>
 #include <string>
 
-#include "server/triton_metrics.hpp"
+#include "serve/server/triton_metrics.hpp"
 
 namespace tessera {
 namespace {

@@ -3,7 +3,7 @@
 // waking the loop thread, handing over to it when the loop is busy. No test sleeps to wait:
 // they wait on futures with generous timeouts.
 
-#include "server/event_loop.hpp"
+#include "serve/runtime/event_loop.hpp"
 
 #include <gtest/gtest.h>
 

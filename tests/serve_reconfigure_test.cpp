@@ -13,8 +13,8 @@
 
 #include "control/live_replanner.hpp"
 #include "plan_fixture.hpp"
-#include "server/protocol.hpp"
-#include "server/server.hpp"
+#include "serve/kserve/protocol.hpp"
+#include "serve/server/server.hpp"
 #include "test_support.hpp"
 
 namespace tessera {

@@ -14,8 +14,8 @@
 #include "loadgen/http_loadgen.hpp"
 #include "loadgen/open_loop.hpp"
 #include "metrics/report.hpp"
-#include "server/protocol.hpp"
-#include "server/server.hpp"
+#include "serve/kserve/protocol.hpp"
+#include "serve/server/server.hpp"
 #include "test_support.hpp"
 
 namespace tessera {

@@ -19,6 +19,7 @@
 #include "llm_torch/decoder.hpp"
 #include "llm_torch/fingerprint_profiler.hpp"
 #include "llm_torch/host_memory.hpp"
+#include "models/llm_generate.hpp"
 #include "sampling/sampler.hpp"
 #include "tokenizer/chat_template.hpp"
 #include "tokenizer/tokenizer.hpp"
@@ -171,10 +172,9 @@ struct GenerateOptions {
 };
 
 // Generation with the checkpoint's tokenizer (its tokenizer.json, else one token per byte)
-// and the sampler, timed: the prefill is the time to the first token, then each decode
-// step. Stops at the tokenizer's end-of-sequence token unless --ignore-eos.
+// and the sampler, timed (models/llm_generate.hpp). Stops at the tokenizer's
+// end-of-sequence token unless --ignore-eos.
 void run_generate(const GenerateOptions& o) {
-  using Clock = std::chrono::steady_clock;
   const DecoderOptions options{weight_quant_from_string(o.weights),
                                kv_quant_from_string(o.kv),
                                1,
@@ -207,31 +207,18 @@ void run_generate(const GenerateOptions& o) {
     }
   }
   Sampler sampler(sampling);
-  const auto seq = decoder->start(static_cast<int64_t>(prompt.size()) + o.new_tokens);
-  const auto t0 = Clock::now();
-  std::vector<float> logits = decoder->step(*seq, prompt);
-  const auto t1 = Clock::now();
-  std::vector<int64_t> out;
-  bool stopped = false;
-  for (int64_t i = 0; i < o.new_tokens; ++i) {
-    const SampledToken next = sampler.sample(logits);
-    if (next.stop) {
-      stopped = true;
-      break;
-    }
-    out.push_back(next.id);
-    if (i + 1 < o.new_tokens) logits = decoder->step(*seq, {next.id});
-  }
-  const auto t2 = Clock::now();
-  const double ttft = std::chrono::duration<double>(t1 - t0).count();
-  const double decode = std::chrono::duration<double>(t2 - t1).count();
+  const TimedGeneration g = generate_timed(*decoder, prompt, o.new_tokens, sampler);
+  const std::vector<int64_t>& out = g.tokens;
+  const bool stopped = g.stopped;
+  const double ttft = g.ttft_s;
+  const double decode = g.decode_s;
   std::printf(
       "model %s (%s), weights held as %s (%.2f bytes per parameter, %.1f MB), KV cache %s: %.2f "
       "MB\n",
       arch.name.c_str(), std::string(family_name(arch.family)).c_str(),
       decoder->weight_dtype().c_str(), decoder->bytes_per_parameter(),
       static_cast<double>(decoder->weight_bytes()) / 1e6, o.kv.c_str(),
-      static_cast<double>(seq->kv_bytes()) / 1e6);
+      static_cast<double>(g.kv_bytes) / 1e6);
   std::printf("tokenizer %s%s; prompt %zu tokens, generated %lld%s: TTFT %.1f ms, TPOT %.2f ms\n",
               tokenizer->name().c_str(), o.chat ? " with the chat template" : "", prompt.size(),
               static_cast<long long>(out.size()), stopped ? " (stopped at end-of-sequence)" : "",

@@ -1,3 +1,4 @@
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <optional>
 
 #include "cli/commands.hpp"
+#include "control/plan_verification.hpp"
 #include "core/input_file.hpp"
 #include "core/spec_node.hpp"
 #include "dataplane/ppipe/plan_json.hpp"
@@ -19,7 +21,11 @@
 #include "plan/ppipe/planner.hpp"
 #include "plan/ppipe/report.hpp"
 #include "plan/ppipe/spec.hpp"
+#include "policy/policy_set.hpp"
+#include "policy/presets.hpp"
 #include "profile/profile_yaml.hpp"
+#include "spec/run_spec.hpp"
+#include "workload/workload_spec.hpp"
 
 namespace tessera::cli {
 namespace {
@@ -38,7 +44,13 @@ struct PlanArgs {
   bool report = false;
   std::string models_file;    // the user's models file: real models for some variants
   std::string workload_file;  // a workload section for run.yaml instead of Poisson arrivals
-  double duration_s = 60.0;   // of run.yaml's Poisson workload
+  double duration_s = 0.0;    // of run.yaml's workload; 0: Poisson 60 s, the spec's workload whole
+  bool no_verify = false;
+  double target = 0.0;           // overrides the spec's attainment_target when > 0
+  double utilisation_cap = 0.0;  // overrides the spec's headroom.utilisation_cap when > 0
+  double queue_delay_ms = -1.0;  // overrides the spec's headroom.queue_delay_ms when >= 0
+  int verify_rounds = 0;         // overrides the spec's verify_rounds when > 0
+  int verify_probes = 6;         // demands tried for the largest verified demand
 };
 
 void write_file(const std::filesystem::path& path, const std::string& text) {
@@ -58,10 +70,10 @@ void describe_profiles(const plan::PlanSpec& spec) {
             << spec.scaling.mps_exponent << ": " << spec.mps_fit_text << ")\n";
 }
 
-// run.yaml and models.yaml: the directory is then simulated and served as is
-// (docs/plan.md#serving-the-plan).
-void write_serving_files(const std::filesystem::path& dir, const PlanArgs& args,
-                         const plan::PlanSpec& spec, const plan::JigsawPlan& plan) {
+// models.yaml and app.yaml (a copy of the spec's app: the folder is relocatable); run.yaml
+// comes from write_run_files (docs/plan.md#serving-the-plan).
+void write_models_and_app(const std::filesystem::path& dir, const PlanArgs& args,
+                          const plan::PlanSpec& spec, const plan::JigsawPlan& plan) {
   std::vector<std::string> variants;
   for (const auto& g : plan::to_deployment(plan, spec.input).groups) {
     for (int v : g.variants) {
@@ -74,13 +86,30 @@ void write_serving_files(const std::filesystem::path& dir, const PlanArgs& args,
   if (!args.models_file.empty()) user_models = SpecNode::load_file(args.models_file);
   write_file(dir / "models.yaml", plan::models_file_yaml(variants, user_models));
   if (spec.app_file.empty()) return;  // an inline app cannot be referenced
+  std::filesystem::copy_file(spec.app_file, dir / "app.yaml",
+                             std::filesystem::copy_options::overwrite_existing);
+}
+
+// The plan's deployment, profiles and run spec with `policies` (empty: jigsawserve).
+void write_run_files(const std::filesystem::path& dir, const PlanArgs& args,
+                     const plan::PlanSpec& spec, const plan::JigsawPlan& plan,
+                     const plan::PlanInput& input, const std::string& workload_yaml,
+                     const std::string& policies) {
+  std::ostringstream dep, prof;
+  plan::write_deployment_yaml(dep, plan, input);
+  write_file(dir / "deployment.yaml", dep.str());
+  write_profile_yaml(plan::plan_profiles(plan, input), prof);
+  write_file(dir / "profiles.yaml", prof.str());
+  if (spec.app_file.empty()) return;
   plan::RunFileInputs run;
-  run.app_file = std::filesystem::absolute(spec.app_file).lexically_normal();
+  run.app_file = "app.yaml";
   run.demand_rps = plan.demand_rps;
-  run.duration_s = args.duration_s;
+  run.duration_s = args.duration_s > 0.0 ? args.duration_s : 60.0;
   if (!args.workload_file.empty()) {
     run.workload_file = std::filesystem::absolute(args.workload_file).lexically_normal();
   }
+  run.workload_yaml = workload_yaml;
+  run.policies_yaml = policies;
   write_file(dir / "run.yaml", plan::run_file_yaml(run));
 }
 
@@ -142,6 +171,83 @@ void run_ppipe_plan(const PlanArgs& args) {
   std::cout << "\n";
   if (!feasible) throw CLI::RuntimeError(3);
   if (!ok) throw CLI::RuntimeError(4);
+}
+
+// The plan's workload at `demand` as a run spec's `workload:` node: the spec's workload
+// scaled to it (its files copied into `dir`), else --workload as given, else Poisson arrivals.
+SpecNode plan_workload(const PlanArgs& args, const plan::PlanSpec& spec, double demand,
+                       const std::filesystem::path& dir) {
+  if (!args.workload_file.empty()) return SpecNode::load_file(args.workload_file);
+  const std::string text =
+      spec.workload_file.empty()
+          ? fmt::format("workload:\n  source: {{kind: poisson, rate_rps: {}}}\n  duration_s: {}\n",
+                        demand, args.duration_s > 0.0 ? args.duration_s : 60.0)
+          : "workload:\n" +
+                plan::scaled_workload_yaml(spec.workload_file, demand, dir, args.duration_s);
+  return SpecNode::load_string(text, (dir / "run.yaml").string()).at("workload");
+}
+
+// The burst-aware demand of the plan's workload at `demand` (docs/plan.md#headroom).
+double plan_burst_demand(const PlanArgs& args, const plan::PlanSpec& spec, double demand,
+                         const std::filesystem::path& dir) {
+  Workload w = build_workload(plan_workload(args, spec, demand, dir), 1);
+  return control::burst_aware_demand(*w.source, spec.queue_delay_ms / 1000.0, spec.burst_excess);
+}
+
+void print_verification(std::ostream& out, const control::Verification& v, double target,
+                        const std::optional<control::VerifiedDemand>& largest) {
+  if (v.met) {
+    out << fmt::format(
+        "  verified attainment {:.4f} (target {}), goodput {:.2f} req/s under {}, {} round{}: ok\n",
+        v.attainment, target, v.goodput_rps, v.data_plane.name, v.rounds, v.rounds == 1 ? "" : "s");
+    return;
+  }
+  out << fmt::format("  verified MISSED: attainment {:.4f} < target {} after {} round{} ({})\n",
+                     v.attainment, target, v.rounds, v.rounds == 1 ? "" : "s", v.stop);
+  if (largest && largest->at.met) {
+    out << fmt::format(
+        "  the largest demand whose verified plan meets the target: {:.4g} req/s ({} slices, "
+        "attainment {:.4f}; tessera plan --demand {:.4g})\n",
+        largest->demand_rps, largest->at.plan.evaluation.slices, largest->at.attainment,
+        largest->demand_rps);
+  } else if (largest) {
+    out << fmt::format("  no demand tried ({} probes) met the target\n", largest->probes);
+  }
+}
+
+nlohmann::json verification_json(const control::Verification& v,
+                                 const std::optional<control::VerifiedDemand>& largest,
+                                 const std::optional<double>& burst_demand) {
+  nlohmann::json j;
+  j["met"] = v.met;
+  j["attainment"] = v.attainment;
+  j["goodput_rps"] = v.goodput_rps;
+  j["rounds"] = v.rounds;
+  j["stop"] = v.stop;
+  j["data_plane"] = v.data_plane.name;
+  j["policies"] = v.data_plane.policies.describe();
+  j["utilisation_cap"] = v.input.utilisation_cap;
+  j["burst_aware_demand_rps"] = burst_demand ? nlohmann::json(*burst_demand) : nlohmann::json();
+  nlohmann::json rounds = nlohmann::json::array();
+  for (const auto& r : v.history) {
+    rounds.push_back({{"demand_rps", r.demand_rps},
+                      {"utilisation_cap", r.utilisation_cap},
+                      {"status", plan::to_string(r.status)},
+                      {"slices", r.slices},
+                      {"attainment", r.attainment},
+                      {"goodput_rps", r.goodput_rps},
+                      {"data_plane", r.data_plane}});
+  }
+  j["history"] = rounds;
+  if (largest && largest->at.met) {
+    j["largest_verified_demand_rps"] = largest->demand_rps;
+  } else {
+    j["largest_verified_demand_rps"] = nullptr;
+    j["not_measured"]["largest_verified_demand_rps"] =
+        v.met ? "the plan met its target at the demand asked for"
+              : "no demand tried met the target";
+  }
+  return j;
 }
 
 void run_jigsawserve_plan(const PlanArgs& args);
@@ -218,26 +324,96 @@ void run_jigsawserve_plan(const PlanArgs& args) {
   if (in.demand_rps <= 0.0) {
     throw SpecError(spec.file.string(), "demand_rps", "needed (or --demand) unless --max-demand");
   }
-  const plan::JigsawPlan plan = plan::JigsawServePlanner().plan({spec.input, spec.options}).report;
-  plan::print_plan(std::cout, plan, in);
+  if (args.target > 0.0) spec.attainment_target = args.target;
+  if (args.utilisation_cap > 0.0) in.utilisation_cap = {args.utilisation_cap};
+  if (args.queue_delay_ms >= 0.0) spec.queue_delay_ms = args.queue_delay_ms;
+  // The plan's workload at its demand: the spec's `workload:` scaled to it, else --workload
+  // as given, else Poisson arrivals at the demand (docs/plan.md#verification).
+  const std::string workload_yaml =
+      spec.workload_file.empty() || !args.workload_file.empty()
+          ? std::string()
+          : plan::scaled_workload_yaml(spec.workload_file, in.demand_rps, dir, args.duration_s);
+  std::optional<double> burst_demand;
+  if (spec.queue_delay_ms > 0.0) {
+    burst_demand = plan_burst_demand(args, spec, in.demand_rps, dir);
+    spec.options.slack = std::max(spec.options.slack, *burst_demand / in.demand_rps - 1.0);
+    std::cout << fmt::format(
+        "  burst-aware demand {:.4g} req/s (queueing at most {} ms, at most {:.2g} of the "
+        "requests turned away): planned with slack {:.4f}\n",
+        *burst_demand, spec.queue_delay_ms, spec.burst_excess, spec.options.slack);
+  }
+  const bool verify = !args.no_verify && !spec.app_file.empty();
+  if (!args.no_verify && spec.app_file.empty()) {
+    spdlog::warn("{}: an inline app gets no run.yaml, so the plan is not verified",
+                 spec.file.string());
+  }
+  control::VerifyOptions vo;
+  vo.target = spec.attainment_target;
+  vo.max_rounds = args.verify_rounds > 0 ? args.verify_rounds : spec.verify_rounds;
+  if (spec.queue_delay_ms > 0.0) {
+    vo.slack_for = [&](double demand) {
+      return plan_burst_demand(args, spec, demand, dir) / demand - 1.0;
+    };
+  }
+  // Each round's plan is written as the folder's files and read back: the verification
+  // simulates the run spec the user gets.
+  const control::RunBuilder make_run = [&](const plan::JigsawPlan& p, const plan::PlanInput& pin) {
+    write_models_and_app(dir, args, spec, p);
+    write_run_files(dir, args, spec, p, pin, workload_yaml, "");
+    return load_run_spec(dir / "run.yaml");
+  };
+  plan::JigsawPlan plan;
+  plan::PlanInput planned = in;
+  control::Verification v;
+  std::optional<control::VerifiedDemand> largest;
+  if (verify) {
+    v = control::verify_plan(in, spec.options, make_run, vo);
+    plan = v.plan;
+    planned = v.input;
+    if (!v.met && args.verify_probes > 0) {
+      plan::PlanInput learned = in;
+      learned.utilisation_cap = v.input.utilisation_cap;
+      largest = control::largest_verified_demand(learned, spec.options, make_run, vo, in.demand_rps,
+                                                 args.verify_probes);
+    }
+  } else {
+    plan = plan::JigsawServePlanner().plan({in, spec.options}).report;
+  }
+  plan::print_plan(std::cout, plan, planned);
   describe_profiles(spec);
-  write_file(dir / "plan.json", plan::plan_to_json(plan, in).dump(2) + "\n");
+  const bool model_ok = plan.evaluation.ok() && plan.layout_problems.empty();
+  nlohmann::json j = plan::plan_to_json(plan, planned);
+  const PolicyConfig policies =
+      verify && plan.has_plan() ? v.data_plane.policies : preset_config("jigsawserve");
+  if (verify) {
+    print_verification(std::cout, v, spec.attainment_target, largest);
+    j["verification"] = verification_json(v, largest, burst_demand);
+    if (j.contains("check")) {
+      j["check"]["model_ok"] = model_ok;
+      j["check"]["ok"] = model_ok && v.met;
+    }
+  } else {
+    j["verification"] = nullptr;
+    j["not_measured"]["verification"] = "tessera plan --no-verify";
+  }
+  write_file(dir / "plan.json", j.dump(2) + "\n");
   if (!plan.has_plan()) {
+    // No plan at the demand asked for: no run files (the verification's probes wrote some).
+    for (const char* f :
+         {"deployment.yaml", "profiles.yaml", "models.yaml", "app.yaml", "run.yaml"})
+      std::filesystem::remove(dir / f);
     std::cout << "  wrote " << (dir / "plan.json").string() << "\n";
     if (args.report) write_report_and_tell(args.out_dir);
     throw CLI::RuntimeError(3);
   }
-  std::ostringstream dep, prof;
-  plan::write_deployment_yaml(dep, plan, in);
-  write_file(dir / "deployment.yaml", dep.str());
-  write_profile_yaml(plan::plan_profiles(plan, in), prof);
-  write_file(dir / "profiles.yaml", prof.str());
-  write_serving_files(dir, args, spec, plan);
+  write_models_and_app(dir, args, spec, plan);
+  write_run_files(dir, args, spec, plan, planned, workload_yaml, control::policies_yaml(policies));
   std::cout << "  wrote " << dir.string()
             << "/plan.json, deployment.yaml, profiles.yaml, models.yaml"
-            << (spec.app_file.empty() ? "" : ", run.yaml (tessera simulate / serve it)") << "\n";
+            << (spec.app_file.empty() ? "" : ", app.yaml, run.yaml (tessera simulate / serve it)")
+            << "\n";
   if (args.report) write_report_and_tell(args.out_dir);
-  if (!plan.evaluation.ok() || !plan.layout_problems.empty()) throw CLI::RuntimeError(4);
+  if (!model_ok || (verify && !v.met)) throw CLI::RuntimeError(4);
 }
 
 }  // namespace
@@ -276,9 +452,30 @@ void add_plan_command(CLI::App& app) {
                   "Workload file (a run spec's workload section, e.g. a trace) for run.yaml, "
                   "instead of Poisson arrivals at the demand")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--duration", args->duration_s, "Seconds of run.yaml's Poisson workload")
-      ->capture_default_str()
+  cmd->add_option("--duration", args->duration_s,
+                  "Seconds of run.yaml's workload (default: 60 s of Poisson arrivals, or all of "
+                  "the spec's workload)")
       ->check(CLI::Range(0.001, 86400.0));
+  cmd->add_flag("--no-verify", args->no_verify,
+                "Skip the verification by simulation (docs/plan.md#verification)");
+  cmd->add_option("--target", args->target,
+                  "Override the spec's attainment_target: the SLO attainment the plan promises")
+      ->check(CLI::Range(0.01, 1.0));
+  cmd->add_option("--utilisation-cap", args->utilisation_cap,
+                  "Override the spec's headroom.utilisation_cap: the fraction of each instance's "
+                  "profiled throughput the plan counts on")
+      ->check(CLI::Range(0.05, 1.0));
+  cmd->add_option("--verify-rounds", args->verify_rounds,
+                  "Override the spec's verify_rounds: plans solved and simulated at most")
+      ->check(CLI::Range(1, 100));
+  cmd->add_option("--verify-probes", args->verify_probes,
+                  "Demands tried for the largest verified demand when the target is missed "
+                  "(0: none)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100));
+  cmd->add_option("--queue-delay-ms", args->queue_delay_ms,
+                  "Override the spec's headroom.queue_delay_ms (0: no burst-aware demand)")
+      ->check(CLI::Range(0.0, 3.6e6));
   add_report_flag(*cmd, args->report);
   cmd->callback([args] { run_plan(*args); });
 }

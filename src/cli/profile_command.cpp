@@ -8,10 +8,10 @@
 #include <sstream>
 
 #include "cli/commands.hpp"
-#include "exec/model_factory.hpp"
-#include "exec/profiler.hpp"
+#include "models/model_factory.hpp"
+#include "models/profiler.hpp"
 #include "profile/profile_yaml.hpp"
-#include "server/remote_model.hpp"
+#include "serve/fleet/remote_model.hpp"
 
 namespace tessera::cli {
 namespace {

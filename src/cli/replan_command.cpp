@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "cli/commands.hpp"
+#include "control/plan_verification.hpp"
 #include "control/replan_report.hpp"
 #include "control/replan_spec.hpp"
 #include "workload/workload_spec.hpp"
@@ -20,6 +21,7 @@ struct ReplanArgs {
   double stale_ms = -1.0;
   double slack = -1.0;
   bool disruptive = false;
+  bool verify = false;
   bool quiet = false;
   bool report = false;
 };
@@ -40,6 +42,14 @@ void run_replan(const ReplanArgs& args) {
   }
   if (args.slack >= 0.0) spec.plan.options.slack = args.slack;
   if (args.disruptive) spec.controller.disruptive = true;
+  if (args.verify) spec.controller.verify = true;
+  if (spec.controller.verify) {
+    // Each plan verified by simulation with the plan spec's headroom and attainment target
+    // (docs/replan.md#verification).
+    spec.controller.planner = control::verified_planner(
+        spec.policies, spec.sim, spec.plan.attainment_target, spec.plan.verify_rounds,
+        spec.plan.queue_delay_ms / 1000.0, spec.plan.burst_excess);
+  }
   spec.sim.progress = !args.quiet;
   // The controller and the plan cache log as they go; --quiet keeps only the table.
   if (args.quiet) spdlog::set_level(spdlog::level::warn);
@@ -119,6 +129,9 @@ void add_replan_command(CLI::App& app) {
   cmd->add_option("--slack", args->slack,
                   "Override the plan spec's slack: plans serve the prediction x (1 + slack)")
       ->check(CLI::Range(0.0, 10.0));
+  cmd->add_flag("--verify", args->verify,
+                "Verify each plan by simulation with the plan spec's headroom and attainment "
+                "target (controller.verify: true)");
   cmd->add_flag("--disruptive", args->disruptive,
                 "Replaced workers stop at the bin boundary (controller.disruptive: true)");
   cmd->add_flag("--quiet,-q", args->quiet, "No progress or log lines, only the table");

@@ -1,21 +1,17 @@
-#include <signal.h>
 #include <spdlog/spdlog.h>
 
-#include <unistd.h>
-
-#include <ctime>
 #include <memory>
-#include <thread>
 
 #include "cli/commands.hpp"
-#include "cli/serve_replan.hpp"
 #include "core/device.hpp"
 #include "core/error.hpp"
-#include "exec/model_spec.hpp"
-#include "llm_serve/llm_server.hpp"
 #include "llm_torch/decoder.hpp"
-#include "server/server.hpp"
-#include "server/worker_mode.hpp"
+#include "models/model_spec.hpp"
+#include "serve/replan/live_controller.hpp"
+#include "serve/server/llm_server.hpp"
+#include "serve/server/server.hpp"
+#include "serve/server/shutdown_signal.hpp"
+#include "serve/server/worker_mode.hpp"
 #include "spec/run_spec.hpp"
 
 namespace tessera::cli {
@@ -34,7 +30,7 @@ struct ServeArgs {
   std::string llm_step_log;    // a CSV line per LLM step
   bool worker = false;         // --worker: `run` is a models file (docs/serve.md#worker-mode)
   int worker_batch = 32;
-  std::string replan_file;   // --replan: live re-planning (cli/serve_replan.hpp)
+  std::string replan_file;   // --replan: live re-planning (serve/replan/live_controller.hpp)
   std::string replan_space;  // --replan-space
 };
 
@@ -64,22 +60,49 @@ void run_llm_serve(const RunSpec& run, const ServeArgs& args, sigset_t signals) 
   }
   o.step_log = args.llm_step_log;
   auto server = LlmServer::from_run(run, args.llm_checkpoint, o);
-  const int port = server->start();
-  const std::string& m = server->model_name();
-  spdlog::info("LLM '{}' ({} tokenizer, {} policy) on {}:{}", m, server->tokenizer_name(),
-               llm_policy_name(run.llm->scheduler.policy), o.host, port);
-  spdlog::info("  POST /v1/completions, /v1/chat/completions; GET /v1/models");
-  spdlog::info("  POST /v2/models/{}/generate, /v2/models/{}/generate_stream; GET /metrics", m, m);
-  int sig = 0;
-  sigwait(&signals, &sig);
-  spdlog::info("{}: shutting down (in-flight requests get up to {} s)",
-               sig == SIGINT ? "SIGINT" : "SIGTERM", o.drain_timeout_s);
-  server->shutdown();
+  server->start();
+  wait_then_shut_down(signals, o.drain_timeout_s + kShutdownSlackS, [&](const char* signal) {
+    spdlog::info("{}: shutting down (in-flight requests get up to {} s)", signal,
+                 o.drain_timeout_s);
+    server->shutdown();
+  });
 }
 
+// Starts `server` (and its live re-planner, if any), serves until SIGINT / SIGTERM (blocked
+// by the caller), then shuts down.
 void serve_until_signal(Server& server, const ServeArgs& args, sigset_t signals,
-                        std::unique_ptr<control::LiveReplanner> replanner = nullptr);
-void run_worker(const ServeArgs& args);
+                        std::unique_ptr<control::LiveReplanner> replanner = nullptr) {
+  server.start();
+  std::unique_ptr<LiveController> controller;
+  if (replanner) {
+    controller = std::make_unique<LiveController>(server, std::move(replanner));
+    controller->start();
+  }
+  const double bound = args.options.drain_timeout_s + kShutdownSlackS;
+  wait_then_shut_down(signals, bound, [&](const char* signal) {
+    spdlog::info("{}: shutting down (in-flight requests get up to {} s; exit within {} s)", signal,
+                 args.options.drain_timeout_s, bound);
+    server.shutdown();
+  });
+  // The controller last: a MILP solve it is in cannot be cut short (the watchdog bounds
+  // it); a reconfiguration it tries after shutdown is refused.
+  if (controller) controller->stop();
+}
+
+// --worker: the models file's models as plain KServe v2 models (docs/serve.md#worker-mode).
+void run_worker(const ServeArgs& args) {
+  const ModelsConfig models = load_models_config(args.run_file);
+  const sigset_t signals = block_shutdown_signals();
+  std::unique_ptr<Server> server;
+  try {
+    server = make_worker_server(models, WorkerOptions{args.worker_batch}, args.options);
+  } catch (const std::invalid_argument& e) {
+    throw SpecError(args.run_file, "models", e.what());
+  }
+  spdlog::info("worker mode: the models of {} as plain KServe v2 models (batches up to {})",
+               args.run_file, args.worker_batch);
+  serve_until_signal(*server, args, signals);
+}
 
 void run_serve(const ServeArgs& args) {
   if (args.worker) return run_worker(args);
@@ -90,15 +113,9 @@ void run_serve(const ServeArgs& args) {
       args.models_file.empty() ? run.models_file : std::filesystem::path(args.models_file);
   ModelsConfig models = models_file.empty() ? ModelsConfig{} : load_models_config(models_file);
   if (!args.device.empty()) models.set_default_device(args.device);
-
-  // SIGINT / SIGTERM are taken by sigwait below, so every thread started from here on
-  // blocks them.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-
+  // SIGINT / SIGTERM are taken by one sigwait, so every thread started from here on blocks
+  // them.
+  const sigset_t signals = block_shutdown_signals();
   if (run.llm) return run_llm_serve(run, args, signals);
   spdlog::info("app '{}' with {} tasks, SLO {} ms; policies: {}", run.app.name,
                run.app.tasks.size(), to_ms(run.app.slo), run.policies.describe());
@@ -110,65 +127,6 @@ void run_serve(const ServeArgs& args) {
   }
   Server server(run, models, args.options);
   serve_until_signal(server, args, signals, std::move(replanner));
-}
-
-// Starts `server` (and its live re-planner, if any), serves until SIGINT / SIGTERM (blocked
-// by the caller), then shuts down.
-void serve_until_signal(Server& server, const ServeArgs& args, sigset_t signals,
-                        std::unique_ptr<control::LiveReplanner> replanner) {
-  server.start();
-  for (const std::string& name : server.endpoint_names()) {
-    spdlog::info("  POST /v2/models/{}/infer", name);
-  }
-  spdlog::info("  GET /v2/tessera/deployment (the live deployment; POST one to reconfigure)");
-  std::unique_ptr<LiveController> controller;
-  if (replanner) {
-    controller = std::make_unique<LiveController>(server, std::move(replanner));
-    controller->start();
-  }
-  int sig = 0;
-  sigwait(&signals, &sig);
-  // Shutdown is bounded by design (drain, then at most ~3 s to close connections and
-  // leave stuck model calls); the watchdog makes it a guarantee, and a second signal
-  // exits at once (docs/reliability.md#shutdown).
-  const double bound = args.options.drain_timeout_s + kShutdownSlackS;
-  spdlog::info("{}: shutting down (in-flight requests get up to {} s; exit within {} s)",
-               sig == SIGINT ? "SIGINT" : "SIGTERM", args.options.drain_timeout_s, bound);
-  std::thread([bound, signals]() mutable {
-    struct timespec wait {};
-    wait.tv_sec = static_cast<time_t>(bound);
-    wait.tv_nsec = static_cast<long>((bound - static_cast<double>(wait.tv_sec)) * 1e9);
-    if (sigtimedwait(&signals, nullptr, &wait) > 0) {
-      spdlog::error("second signal: exiting now");
-    } else {
-      spdlog::error("shutdown took more than {} s: exiting now", bound);
-    }
-    spdlog::default_logger()->flush();
-    _exit(1);
-  }).detach();
-  server.shutdown();
-  // The controller last: a MILP solve it is in cannot be cut short (the watchdog bounds
-  // it); a reconfiguration it tries after shutdown is refused.
-  if (controller) controller->stop();
-}
-
-// --worker: the models file's models as plain KServe v2 models (docs/serve.md#worker-mode).
-void run_worker(const ServeArgs& args) {
-  const ModelsConfig models = load_models_config(args.run_file);
-  std::unique_ptr<Server> server;
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  try {
-    server = make_worker_server(models, WorkerOptions{args.worker_batch}, args.options);
-  } catch (const std::invalid_argument& e) {
-    throw SpecError(args.run_file, "models", e.what());
-  }
-  spdlog::info("worker mode: the models of {} as plain KServe v2 models (batches up to {})",
-               args.run_file, args.worker_batch);
-  serve_until_signal(*server, args, signals);
 }
 
 }  // namespace

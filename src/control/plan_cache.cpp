@@ -6,8 +6,9 @@
 
 namespace tessera::control {
 
-PlanCache::PlanCache(const plan::PlanInput& input, const plan::PlanOptions& options, double step)
-    : input_(input), options_(options), step_(step) {}
+PlanCache::PlanCache(const plan::PlanInput& input, const plan::PlanOptions& options, double step,
+                     Planner planner)
+    : input_(input), options_(options), step_(step), planner_(std::move(planner)) {}
 
 double PlanCache::grid_point(double demand_rps) const {
   if (step_ <= 0.0) return demand_rps;
@@ -41,7 +42,7 @@ PlanCache::Lookup PlanCache::plan_for(double demand_rps) {
   if (it == plans_.end()) {
     plan::PlanInput in = input_;
     in.demand_rps = grid;
-    plan::JigsawPlan p = plan::make_plan(in, options_);
+    plan::JigsawPlan p = planner_ ? planner_(in, options_) : plan::make_plan(in, options_);
     ++solves_;
     out.solved = true;
     out.solve_seconds = p.stats.seconds;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -15,7 +16,10 @@ namespace tessera::control {
 // paper (§5: "it uses the configuration that can serve the highest demand").
 class PlanCache {
  public:
-  PlanCache(const plan::PlanInput& input, const plan::PlanOptions& options, double step);
+  // `planner`: how a grid point's plan is made (empty: plan::make_plan).
+  using Planner = std::function<plan::JigsawPlan(const plan::PlanInput&, const plan::PlanOptions&)>;
+  PlanCache(const plan::PlanInput& input, const plan::PlanOptions& options, double step,
+            Planner planner = {});
 
   struct Lookup {
     const plan::JigsawPlan* plan = nullptr;
@@ -40,6 +44,7 @@ class PlanCache {
   plan::PlanInput input_;
   plan::PlanOptions options_;
   double step_;
+  Planner planner_;
   std::map<long, plan::JigsawPlan> plans_;  // by grid index
   std::optional<plan::MaxDemand> max_;
   int solves_ = 0;

@@ -4,7 +4,7 @@ namespace tessera::control {
 
 ReplanDecider::ReplanDecider(const plan::PlanInput& input, const plan::PlanOptions& options,
                              const ControllerOptions& c)
-    : input_(input), cache_(input, options, c.demand_step), predictor_(c.history_bins) {}
+    : input_(input), cache_(input, options, c.demand_step, c.planner), predictor_(c.history_bins) {}
 
 const plan::JigsawPlan* ReplanDecider::initial(double rps, BinRecord& rec, std::string& why) {
   rec.predicted_rps = rps;

@@ -8,7 +8,7 @@ namespace {
 
 ControllerOptions parse_controller(const SpecNode& node) {
   node.allow_only(
-      {"bin_s", "history_bins", "reconfiguration_delay_s", "disruptive", "demand_step"});
+      {"bin_s", "history_bins", "reconfiguration_delay_s", "disruptive", "demand_step", "verify"});
   ControllerOptions c;
   if (auto n = node.get("bin_s")) c.bin = n->as_number_in(1.0, limits::kMaxSpanS);
   if (auto n = node.get("history_bins")) {
@@ -20,6 +20,7 @@ ControllerOptions parse_controller(const SpecNode& node) {
   }
   if (auto n = node.get("disruptive")) c.disruptive = n->as_bool();
   if (auto n = node.get("demand_step")) c.demand_step = n->as_number_in(0.0, 1.0);
+  if (auto n = node.get("verify")) c.verify = n->as_bool();
   return c;
 }
 

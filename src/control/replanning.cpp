@@ -7,8 +7,8 @@
 #include <optional>
 #include <stdexcept>
 
-#include "control/reconfiguration.hpp"
 #include "control/replan_decider.hpp"
+#include "engine/deployment_diff.hpp"
 
 namespace tessera::control {
 namespace {
@@ -67,11 +67,9 @@ class Controller {
     const plan::JigsawPlan* p = decider_.tick(last_bin_rps, rec);
     if (p == nullptr) return;
     const Deployment target = plan::to_deployment(*p, input_);
-    ReconfigurationStep step = live_.change_to(target);
-    rec.started = step.started_workers();
+    DeploymentEdit step = live_.change_to(target);
+    rec.started = started_instances(step);
     rec.stopped = static_cast<int>(step.stop.size());
-    std::vector<std::pair<TaskId, Time>> timeouts;
-    for (const WorkerGroup& g : target.groups) timeouts.emplace_back(g.task, g.batch_timeout);
 
     // Disruptive: the old instances leave now (items for their tasks wait); the new ones
     // start after the reconfiguration delay. Make-before-break: both at the delay. Each is
@@ -79,7 +77,7 @@ class Controller {
     const Time ready = sim.now() + options_.reconfiguration_delay;
     DeploymentEdit later;
     later.start = step.start;
-    later.batch_timeouts = std::move(timeouts);
+    later.batch_timeouts = std::move(step.batch_timeouts);
     if (options_.disruptive) {
       DeploymentEdit now;
       now.reconfiguring = true;
@@ -108,7 +106,7 @@ class Controller {
   const plan::PlanInput& input_;
   ControllerOptions options_;
   ReplanDecider decider_;
-  LiveWorkers live_;
+  LiveInstances live_;
 };
 
 }  // namespace

@@ -26,6 +26,11 @@ struct ControllerOptions {
   // workers wait for the new ones.
   bool disruptive = false;
   double demand_step = 0.02;  // PlanCache's grid step
+  // How the controller makes a plan for a demand: plan::make_plan when empty; the replan
+  // command's `controller: {verify: true}` verifies each plan by simulation
+  // (control::verify_plan) with the plan spec's headroom and target.
+  std::function<plan::JigsawPlan(const plan::PlanInput&, const plan::PlanOptions&)> planner;
+  bool verify = false;  // the spec asked for verification (the command sets `planner`)
 };
 
 // One bin of a re-planned run.

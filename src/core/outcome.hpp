@@ -24,6 +24,7 @@ enum class DropReason : uint8_t {
   kStale,          // waited past its task's batching timeout without being picked up
   kKvCapacity,     // an LLM request whose KV cache can never fit its instance's blocks
   kTtftSlo,        // an LLM request predicted to miss its time-to-first-token SLO
+  kCancelled,      // a live server's client went away before its answer
   kCount,
 };
 
@@ -61,6 +62,8 @@ inline constexpr std::string_view drop_reason_name(DropReason r) {
       return "kv_capacity";
     case DropReason::kTtftSlo:
       return "ttft_slo";
+    case DropReason::kCancelled:
+      return "cancelled";
     case DropReason::kCount:
       break;
   }

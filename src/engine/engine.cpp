@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "engine/batch_scheduler.hpp"
+#include "engine/outcome_rule.hpp"
 
 namespace tessera {
 namespace {
@@ -528,6 +529,31 @@ void Engine::on_timer(WorkerId id, uint64_t generation) {
   note_load(worker);
 }
 
+bool Engine::stop_request(uint64_t id, Outcome outcome, DropReason reason) {
+  // Stopping a request is rare (a client that left): a scan of the live slots will do.
+  RequestSlot slot = 0;
+  for (; slot < requests_.size(); ++slot) {
+    if (requests_[slot].live > 0 && requests_[slot].id == id) break;
+  }
+  if (slot == requests_.size()) return false;
+  RequestState& r = requests_[slot];
+  std::vector<Item> held;
+  for (const auto& w : workers_) {
+    if (w->alive && scheduler(*w).cancel(*w, slot)) {
+      held.push_back(Item{slot, w->task, 1.0, r.arrival, r.deadline, 0.0});
+    }
+  }
+  if (!r.stopped) {
+    r.stopped = true;
+    r.outcome = outcome;
+    r.stop_task = held.empty() ? app_.roots.front() : held.front().task;
+    r.reason = reason;
+    observer_.on_request_stopped(r.id, outcome, r.stop_task, reason);
+  }
+  for (const Item& item : held) discard(item);  // the last one finishes the request
+  return true;
+}
+
 void Engine::kill_worker(WorkerId id) {
   Worker& worker = *workers_.at(id);
   if (!worker.alive) return;
@@ -717,10 +743,7 @@ void Engine::finish_request(RequestSlot slot) {
     rec.drop_task = r.stop_task;
     rec.reason = r.reason;
   } else {
-    rec.outcome = rec.finish <= r.deadline + 1e-12 ? Outcome::kOk : Outcome::kLate;
-    const bool misses_ttft = app_.ttft_slo > 0 && r.tokens.ttft > app_.ttft_slo + 1e-12;
-    const bool misses_tpot = app_.tpot_slo > 0 && r.tokens.tpot > app_.tpot_slo + 1e-12;
-    if (misses_ttft || misses_tpot) rec.outcome = Outcome::kLate;
+    rec.outcome = completion_outcome(app_, rec.finish, r.deadline, r.tokens.ttft, r.tokens.tpot);
     rec.accuracy = r.accuracy_count ? r.accuracy_sum / r.accuracy_count : 0.0;
   }
   free_slots_.push_back(slot);

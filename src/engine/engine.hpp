@@ -80,6 +80,14 @@ class Engine final : public DeploymentView, private SchedulerHost {
   void on_batch_done(WorkerId worker, std::span<const int> fanout);
   void on_timer(WorkerId worker, uint64_t generation);
   void deliver(std::span<const Item> items);
+  // Ends a live request now, from outside the data plane: its client went away (kDropped,
+  // DropReason::kCancelled) or it cannot be served any more (kFailed: a model error, the
+  // server stopping). The instance schedulers that hold its items let go of them
+  // (InstanceScheduler::cancel) and they are retired now; an item in a running step ends
+  // with the step; any other is discarded where it is next seen. The request's record
+  // follows (on_request_done) once its last item is gone. False if no live request has
+  // this id.
+  bool stop_request(uint64_t id, Outcome outcome, DropReason reason);
 
   // Reconfiguration, applied atomically: see DeploymentEdit. Returns the ids of the
   // instances it started, group by group.

@@ -63,6 +63,10 @@ class InstanceScheduler {
   virtual void on_settings_changed(Worker& worker) = 0;
   // The instance leaves service: hand back the items it holds that have not started.
   virtual void release(Worker& worker, std::vector<Item>& out) = 0;
+  // The request was stopped from outside (Engine::stop_request: its client went away): if
+  // the instance holds an item of it that will not come back through worker.running, it
+  // forgets it and returns true (the engine retires it). By default it holds none.
+  virtual bool cancel(Worker& /*worker*/, RequestSlot /*request*/) { return false; }
 };
 
 // Builds the scheduler of one new instance (EnginePolicies::make_scheduler); the engine's

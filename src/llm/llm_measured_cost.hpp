@@ -2,8 +2,9 @@
 
 // LlmMeasuredCostModel: the time of one LLM step from tables measured on the machine that
 // serves it (`tessera llm step-profile`; docs/llm-serve.md#measured-step-costs). It is the
-// simulator's model of the live server's LlmRuntime, which runs every request of a step
-// on its own decoder Sequence in one batched forward pass, and a step costs
+// simulator's model of the live server's LLM steps (serve/runtime/llm_step.cpp), which run
+// every request of a step on its own decoder Sequence in one batched forward pass, and a
+// step costs
 //
 //   t = step_overhead + sum over the step's prefilling requests of prefill(from, n)
 //                     + decode(b, mean context of the b decoding requests)

@@ -87,6 +87,23 @@ bool LlmInstanceScheduler::cancel(Worker& worker, RequestSlot request) {
   return false;
 }
 
+bool LlmInstanceScheduler::finish_with_step(Worker& worker, RequestSlot request) {
+  if (!worker.busy) return false;
+  for (Seq& seq : running_) {
+    if (seq.item.request != request || seq.padding || seq.cancelled) continue;
+    if (seq.done) return true;  // its last token anyway
+    const bool last_prefill =
+        seq.step_prefill > 0 && seq.prefilled + seq.step_prefill == seq.prompt;
+    if (!seq.step_decode && !last_prefill) return false;
+    seq.target = seq.generated + 1;
+    seq.done = true;
+    worker.running.push_back(seq.item);
+    update_held(worker);
+    return true;
+  }
+  return false;
+}
+
 void LlmInstanceScheduler::take_queue(Worker& worker) {
   while (!worker.queue->empty()) {
     const Item item = worker.queue->pop();

@@ -50,7 +50,12 @@ class LlmInstanceScheduler final : public InstanceScheduler {
   // nothing more. True when the scheduler has let go of the item (it will come back
   // neither through worker.running nor through drop_queued); false when the request is
   // unknown here or its item ends with the running step anyway.
-  bool cancel(Worker& worker, RequestSlot request);
+  bool cancel(Worker& worker, RequestSlot request) override;
+  // The request stops at the token the running step produces for it (a live request that
+  // emitted its end-of-sequence token): its item finishes with the step, as if that token
+  // were its last. Called between the step's start and its end; false when the request is
+  // not in the running step or gets no token from it.
+  bool finish_with_step(Worker& worker, RequestSlot request);
 
   // Introspection for tests, metrics and benchmarks.
   const KvBlockPool& kv() const { return kv_; }

@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "engine/outcome_rule.hpp"
 #include "loadgen/no_answer.hpp"
 #include "loadgen/open_loop.hpp"
 
@@ -156,13 +157,10 @@ LoadgenResult run_llm_loadgen(const App& app, const std::vector<Arrival>& arriva
     r.finish = o.finished;
     r.drop_task = root;
     if (o.status == 200 && o.completed && o.error.empty()) {
-      r.outcome = o.finished - o.sent <= app.slo + 1e-12 ? Outcome::kOk : Outcome::kLate;
       r.ttft = o.first_token - o.sent;
       r.tpot = o.tokens > 1 ? (o.last_token - o.first_token) / (o.tokens - 1.0) : 0.0;
       r.output_tokens = o.tokens;
-      const bool misses_ttft = app.ttft_slo > 0 && r.ttft > app.ttft_slo + 1e-12;
-      const bool misses_tpot = app.tpot_slo > 0 && r.tpot > app.tpot_slo + 1e-12;
-      if (misses_ttft || misses_tpot) r.outcome = Outcome::kLate;
+      r.outcome = completion_outcome(app, o.finished, o.sent + app.slo, r.ttft, r.tpot);
     } else if (o.status == 429) {
       r.outcome = Outcome::kDropped;
       r.reason = DropReason::kOverload;

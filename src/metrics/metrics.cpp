@@ -7,6 +7,7 @@
 #include <string>
 
 #include "engine/deployment_view.hpp"
+#include "engine/outcome_rule.hpp"
 
 namespace tessera {
 
@@ -183,8 +184,8 @@ void MetricsCollector::on_request_done(const RequestRecord& r) {
   }
   if (r.ttft >= 0 && (r.outcome == Outcome::kOk || r.outcome == Outcome::kLate)) {
     ++llm_.requests;
-    const bool ttft_ok = ttft_slo_ <= 0 || r.ttft <= ttft_slo_ + 1e-12;
-    const bool tpot_ok = tpot_slo_ <= 0 || r.tpot <= tpot_slo_ + 1e-12;
+    const bool ttft_ok = within_slo(r.ttft, ttft_slo_);
+    const bool tpot_ok = within_slo(r.tpot, tpot_slo_);
     llm_.ttft_met += ttft_ok ? 1 : 0;
     llm_.tpot_met += tpot_ok ? 1 : 0;
     llm_.both_met += ttft_ok && tpot_ok && r.outcome == Outcome::kOk ? 1 : 0;

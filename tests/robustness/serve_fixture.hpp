@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "server/server.hpp"
+#include "serve/server/server.hpp"
 #include "test_support.hpp"
 
 namespace tessera::robustness {

@@ -8,8 +8,8 @@
 #include <chrono>
 #include <thread>
 
-#include "exec/model_spec.hpp"
 #include "loadgen/http_loadgen.hpp"
+#include "models/model_spec.hpp"
 #include "raw_http.hpp"
 #include "serve_fixture.hpp"
 #include "spec/run_spec.hpp"

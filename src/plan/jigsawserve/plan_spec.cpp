@@ -117,7 +117,11 @@ PlanSpec parse_plan_spec(const SpecNode& node) {
                    "node_limit",
                    "max_demand_nodes",
                    "max_demand_solves",
-                   "tie_break"});
+                   "tie_break",
+                   "attainment_target",
+                   "workload",
+                   "headroom",
+                   "verify_rounds"});
   // Without the field JigsawServe is meant (plan/planner.hpp: declared_planner); the
   // other planners' specs are read by their own modules.
   if (declared_planner(node) != PlannerKind::kJigsawServe) {
@@ -189,6 +193,15 @@ PlanSpec parse_plan_spec(const SpecNode& node) {
   if (auto t = node.get("tie_break")) {
     opt.tie_break = t->as_choice({"canonical", "off"}) == "canonical";
   }
+  if (auto t = node.get("attainment_target")) spec.attainment_target = t->as_number_in(0.01, 1);
+  if (auto w = node.get("workload")) spec.workload_file = w->as_file_path();
+  if (auto h = node.get("headroom")) {
+    h->allow_only({"utilisation_cap", "queue_delay_ms", "burst_excess"});
+    if (auto u = h->get("utilisation_cap")) in.utilisation_cap = {u->as_number_in(0.05, 1)};
+    if (auto w = h->get("queue_delay_ms")) spec.queue_delay_ms = w->as_non_negative(3.6e6);
+    if (auto e = h->get("burst_excess")) spec.burst_excess = e->as_number_in(0, 0.5);
+  }
+  spec.verify_rounds = static_cast<int>(node.integer_in_or("verify_rounds", 1, 100, 8));
   if (auto b = node.get("budget_slices")) {
     opt.budget_any_instance = b->as_choice({"any_instance", "within_latency"}) == "any_instance";
   }

@@ -19,6 +19,18 @@ struct PlanSpec {
   std::string mps_fit_text;  // how delta was obtained, for reports
   PlanInput input;
   PlanOptions options;
+  // What the plan promises (docs/plan.md#verification): this SLO attainment on the plan's
+  // workload, checked by simulation. The workload: `workload_file` (a run spec's workload
+  // section; its rate scaled to the demand) or, when empty, Poisson arrivals at the demand.
+  double attainment_target = 0.99;
+  std::filesystem::path workload_file;
+  // Burst-aware demand (docs/plan.md#headroom): the planned demand is the least service
+  // rate that turns away at most `burst_excess` of the workload's requests when each may
+  // queue for at most `queue_delay_ms` (control::burst_aware_demand); 0: the mean demand
+  // with `slack`, no burst model.
+  double queue_delay_ms = 0.0;
+  double burst_excess = 0.005;
+  int verify_rounds = 8;  // plans tried before the verification gives up
 };
 
 PlanSpec parse_plan_spec(const SpecNode& node);

@@ -94,7 +94,7 @@ std::vector<Candidate> enumerate_candidates(const PlanInput& input, const Search
           c.segment = s;
           c.batch = b;
           c.latency_ms = input.profiles.latency_ms(variant, seg.name, b);
-          c.throughput_rps = 1000.0 * b * seg.mps / c.latency_ms;
+          c.throughput_rps = 1000.0 * b * seg.mps / c.latency_ms * input.utilisation_cap_of(t);
           c.cost = seg.cost;
           c.measured = curve.origin == ProfileOrigin::kMeasured;
           out.push_back(c);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,14 @@ struct PlanInput {
   double accuracy_slo = 0.9;    // SLO_a, a fraction of the best achievable accuracy
   double demand_rps = 0.0;      // R, requests/s at the root tasks
   int slices = 28;              // S_avail
+  // Headroom (docs/plan.md#headroom): the MILP plans each instance at this fraction of its
+  // profiled throughput, per task (tasks past the end: the last entry; empty: 1), so that
+  // batch formation and queueing at the planned utilisation stay within the SLO.
+  std::vector<double> utilisation_cap;
+  double utilisation_cap_of(TaskId task) const {
+    if (utilisation_cap.empty()) return 1.0;
+    return utilisation_cap[std::min<std::size_t>(task, utilisation_cap.size() - 1)];
+  }
 };
 
 struct PlanOptions {
@@ -98,7 +107,8 @@ struct Candidate {
   int segment = 0;  // index into catalogue.segments
   int batch = 1;
   double latency_ms = 0.0;      // L: p95 latency of one batch on one MPS process
-  double throughput_rps = 0.0;  // H: the whole segment (mps processes) back to back
+  double throughput_rps = 0.0;  // H: the whole segment (mps processes) back to back, times
+                                // the task's utilisation cap (PlanInput::utilisation_cap)
   int cost = 1;                 // s_n
   bool measured = true;
 };

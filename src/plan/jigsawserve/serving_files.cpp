@@ -26,7 +26,46 @@ std::string shape_text(const std::vector<int64_t>& shape) {
   return s + "]";
 }
 
+// Copies every `path:` a workload names into `dir` and names it by its file name there.
+void copy_named_files(YAML::Node node, const SpecNode& origin, const std::filesystem::path& dir) {
+  if (node.IsMap()) {
+    for (auto kv : node) {
+      if (kv.first.as<std::string>() == "path" && kv.second.IsScalar()) {
+        const std::filesystem::path from = origin.resolve(kv.second.as<std::string>());
+        const std::filesystem::path name = from.filename();
+        std::error_code ec;
+        std::filesystem::copy_file(from, dir / name,
+                                   std::filesystem::copy_options::overwrite_existing, ec);
+        if (ec) origin.fail("cannot copy " + from.string() + " into the plan: " + ec.message());
+        kv.second = name.string();
+      } else {
+        copy_named_files(kv.second, origin, dir);
+      }
+    }
+  } else if (node.IsSequence()) {
+    for (auto item : node) copy_named_files(item, origin, dir);
+  }
+}
+
 }  // namespace
+
+std::string scaled_workload_yaml(const std::filesystem::path& workload_file, double demand_rps,
+                                 const std::filesystem::path& dir, double duration_s) {
+  const SpecNode w = SpecNode::load_file(workload_file);
+  w.expect_map();
+  YAML::Node node = YAML::Clone(w.yaml());
+  node.remove("time_scale");
+  node.remove("rate_scale");
+  node["target_rate_rps"] = demand_rps;
+  if (duration_s > 0.0) node["duration_s"] = duration_s;
+  copy_named_files(node, w, dir);
+  YAML::Emitter e;
+  e << node;
+  std::istringstream lines(e.c_str());
+  std::string out, line;
+  while (std::getline(lines, line)) out += "  " + line + "\n";
+  return out;
+}
 
 std::string models_file_yaml(const std::vector<std::string>& variants,
                              const std::optional<SpecNode>& user_models) {
@@ -80,14 +119,22 @@ std::string run_file_yaml(const RunFileInputs& in) {
     << "models: models.yaml  # tessera serve: the executor of each variant\n";
   if (!in.workload_file.empty()) {
     s << "workload: " << quoted(in.workload_file.string()) << "\n";
+  } else if (!in.workload_yaml.empty()) {
+    s << "workload:  # the plan spec's workload at the plan's demand\n" << in.workload_yaml;
   } else {
     s << "workload:  # the plan's demand with Poisson arrivals; `tessera plan --workload` swaps "
          "it\n"
       << "  source: {kind: poisson, rate_rps: " << in.demand_rps << "}\n"
       << "  duration_s: " << in.duration_s << "\n";
   }
-  s << "policies:\n  preset: jigsawserve  # the planner's Lhat(t) batching, early and stale drops\n"
-    << "simulation:\n  seed: 1\n";
+  if (in.policies_yaml.empty()) {
+    s << "policies:\n  preset: jigsawserve  # the planner's Lhat(t) batching, early and stale "
+         "drops\n";
+  } else {
+    s << "policies:  # the data plane that met the plan's attainment target in verification\n"
+      << in.policies_yaml;
+  }
+  s << "simulation:\n  seed: 1\n";
   return s.str();
 }
 

@@ -33,14 +33,25 @@ std::string models_file_yaml(const std::vector<std::string>& variants,
 
 // What run.yaml refers to.
 struct RunFileInputs {
-  std::filesystem::path app_file;       // absolute
-  double demand_rps = 0.0;              // Poisson arrivals at this rate unless `workload`
+  std::filesystem::path app_file;       // as run.yaml names it (relative to its folder)
+  double demand_rps = 0.0;              // Poisson arrivals at this rate unless a workload
   double duration_s = 60.0;             // of the Poisson workload
   std::filesystem::path workload_file;  // a workload section file (absolute), or empty
+  std::string workload_yaml;  // or a workload section written inline (block YAML), or empty
+  std::string policies_yaml;  // the `policies:` section's lines (indented); empty: jigsawserve
 };
 
+// A workload section file (a run spec's `workload:` value) at `demand_rps`: its time scaling
+// replaced by `target_rate_rps: demand_rps`, every file it names (`path:`) copied into `dir`
+// and named by its file name, so that `dir` stays relocatable. Block YAML, each line
+// indented by two spaces, for RunFileInputs::workload_yaml. Throws SpecError on a file
+// that is not a map, or a named file that cannot be copied.
+// `duration_s` > 0 also ends it after that many seconds (its own `duration_s` replaced).
+std::string scaled_workload_yaml(const std::filesystem::path& workload_file, double demand_rps,
+                                 const std::filesystem::path& dir, double duration_s = 0.0);
+
 // run.yaml: the app, deployment.yaml, profiles.yaml, models.yaml, the workload, the
-// jigsawserve preset and seed 1.
+// policies (every family explicit) and seed 1.
 std::string run_file_yaml(const RunFileInputs& in);
 
 }  // namespace tessera::plan

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Regenerates docs/results/plan-verification.md: plans that keep their promise.
+#   1. Headroom choices on the traffic example at its demand (20 req/s, 28 slices), without
+#      verification: the utilisation cap and the burst-aware demand, each plan's slices and
+#      its run.yaml simulated (JigsawServe's data plane), and the same plan under the best
+#      data plane of the verification's short list (one round, no re-planning).
+#   2. Every JigsawServe plan example at 25, 50, 75 and 100 % of its max serviceable demand
+#      (tessera plan --max-demand, A+S+T): the verified plan (attainment, rounds, slices, data
+#      plane) against the unverified one (no headroom, JigsawServe's data plane, simulated).
+#   3. JigsawServe's steady-bin day (traffic, A+S+T) re-planned with and without
+#      verification (tessera replan --verify), both with the plan spec's headroom.
+# Deterministic: fixed seeds, node-limited MILPs. TESSERA=path/to/tessera skips the build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+T=$(scripts/release-build.sh)
+OUT=out/plan-verification
+rm -rf "$OUT"
+mkdir -p "$OUT"
+START=$(date +%s)
+
+echo "==> 1. headroom choices (traffic, 20 req/s, no verification)"
+mkdir -p "$OUT/headroom"
+for cap in 1 0.9 0.8 0.7; do
+  for delay in 0 300; do
+    d="$OUT/headroom/cap${cap}_delay${delay}"
+    "$T" plan examples/plan/traffic.yaml --no-verify --utilisation-cap "$cap" \
+      --queue-delay-ms "$delay" --out "$d" >"$d.log" 2>&1 || true
+    [ -f "$d/run.yaml" ] && "$T" simulate "$d/run.yaml" --out "$d/sim" --quiet >/dev/null 2>&1 || true
+    # The same plan (one round, no re-planning) under the best data plane of the short list.
+    "$T" plan examples/plan/traffic.yaml --verify-rounds 1 --verify-probes 0 \
+      --utilisation-cap "$cap" --queue-delay-ms "$delay" --out "$d-best" >"$d-best.log" 2>&1 || true
+  done
+done
+
+echo "==> 2. every plan example at 25-100 % of its max serviceable demand"
+for ex in traffic traffic_trace social ar; do
+  spec=examples/plan/$ex.yaml
+  mkdir -p "$OUT/$ex"
+  "$T" plan "$spec" --max-demand --space A+S+T --utilisation-cap 1 --out "$OUT/$ex/max" >"$OUT/$ex/max.log" 2>&1 ||
+    true
+  max=$(python3 -c "import json,sys; print(json.load(open('$OUT/$ex/max/max_demand.json'))[0]['max_demand_rps'])" 2>/dev/null || echo 0)
+  echo "$max" >"$OUT/$ex/max_demand.txt"
+  for pct in 25 50 75 100; do
+    demand=$(python3 -c "print(round($max * $pct / 100, 4))")
+    v="$OUT/$ex/p$pct/verified"
+    u="$OUT/$ex/p$pct/unverified"
+    mkdir -p "$OUT/$ex/p$pct"
+    "$T" plan "$spec" --demand "$demand" --verify-probes 4 --out "$v" >"$v.log" 2>&1 || true
+    "$T" plan "$spec" --demand "$demand" --no-verify --utilisation-cap 1 --queue-delay-ms 0 \
+      --out "$u" >"$u.log" 2>&1 || true
+    [ -f "$u/run.yaml" ] && "$T" simulate "$u/run.yaml" --out "$u/sim" --quiet >/dev/null 2>&1 || true
+    [ -f "$v/run.yaml" ] && "$T" simulate "$v/run.yaml" --out "$v/sim" --quiet >/dev/null 2>&1 || true
+    echo "    $ex $pct% ($demand req/s) done"
+  done
+done
+echo "==> 3. JigsawServe's steady-bin day (traffic, A+S+T) re-planned with verification"
+"$T" replan examples/replan/traffic_day_steady.yaml --space A+S+T --verify --quiet \
+  --out "$OUT/replan/steady-verify" >"$OUT/replan-steady-verify.log" 2>&1 || true
+"$T" replan examples/replan/traffic_day_steady.yaml --space A+S+T --quiet \
+  --out "$OUT/replan/steady" >"$OUT/replan-steady.log" 2>&1 || true
+echo $(($(date +%s) - START)) >"$OUT/seconds.txt"
+python3 scripts/plan_verification_doc.py "$OUT" docs/results/plan-verification.md
