@@ -5,11 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include <sstream>
 #include <string>
 
 #include "core/device.hpp"
 #include "core/error.hpp"
 #include "llm_torch/decoder.hpp"
+#include "models/llm_calibration.hpp"
 #include "models/model_factory.hpp"
 #include "models/model_spec.hpp"
 
@@ -205,6 +207,28 @@ TEST(DecoderDevice, CpuResolvesAndCudaOnACpuOnlyBuildIsAClearError) {
               0u)
         << e.what();
   }
+}
+
+// `tessera llm step-profile --device` loads its decoder there: cuda on this CPU-only build is
+// the decoder's clear error, before any checkpoint is read or profile written.
+TEST(DecoderDevice, StepProfileTakesTheDevice) {
+  if (torch_device_environment().built_with_cuda) GTEST_SKIP() << "built with the CUDA path";
+  StepProfileOptions options;
+  options.checkpoint = "/nonexistent-checkpoint";
+  options.out = "/nonexistent-dir/profile.yaml";
+  options.device = parse_device("cuda:1");
+  std::ostringstream report;
+  try {
+    write_step_profiles(options, report);
+    ADD_FAILURE();
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("device 'cuda:1': this tessera was built against a "
+                                          "CPU-only libtorch",
+                                          0),
+              0u)
+        << e.what();
+  }
+  EXPECT_EQ(report.str(), "");
 }
 
 }  // namespace

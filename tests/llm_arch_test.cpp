@@ -389,5 +389,32 @@ TEST(Fingerprint, KeepsTheFirstLayersByteForByteAndRewritesTheConfig) {
   for (const auto& d : {dir, fp_dir, again}) std::filesystem::remove_all(d);
 }
 
+// A large tensor is filled in slices on threads; the bytes are the one-thread bytes.
+TEST(RandomCheckpoint, ThreadsWriteTheSameBytes) {
+  LlmArchitecture small = bundled("llama-2-7b");
+  small.layers = 1;
+  small.hidden = 64;
+  small.heads = 4;
+  small.kv_heads = 4;
+  small.ffn = 96;
+  small.vocab = 20000;  // 1.28 M elements per embedding: sliced
+  const auto one = temp_file("ckpt-1");
+  const auto many = temp_file("ckpt-5");
+  write_random_checkpoint(small, one, Dtype::kBF16, 11, 0.02f, 1);
+  write_random_checkpoint(small, many, Dtype::kBF16, 11, 0.02f, 5);
+  const SafetensorsIndex index = read_safetensors_index(one / "model.safetensors");
+  for (const TensorInfo& t : index.tensors) {
+    EXPECT_EQ(read_tensor_bytes(many / "model.safetensors", index, t),
+              read_tensor_bytes(one / "model.safetensors", index, t))
+        << t.name;
+  }
+  const std::vector<char> embed =
+      read_tensor_bytes(one / "model.safetensors", index, *index.find("model.embed_tokens.weight"));
+  // Slices are not copies of one another: the last element differs from the first.
+  EXPECT_NE(std::vector<char>(embed.begin(), embed.begin() + 64),
+            std::vector<char>(embed.end() - 64, embed.end()));
+  for (const auto& d : {one, many}) std::filesystem::remove_all(d);
+}
+
 }  // namespace
 }  // namespace tessera

@@ -2,6 +2,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "core/device.hpp"
+
 namespace tessera::cli {
 
 // Each command registers its subcommand and options; the callback runs it.
@@ -17,6 +19,10 @@ void add_supernet_command(CLI::App& app);
 void add_report_command(CLI::App& app);
 void add_llm_command(CLI::App& app);
 void add_llm_step_profile_command(CLI::App& llm);  // under `tessera llm`
+// `--device` of the llm commands: parsed, and checked against this build and machine
+// (Decoder::check_device), so an unusable device is one clear std::invalid_argument
+// ("--device: ...") before any work.
+DeviceSpec llm_device(const std::string& text);
 void add_export_command(CLI::App& app);
 void add_ppipe_simulate_command(CLI::App& app);
 // iServe's config-map, deploy and simulate-cluster under `tessera llm` (iserve_command.cpp).

@@ -25,10 +25,7 @@
 #include "tokenizer/tokenizer.hpp"
 
 namespace tessera::cli {
-namespace {
 
-// `--device` of the llm commands: parsed, and checked against this build and machine
-// (Decoder::check_device), so an unusable device is one clear error before any work.
 DeviceSpec llm_device(const std::string& text) {
   try {
     DeviceSpec d = parse_device(text);
@@ -38,6 +35,8 @@ DeviceSpec llm_device(const std::string& text) {
     throw std::invalid_argument(std::string("--device: ") + e.what());
   }
 }
+
+namespace {
 
 // A model argument: a config.json, or a directory holding one (a checkpoint folder or a
 // bundled model such as data/llm/llama-2-70b).

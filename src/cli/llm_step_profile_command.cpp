@@ -6,6 +6,7 @@
 
 #include <iostream>
 #include <memory>
+#include <string>
 
 #include "cli/commands.hpp"
 #include "models/llm_calibration.hpp"
@@ -40,7 +41,14 @@ void add_llm_step_profile_command(CLI::App& llm) {
   cmd->add_option("--repeats", o->repeats, "Runs per timing (the median is used)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
-  cmd->callback([o] { write_step_profiles(*o, std::cout); });
+  auto device = std::make_shared<std::string>("cpu");
+  cmd->add_option("--device", *device,
+                  "Device: cpu (default), cuda, cuda:N or a GPU/MIG UUID in "
+                  "CUDA_VISIBLE_DEVICES (docs/iserve.md#devices)");
+  cmd->callback([o, device] {
+    o->device = llm_device(*device);
+    write_step_profiles(*o, std::cout);
+  });
 }
 
 }  // namespace tessera::cli

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <numbers>
 #include <regex>
+#include <thread>
+#include <vector>
 
 #include "core/error.hpp"
 #include "core/spec_node.hpp"
@@ -207,7 +209,8 @@ std::vector<std::filesystem::path> checkpoint_files(const std::filesystem::path&
 }
 
 void write_random_checkpoint(const LlmArchitecture& arch, const std::filesystem::path& dir,
-                             Dtype dtype, uint64_t seed, float stddev) {
+                             Dtype dtype, uint64_t seed, float stddev, unsigned threads) {
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   if (dtype != Dtype::kF16 && dtype != Dtype::kBF16 && dtype != Dtype::kF32) {
     throw SpecError(dir.string(), "dtype", "random checkpoints are F16, BF16 or F32");
   }
@@ -220,16 +223,30 @@ void write_random_checkpoint(const LlmArchitecture& arch, const std::filesystem:
                       const std::string& name = tensors[index].name;
                       const bool bias = ends_with(name, ".bias");
                       const bool norm = is_norm(name);
-                      for (std::size_t i = 0; i + width <= out.size(); i += width) {
-                        const uint64_t element = (offset + i) / width;
-                        float v = 0.0f;
-                        if (norm && !bias) {
-                          v = 1.0f;
-                        } else if (!bias) {
-                          v = stddev * normal_at(seed, index, element);
+                      // Every element's value depends only on (seed, tensor, element), so
+                      // slices of the chunk are filled on threads with the same result.
+                      const auto fill = [&](std::size_t begin, std::size_t end) {
+                        for (std::size_t i = begin; i + width <= end; i += width) {
+                          const uint64_t element = (offset + i) / width;
+                          float v = 0.0f;
+                          if (norm && !bias) {
+                            v = 1.0f;
+                          } else if (!bias) {
+                            v = stddev * normal_at(seed, index, element);
+                          }
+                          store(dtype, v, out.data() + i);
                         }
-                        store(dtype, v, out.data() + i);
+                      };
+                      const std::size_t elements = out.size() / width;
+                      const std::size_t parts =
+                          std::clamp<std::size_t>(threads, 1, elements / (1 << 18) + 1);
+                      if (parts == 1) return fill(0, out.size());
+                      const std::size_t slice = (elements + parts - 1) / parts * width;
+                      std::vector<std::jthread> workers;
+                      for (std::size_t begin = slice; begin < out.size(); begin += slice) {
+                        workers.emplace_back(fill, begin, std::min(out.size(), begin + slice));
                       }
+                      fill(0, std::min(out.size(), slice));
                     });
 }
 

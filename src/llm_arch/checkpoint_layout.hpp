@@ -31,9 +31,11 @@ std::vector<std::filesystem::path> checkpoint_files(const std::filesystem::path&
 
 // Writes DIR/config.json and DIR/model.safetensors with seeded random weights (normal,
 // standard deviation `stddev`; norm weights 1, biases 0) in `dtype` (F16, BF16 or F32). The
-// same seed and shape give the same bytes.
+// same seed and shape give the same bytes, on any number of `threads` (0: one per hardware
+// thread; large tensors are filled in slices on them).
 void write_random_checkpoint(const LlmArchitecture& arch, const std::filesystem::path& dir,
-                             Dtype dtype, uint64_t seed, float stddev = 0.02f);
+                             Dtype dtype, uint64_t seed, float stddev = 0.02f,
+                             unsigned threads = 0);
 
 // Writes the `layers`-layer fingerprint of the checkpoint in `source` to `dir`: every
 // tensor of layers [0, layers) and every non-layer tensor, byte for byte, and its config

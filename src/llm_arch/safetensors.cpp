@@ -274,7 +274,10 @@ void write_safetensors(const std::filesystem::path& file, const std::vector<Tens
   }
   out.write(len_bytes, 8);
   out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  std::vector<char> chunk(1 << 20);
+  // Chunks of up to 64 MiB (no larger than the largest tensor), so that a fill may split
+  // one over threads.
+  const uint64_t largest = sizes.empty() ? 0 : *std::max_element(sizes.begin(), sizes.end());
+  std::vector<char> chunk(static_cast<std::size_t>(std::clamp<uint64_t>(largest, 1, 1 << 26)));
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     for (uint64_t done = 0; done < sizes[i];) {
       const std::size_t n =

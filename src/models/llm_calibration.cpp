@@ -35,7 +35,9 @@ void to_table(const std::vector<std::pair<int64_t, double>>& points, MeasuredSte
 
 void write_step_profiles(const StepProfileOptions& o, std::ostream& report) {
   host_memory::hold_freed_host_memory();  // as the server and the profiler time requests
-  auto decoder = Decoder::load(o.checkpoint);
+  DecoderOptions how;
+  how.device = o.device;
+  auto decoder = Decoder::load(o.checkpoint, how);
   const int64_t positions = decoder->architecture().max_positions;
   std::vector<int> batches;
   for (int b : {1, 2, 4, 8, 16, 32, 64, 128, 256}) {

@@ -12,6 +12,8 @@
 #include <ostream>
 #include <string>
 
+#include "core/device.hpp"
+
 namespace tessera {
 
 struct StepProfileOptions {
@@ -24,6 +26,7 @@ struct StepProfileOptions {
   int repeats = 5;
   int64_t max_tokens = 0;  // 0: the model's positions
   std::string cost_model_out;
+  DeviceSpec device{};  // where the decoder runs (the CPU by default)
 };
 
 // std::runtime_error naming a file it cannot write.
