@@ -1,8 +1,9 @@
 // The least-loaded dispatcher reading the loads the engine keeps (DispatchLoads) must pick
 // exactly what a scan of every worker picks, ties included: random load changes, workers
 // stopped and added, private and task-wide queues; and inside the engine, the same picks
-// as the scanning dispatcher on an overloaded DAG with a lost worker under every queue,
-// batching and dropping policy.
+// as the scanning dispatcher on an overloaded DAG with lost workers and a reconfiguration
+// under every queue, batching and dropping policy, and on LLM instances whose requests are
+// stopped from outside (Engine::stop_request) or end at a token (finish_with_step).
 
 #include <gtest/gtest.h>
 
@@ -12,7 +13,9 @@
 #include <tuple>
 #include <vector>
 
+#include "engine/deployment_diff.hpp"
 #include "engine/dispatch_loads.hpp"
+#include "llm_harness.hpp"
 #include "metrics/report.hpp"
 #include "policy/dispatch.hpp"
 #include "policy/fifo_queue.hpp"
@@ -176,6 +179,11 @@ TEST_P(IndexedLeastLoaded, PicksAsTheScanInTheEngine) {
   for (int i = 0; i < 1000; ++i) times.push_back(1.5 + i * 0.001);
   for (int i = 0; i < 2000; ++i) times.push_back(3.0 + i * 0.0001);
   const Deployment deployment = testing::uniform_deployment(app, 4, 8);
+  // A re-plan at 2.5 s: more "cars" instances, fewer "faces", a new "merge" timeout.
+  Deployment target = deployment;
+  target.groups[1].count = 6;
+  target.groups[2].count = 2;
+  target.groups[3].batch_timeout = 0.004;
   auto run = [&](bool index, std::vector<int>& picks) {
     const PolicySet set(c);
     EnginePolicies policies = set.instantiate(app, options.seed);
@@ -184,6 +192,13 @@ TEST_P(IndexedLeastLoaded, PicksAsTheScanInTheEngine) {
     };
     Simulator sim(app, deployment, p, std::move(policies), options,
                   EngineOptions{c.cancel_siblings, nullptr});
+    sim.schedule(2.5, [&] {
+      LiveInstances live = LiveInstances::of(sim.engine());
+      const DeploymentEdit edit = live.change_to(target);
+      ASSERT_FALSE(edit.start.empty());
+      ASSERT_FALSE(edit.stop.empty());
+      sim.engine().apply(edit, p);
+    });
     testing::VectorSource source(times);
     sim.run(source);
     return summarize(sim.metrics(), app).dump();
@@ -204,6 +219,69 @@ INSTANTIATE_TEST_SUITE_P(
         ::testing::Values(BatchingKind::kEager, BatchingKind::kTimeout, BatchingKind::kJigsaw),
         ::testing::Values(DroppingKind::kNone, DroppingKind::kExpired, DroppingKind::kPard,
                           DroppingKind::kSplit, DroppingKind::kJigsaw)));
+
+// LLM instances hold their requests outside the queue; a request's item is in
+// worker.running while its last step runs. Requests stopped from outside and requests that
+// end at a token (the live server's calls, here between events) change those loads.
+TEST(IndexedLeastLoadedLlm, PicksAsTheScanWithStopsAndEarlyEnds) {
+  auto run = [](bool index, std::vector<int>& picks) {
+    LlmSchedulerConfig config;
+    config.policy = LlmPolicy::kContinuous;
+    config.kv_blocks = 400;
+    config.block_tokens = 16;
+    testing::LlmHarness h(config, std::make_shared<testing::SimpleLlmCost>(0.010, 0.0001), 4, 0.0,
+                          0.0, 1000.0, [&picks, index](EnginePolicies& policies) {
+                            policies.make_dispatcher = [&picks, index](TaskId) {
+                              return std::make_unique<RecordingDispatcher>(index, picks);
+                            };
+                          });
+    std::mt19937_64 rng(7);
+    std::vector<Arrival> arrivals;
+    for (int i = 0; i < 600; ++i) {
+      arrivals.push_back(testing::llm_arrival(i * 0.004, 20 + static_cast<uint32_t>(rng() % 200),
+                                              1 + static_cast<uint32_t>(rng() % 12)));
+    }
+    int stopped = 0;
+    int ended_early = 0;
+    for (int k = 0; k < 300; ++k) {
+      const Time at = 0.0013 + k * 0.0079;
+      h.at(at, [&h, &rng, &stopped, &ended_early, k] {
+        Engine& engine = h.engine();
+        if (k % 3 == 0) {
+          stopped += engine.stop_request(rng() % (engine.submitted() + 1), Outcome::kDropped,
+                                         DropReason::kCancelled);
+          return;
+        }
+        const auto w = static_cast<WorkerId>(rng() % 4);
+        Worker& worker = *engine.workers()[w];
+        std::vector<LlmInstanceScheduler::StepEntry> entries;
+        h.scheduler(w).step_entries(entries);
+        for (const auto& e : entries) {
+          if (h.scheduler(w).finish_with_step(worker, e.request)) {
+            ++ended_early;
+            break;
+          }
+        }
+        engine.note_worker_changed(w);
+      });
+    }
+    h.run(arrivals);
+    EXPECT_GT(stopped, 20);
+    EXPECT_GT(ended_early, 50);
+    EXPECT_EQ(h.engine().requests_in_flight(), 0u);
+    std::vector<std::tuple<uint64_t, Outcome, Time, uint32_t>> ends;
+    for (const RequestRecord& r : h.records)
+      ends.emplace_back(r.id, r.outcome, r.finish, r.output_tokens);
+    return ends;
+  };
+  std::vector<int> indexed;
+  std::vector<int> scanned;
+  const auto with_index = run(true, indexed);
+  const auto with_scan = run(false, scanned);
+  EXPECT_EQ(indexed.size(), 600u);
+  EXPECT_EQ(indexed, scanned);
+  EXPECT_EQ(with_index, with_scan);
+}
 
 }  // namespace
 }  // namespace tessera

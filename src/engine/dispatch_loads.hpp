@@ -13,8 +13,11 @@
 // instance scheduler, and at each SchedulerHost call naming the worker (so a dispatch nested
 // inside a scheduler call sees the worker as it is at that moment). That relies on the
 // InstanceScheduler contract: a scheduler changes no instance but the one it is called for,
-// other than through SchedulerHost calls naming it. reset() follows the list when workers
-// are added or stopped.
+// other than through SchedulerHost calls naming it. A scheduler called from outside the
+// engine (InstanceScheduler::cancel from Engine::stop_request; the live server's
+// LlmInstanceScheduler::finish_with_step, followed by Engine::note_worker_changed) is read
+// again the same way. reset() follows the list when workers are added or stopped (a
+// reconfiguration's edit, a killed worker).
 //
 // Owned by the dispatcher that reads it; written by the engine. Not thread-safe: the
 // engine's thread only.

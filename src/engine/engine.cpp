@@ -414,6 +414,7 @@ void Engine::record_tokens(const Item& item, const TokenTimes& times) {
 }
 
 void Engine::report_llm_step(const Worker& worker, const LlmStepStats& stats) {
+  note_load(worker);  // the observer hears of the step with the worker's load up to date
   observer_.on_llm_step(worker, stats);
 }
 
@@ -539,9 +540,10 @@ bool Engine::stop_request(uint64_t id, Outcome outcome, DropReason reason) {
   RequestState& r = requests_[slot];
   std::vector<Item> held;
   for (const auto& w : workers_) {
-    if (w->alive && scheduler(*w).cancel(*w, slot)) {
-      held.push_back(Item{slot, w->task, 1.0, r.arrival, r.deadline, 0.0});
-    }
+    if (!w->alive) continue;
+    const bool let_go = scheduler(*w).cancel(*w, slot);
+    note_load(*w);
+    if (let_go) held.push_back(Item{slot, w->task, 1.0, r.arrival, r.deadline, 0.0});
   }
   if (!r.stopped) {
     r.stopped = true;

@@ -88,6 +88,11 @@ class Engine final : public DeploymentView, private SchedulerHost {
   // follows (on_request_done) once its last item is gone. False if no live request has
   // this id.
   bool stop_request(uint64_t id, Outcome outcome, DropReason reason);
+  // `worker`'s instance scheduler was called from outside the engine and may have changed
+  // the worker's queue or batches (LlmInstanceScheduler::finish_with_step, from the live
+  // server): the engine reads its load again for dispatch. Call it before anything else
+  // reaches the engine.
+  void note_worker_changed(WorkerId worker) { note_load(*workers_.at(worker)); }
 
   // Reconfiguration, applied atomically: see DeploymentEdit. Returns the ids of the
   // instances it started, group by group.
