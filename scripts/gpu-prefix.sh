@@ -4,7 +4,7 @@
 # Debian 12's .deb files of every library tessera links besides libtorch (and what they
 # need that such a machine may lack), unpacked with dpkg -x, without docs, man pages and
 # static libraries, packed into one archive that travels with the working tree.
-#   scripts/gpu-prefix.sh [ARCHIVE]   (default .devdeps/prefix.tar.xz; about 30 MB)
+#   scripts/gpu-prefix.sh [ARCHIVE]   (default .devdeps/prefix.tar.xz; about 35 MB)
 # Run it on a Debian 12 machine with apt (as setup.sh's machine is).
 set -euo pipefail
 cd "$(dirname "$0")/.."

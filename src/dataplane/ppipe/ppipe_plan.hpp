@@ -34,6 +34,14 @@ struct PpipeCluster {
   std::vector<GpuClass> classes;
   // Effective bandwidth = nominal x this fraction (§7.1: one fifth).
   double bandwidth_fraction = 0.2;
+
+  // The index of the class named `name` in `classes`, or -1.
+  int class_index(std::string_view name) const {
+    for (size_t k = 0; k < classes.size(); ++k) {
+      if (classes[k].name == name) return static_cast<int>(k);
+    }
+    return -1;
+  }
 };
 
 // One partition of a pipeline: blocks [first_block, end_block) of the DNN on a pool of

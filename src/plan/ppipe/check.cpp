@@ -10,17 +10,6 @@
 
 namespace tessera::plan {
 
-namespace {
-
-int class_index(const ppipe::PpipeCluster& c, const std::string& name) {
-  for (size_t k = 0; k < c.classes.size(); ++k) {
-    if (c.classes[k].name == name) return static_cast<int>(k);
-  }
-  return -1;
-}
-
-}  // namespace
-
 std::vector<std::string> check_ppipe_plan(const ppipe::PpipePlan& plan, const PpipeInput& in,
                                           const std::vector<ConfigRules>& rules) {
   std::vector<std::string> problems;
@@ -57,7 +46,7 @@ std::vector<std::string> check_ppipe_plan(const ppipe::PpipePlan& plan, const Pp
       for (size_t d = 0; d < p.partitions.size(); ++d) {
         const auto& part = p.partitions[d];
         const std::string w = pw + " partition " + std::to_string(d);
-        const int k = class_index(cl, part.gpu_class);
+        const int k = cl.class_index(part.gpu_class);
         if (k < 0) {
           problems.push_back(w + ": unknown GPU class " + part.gpu_class);
           continue;
@@ -103,7 +92,7 @@ std::vector<std::string> check_ppipe_plan(const ppipe::PpipePlan& plan, const Pp
         if (d > 0) {
           const double bytes =
               static_cast<double>(bytes_prof->transfer_bytes.at(part.first_block - 1));
-          const int prev = class_index(cl, p.partitions[d - 1].gpu_class);
+          const int prev = cl.class_index(p.partitions[d - 1].gpu_class);
           transfer = p.batch * transfer_ms_per_sample(cl, prev < 0 ? k : prev, k, bytes);
           if (bytes > 0) x = std::min(x, cap_of(bytes));
         }

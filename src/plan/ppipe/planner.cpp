@@ -18,13 +18,6 @@ namespace tessera::plan {
 
 namespace {
 
-int class_index(const ppipe::PpipeCluster& c, const std::string& name) {
-  for (size_t k = 0; k < c.classes.size(); ++k) {
-    if (c.classes[k].name == name) return static_cast<int>(k);
-  }
-  return -1;
-}
-
 ppipe::PpipePlan np_of(const PpipeInput& in, const ppipe::PpipePlan* np) {
   return np != nullptr ? *np : plan_np(in).plan;
 }
@@ -97,7 +90,7 @@ PpipeResult plan_dart_r(const PpipeInput& in, const ppipe::PpipePlan* np) {
   for (size_t m = 0; m < M && m < npl.dnns.size(); ++m) {
     for (const auto& p : npl.dnns[m].pipelines) {
       for (const auto& part : p.partitions) {
-        alloc[m][class_index(in.cluster, part.gpu_class)] += part.vgpus;  // mps = 1
+        alloc[m][in.cluster.class_index(part.gpu_class)] += part.vgpus;  // mps = 1
       }
     }
   }
