@@ -28,9 +28,8 @@ cat /proc/loadavg > "$OUT/loadavg-start.txt"
 echo "==> checkpoint" >&2
 rm -rf "$OUT/model"
 "$TT" llm random-checkpoint data/llm/llama-2-7b --out "$OUT/model" --layers 2 --hidden 64 \
-  --heads 4 --kv-heads 2 --ffn 128 --vocab 260 --dtype F32 --seed 1 >&2
-# The trace's prompts reach ~7,500 tokens: room for them (rotary positions need no table).
-sed -i 's/"max_position_embeddings": 4096/"max_position_embeddings": 8192/' "$OUT/model/config.json"
+  --heads 4 --kv-heads 2 --ffn 128 --vocab 260 --dtype F32 --seed 1 --max-positions 8192 >&2
+# (8192 positions: the trace's prompts reach ~7,500 tokens; rotary positions need no table.)
 
 echo "==> step profile" >&2
 "$TT" llm step-profile "$OUT/model" --out "$OUT/profiles.yaml" --variant tiny-llama \

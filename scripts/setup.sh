@@ -30,6 +30,18 @@ fi
 
 BUILD_DIR="${1:-build}"
 shift || true
+# The stock `openai` npm client (one package, no dependencies) for the client check
+# (tests/openai_client): installed into BUILD_DIR/node when npm is there; without it the
+# check is not registered with ctest.
+OPENAI_NPM_VERSION=6.49.0
+if command -v npm >/dev/null && command -v node >/dev/null &&
+  [ ! -f "$BUILD_DIR/node/node_modules/openai/package.json" ]; then
+  echo "==> npm: openai@$OPENAI_NPM_VERSION into $BUILD_DIR/node"
+  mkdir -p "$BUILD_DIR/node"
+  npm install --prefix "$BUILD_DIR/node" --no-audit --no-fund --silent \
+    "openai@$OPENAI_NPM_VERSION" >/dev/null 2>&1 ||
+    echo "    (npm install failed: the openai client check is skipped)"
+fi
 echo "==> configuring $BUILD_DIR"
 cmake -S . -B "$BUILD_DIR" -G Ninja "$@" >/dev/null
 echo "==> building $BUILD_DIR"

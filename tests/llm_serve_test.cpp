@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -113,7 +114,7 @@ TEST(LlmProtocol, HostileRequestsNameTheField) {
   EXPECT_EQ(completion("{\"prompt\": \"a\xff\"}"), "<body>");  // invalid UTF-8
   EXPECT_EQ(completion("{\"max_tokens\": 3}"), "prompt");
   EXPECT_EQ(completion("{\"prompt\": 5}"), "prompt");
-  EXPECT_EQ(completion("{\"prompt\": [\"a\", \"b\"]}"), "prompt");
+  EXPECT_EQ(completion("{\"prompt\": [\"a\", 3]}"), "prompt[1]");
   EXPECT_EQ(completion("{\"prompt\": \"\"}"), "prompt");
   EXPECT_EQ(completion("{\"prompt\": \"a\", \"max_tokens\": \"9\"}"), "max_tokens");
   EXPECT_EQ(completion("{\"prompt\": \"a\", \"max_tokens\": 0}"), "max_tokens");
@@ -121,7 +122,7 @@ TEST(LlmProtocol, HostileRequestsNameTheField) {
   EXPECT_EQ(completion("{\"prompt\": \"a\", \"stream\": \"yes\"}"), "stream");
   EXPECT_EQ(completion("{\"prompt\": \"a\", \"model\": 3}"), "model");
   EXPECT_EQ(completion("{\"prompt\": \"a\", \"temperature\": \"hot\"}"), "temperature");
-  EXPECT_EQ(completion("{\"prompt\": \"a\", \"n\": 2}"), "n");
+  EXPECT_EQ(completion("{\"prompt\": \"a\", \"n\": 0}"), "n");
   EXPECT_EQ(completion("{\"prompt\": \"" + std::string(l.max_prompt_bytes + 1, 'x') + "\"}"),
             "prompt");
   EXPECT_EQ(completion("{\"prompt\": [\"ok\"], \"max_tokens\": 4}"), "");
@@ -136,7 +137,7 @@ TEST(LlmProtocol, HostileRequestsNameTheField) {
   EXPECT_EQ(chat("{\"messages\": [{\"role\": \"boss\", \"content\": \"x\"}]}"), "messages[0].role");
   const auto ok = parse_chat_request(
       "{\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}], \"stream\": true}", l);
-  EXPECT_EQ(ok.prompt, "user: hi\nassistant: ");
+  EXPECT_EQ(ok.prompts, std::vector<std::string>{"user: hi\nassistant: "});
   EXPECT_TRUE(ok.stream);
 
   auto gen = [&](const std::string& body) {
@@ -145,18 +146,19 @@ TEST(LlmProtocol, HostileRequestsNameTheField) {
   EXPECT_EQ(gen("{}"), "text_input");
   EXPECT_EQ(gen("{\"text_input\": [1]}"), "text_input");
   EXPECT_EQ(gen("{\"text_input\": \"a\", \"parameters\": 3}"), "parameters");
-  EXPECT_EQ(gen("{\"text_input\": \"a\", \"parameters\": {\"max_tokens\": -1}}"), "max_tokens");
+  EXPECT_EQ(gen("{\"text_input\": \"a\", \"parameters\": {\"max_tokens\": -1}}"),
+            "parameters.max_tokens");
   EXPECT_EQ(parse_generate_request("{\"text_input\": \"a\", \"parameters\": {\"max_tokens\": 7}}",
                                    true, l)
                 .max_tokens,
             7u);
 }
 
-// EOS stop: `ignore_eos: false` asks for it (OpenAI bodies, KServe parameters); an
-// answer that stopped there says finish_reason "stop".
-TEST(LlmProtocol, IgnoreEosFalseAsksForEosStop) {
+// EOS stop: the default, as in OpenAI's API; `ignore_eos: true` (OpenAI bodies, KServe
+// parameters) turns it off; an answer that stopped there says finish_reason "stop".
+TEST(LlmProtocol, EosStopUnlessIgnoreEos) {
   const LlmRequestLimits l;
-  EXPECT_FALSE(parse_completion_request("{\"prompt\": \"a\"}", l).stop_at_eos);
+  EXPECT_TRUE(parse_completion_request("{\"prompt\": \"a\"}", l).stop_at_eos);
   EXPECT_FALSE(
       parse_completion_request("{\"prompt\": \"a\", \"ignore_eos\": true}", l).stop_at_eos);
   EXPECT_TRUE(
@@ -177,16 +179,18 @@ TEST(LlmProtocol, IgnoreEosFalseAsksForEosStop) {
                                      false, l);
             }),
             "parameters.ignore_eos");
-  LlmUsage usage{3, 2};
-  EXPECT_NE(completion_answer(LlmApi::kCompletion, "c", 0, "m", "x", usage)
+  const LlmUsage usage{3, 2};
+  std::vector<LlmChoice> choices(1);
+  choices[0].text = "x";
+  EXPECT_NE(completion_answer(LlmApi::kCompletion, "c", 0, "m", choices, false, usage)
                 .find("\"finish_reason\":\"length\""),
             std::string::npos);
-  usage.stopped = true;
-  EXPECT_NE(completion_answer(LlmApi::kCompletion, "c", 0, "m", "x", usage)
+  choices[0].stopped = true;
+  EXPECT_NE(completion_answer(LlmApi::kCompletion, "c", 0, "m", choices, false, usage)
                 .find("\"finish_reason\":\"stop\""),
             std::string::npos);
   EXPECT_NE(
-      stream_final_event(LlmApi::kChat, "c", 0, "m", usage).find("\"finish_reason\":\"stop\""),
+      stream_final_event(LlmApi::kChat, "c", 0, "m", 0, true).find("\"finish_reason\":\"stop\""),
       std::string::npos);
 }
 
@@ -244,10 +248,10 @@ struct Collected {
 
 LlmCallbacks collect(const std::shared_ptr<Collected>& c) {
   LlmCallbacks cb;
-  cb.on_token = [c](int64_t t) {
+  cb.on_token = [c](const SampledToken& t) {
     std::lock_guard lock(c->mutex);
-    c->tokens.push_back(t);
-    return true;
+    c->tokens.push_back(t.id);
+    return LlmTokenVerdict::kContinue;
   };
   cb.on_end = [c](const LlmRequestEnd& r) {
     std::lock_guard lock(c->mutex);
@@ -485,10 +489,10 @@ TEST(LlmEndpoint, CapacityDropsAndCancelAndStopEndEveryRequestOnce) {
   ep.submit(LlmRequest{prompt_of(40, 1), 10}, collect(too_big));  // 50 tokens > 32
   auto cancelled = std::make_shared<Collected>();
   auto cb = collect(cancelled);
-  cb.on_token = [cancelled](int64_t t) {
+  cb.on_token = [cancelled](const SampledToken& t) {
     std::lock_guard lock(cancelled->mutex);
-    cancelled->tokens.push_back(t);
-    return false;  // the client left after its first token
+    cancelled->tokens.push_back(t.id);
+    return LlmTokenVerdict::kGone;  // the client left after its first token
   };
   ep.submit(LlmRequest{prompt_of(5, 2), 20}, cb);
   ASSERT_TRUE(wait_for([&] { return too_big->ended() == 1 && cancelled->ended() == 1; }));
@@ -560,15 +564,19 @@ TEST_F(LlmServerTest, OpenAiCompletionsWholeAndStreamed) {
   EXPECT_EQ(doc["usage"]["completion_tokens"], 5);
   EXPECT_EQ(doc["choices"][0]["finish_reason"], "length");
 
-  res =
-      cli.Post("/v1/completions", R"({"prompt": "Hello", "max_tokens": 4, "stream": true})", kJson);
+  res = cli.Post("/v1/completions",
+                 R"({"prompt": "Hello", "max_tokens": 4, "stream": true,
+                     "stream_options": {"include_usage": true}})",
+                 kJson);
   ASSERT_TRUE(res);
   ASSERT_EQ(res->status, 200);
   EXPECT_EQ(res->get_header_value("Content-Type"), "text/event-stream");
   const auto events = sse_data(res->body);
-  ASSERT_EQ(events.size(), 6u);  // 4 tokens, the final event with usage, [DONE]
+  ASSERT_EQ(events.size(), 7u);  // 4 tokens, the final event, the usage chunk, [DONE]
   EXPECT_EQ(events.back(), "[DONE]");
-  EXPECT_EQ(json::parse(events[4])["usage"]["completion_tokens"], 4);
+  EXPECT_EQ(json::parse(events[4])["choices"][0]["finish_reason"], "length");
+  EXPECT_TRUE(json::parse(events[5])["choices"].empty());
+  EXPECT_EQ(json::parse(events[5])["usage"]["completion_tokens"], 4);
   EXPECT_TRUE(json::parse(events[0])["choices"][0]["finish_reason"].is_null());
 
   res = cli.Post("/v1/chat/completions",
@@ -600,18 +608,224 @@ TEST_F(LlmServerTest, OpenAiCompletionsWholeAndStreamed) {
   EXPECT_LE(model["created"].get<int64_t>(), now);
 }
 
+// POST `body` to `path`: the parsed answer (status 200 expected).
+json post_ok(httplib::Client& cli, const std::string& path, const std::string& body) {
+  auto res = cli.Post(path, body, kJson);
+  EXPECT_TRUE(res);
+  if (!res) return json();
+  EXPECT_EQ(res->status, 200) << res->body;
+  return json::parse(res->body, nullptr, false);
+}
+
+// The text a stream carries per choice index.
+std::map<int, std::string> streamed_text(const std::string& body, bool chat) {
+  std::map<int, std::string> out;
+  for (const std::string& e : sse_data(body)) {
+    if (e == "[DONE]") continue;
+    const json doc = json::parse(e);
+    for (const json& c : doc["choices"]) {
+      const json& piece = chat ? c["delta"]["content"] : c["text"];
+      if (piece.is_string()) out[c["index"].get<int>()] += piece.get<std::string>();
+    }
+  }
+  return out;
+}
+
+TEST_F(LlmServerTest, SeededSamplingIsReproducibleAndEachChoiceHasItsOwnStream) {
+  httplib::Client cli("127.0.0.1", port_);
+  cli.set_read_timeout(60, 0);
+  const std::string body =
+      R"({"prompt": "Hello", "max_tokens": 12, "temperature": 1.0, "top_p": 0.95, "seed": 42,
+          "n": 3, "logprobs": 2})";
+  const json a = post_ok(cli, "/v1/completions", body);
+  const json b = post_ok(cli, "/v1/completions", body);
+  ASSERT_EQ(a["choices"].size(), 3u);
+  std::set<std::string> texts;
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(a["choices"][i]["index"], i);
+    EXPECT_EQ(a["choices"][i]["text"], b["choices"][i]["text"]);  // the same seed, the same text
+    texts.insert(a["choices"][i]["text"].get<std::string>());
+    const json& lp = a["choices"][i]["logprobs"];
+    ASSERT_EQ(lp["tokens"].size(), 12u);
+    ASSERT_EQ(lp["token_logprobs"].size(), 12u);
+    for (const json& v : lp["token_logprobs"]) EXPECT_LE(v.get<double>(), 0.0);
+    for (const json& top : lp["top_logprobs"]) {
+      EXPECT_GE(top.size(), 1u);  // two ids may share a text (U+FFFD)
+      EXPECT_LE(top.size(), 2u);
+    }
+  }
+  EXPECT_GT(texts.size(), 1u);                // seed + index: the choices differ
+  EXPECT_EQ(a["usage"]["prompt_tokens"], 5);  // the prompt counts once
+  EXPECT_EQ(a["usage"]["completion_tokens"], 36);
+  // Streamed with the same seed: the same texts.
+  auto res = cli.Post("/v1/completions",
+                      R"({"prompt": "Hello", "max_tokens": 12, "temperature": 1.0,
+                          "top_p": 0.95, "seed": 42, "n": 3, "stream": true})",
+                      kJson);
+  ASSERT_TRUE(res);
+  const auto streamed = streamed_text(res->body, false);
+  ASSERT_EQ(streamed.size(), 3u);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(streamed.at(i), a["choices"][i]["text"]);
+}
+
+TEST_F(LlmServerTest, StopStringsEndTheChoiceBeforeThem) {
+  httplib::Client cli("127.0.0.1", port_);
+  cli.set_read_timeout(60, 0);
+  const json free_run =
+      post_ok(cli, "/v1/completions", R"({"prompt": "Hi", "max_tokens": 16, "temperature": 0})");
+  const std::string text = free_run["choices"][0]["text"];
+  // A stop string from the greedy text (ASCII, so that it is whole characters).
+  std::size_t at = 3;
+  while (at < text.size() && static_cast<unsigned char>(text[at]) >= 0x80) ++at;
+  ASSERT_LT(at, text.size()) << "no ASCII character to stop at in " << text;
+  const std::string stop = text.substr(at, 1);
+  const std::string expected = text.substr(0, text.find(stop));
+  const json req = {{"prompt", "Hi"}, {"max_tokens", 16}, {"temperature", 0}, {"stop", {stop}}};
+  const json stopped = post_ok(cli, "/v1/completions", req.dump());
+  EXPECT_EQ(stopped["choices"][0]["text"], expected);
+  EXPECT_EQ(stopped["choices"][0]["finish_reason"], "stop");
+  EXPECT_LT(stopped["usage"]["completion_tokens"].get<int>(), 16);
+  json streamed_req = req;
+  streamed_req["stream"] = true;
+  auto res = cli.Post("/v1/completions", streamed_req.dump(), kJson);
+  ASSERT_TRUE(res);
+  EXPECT_EQ(streamed_text(res->body, false).at(0), expected);
+  // echo: the prompt before the completion.
+  const json echoed = post_ok(cli, "/v1/completions",
+                              R"({"prompt": "Hi", "max_tokens": 16, "temperature": 0,
+                                  "echo": true})");
+  EXPECT_EQ(echoed["choices"][0]["text"], "Hi" + text);
+}
+
+TEST_F(LlmServerTest, ChatContentPartsNLogprobsAndStreamUsage) {
+  httplib::Client cli("127.0.0.1", port_);
+  cli.set_read_timeout(60, 0);
+  const json parts = post_ok(cli, "/v1/chat/completions",
+                             R"({"messages": [{"role": "user", "content":
+                                   [{"type": "text", "text": "hi"}]}], "max_tokens": 3,
+                                 "temperature": 0, "logprobs": true, "top_logprobs": 2})");
+  const json plain = post_ok(cli, "/v1/chat/completions",
+                             R"({"messages": [{"role": "user", "content": "hi"}],
+                                 "max_tokens": 3, "temperature": 0})");
+  EXPECT_EQ(parts["choices"][0]["message"]["content"], plain["choices"][0]["message"]["content"]);
+  EXPECT_EQ(parts["usage"]["prompt_tokens"], std::string("user: hi\nassistant: ").size());
+  const json& content = parts["choices"][0]["logprobs"]["content"];
+  ASSERT_EQ(content.size(), 3u);
+  EXPECT_TRUE(content[0]["bytes"].is_array());
+  EXPECT_LE(content[0]["top_logprobs"].size(), 2u);
+  // Greedy: the chosen token is the most likely one.
+  EXPECT_DOUBLE_EQ(content[0]["logprob"].get<double>(),
+                   content[0]["top_logprobs"][0]["logprob"].get<double>());
+
+  auto res = cli.Post("/v1/chat/completions",
+                      R"({"messages": [{"role": "user", "content": "hi"}], "max_tokens": 3,
+                          "n": 2, "stream": true, "stream_options": {"include_usage": true}})",
+                      kJson);
+  ASSERT_TRUE(res);
+  const auto events = sse_data(res->body);
+  // Per choice: role, 3 tokens, final; then usage and [DONE].
+  ASSERT_EQ(events.size(), 12u);
+  std::map<int, int> roles, finals;
+  for (std::size_t i = 0; i + 2 < events.size(); ++i) {
+    const json c = json::parse(events[i])["choices"][0];
+    if (c["delta"].contains("role")) roles[c["index"].get<int>()]++;
+    if (!c["finish_reason"].is_null()) finals[c["index"].get<int>()]++;
+  }
+  EXPECT_EQ(roles, (std::map<int, int>{{0, 1}, {1, 1}}));
+  EXPECT_EQ(finals, (std::map<int, int>{{0, 1}, {1, 1}}));
+  EXPECT_EQ(json::parse(events[10])["usage"]["completion_tokens"], 6);
+
+  // A list of prompts, each with n choices: index = prompt * n + choice.
+  const json batch =
+      post_ok(cli, "/v1/completions", R"({"prompt": ["ab", "cde"], "n": 2, "max_tokens": 2})");
+  ASSERT_EQ(batch["choices"].size(), 4u);
+  EXPECT_EQ(batch["usage"]["prompt_tokens"], 5);
+  EXPECT_EQ(batch["usage"]["completion_tokens"], 8);
+}
+
+TEST_F(LlmServerTest, RefusalsNameTheFieldOverHttp) {
+  httplib::Client cli("127.0.0.1", port_);
+  const auto param_of = [&](const std::string& path, const std::string& body) {
+    auto res = cli.Post(path, body, kJson);
+    EXPECT_TRUE(res);
+    if (!res) return std::string();
+    EXPECT_EQ(res->status, 400) << res->body;
+    return json::parse(res->body)["error"]["param"].get<std::string>();
+  };
+  EXPECT_EQ(param_of("/v1/chat/completions",
+                     R"({"messages": [{"role": "user", "content": "x"}], "tools": []})"),
+            "tools");
+  EXPECT_EQ(param_of("/v1/completions", R"({"prompt": "a", "prompt": "b"})"), "prompt");
+  EXPECT_EQ(param_of("/v1/completions", R"({"prompt": "a", "max_tokens": 9223372036854775808})"),
+            "max_tokens");
+  EXPECT_EQ(param_of("/v1/completions", R"({"prompt": "a", "best_of": 2})"), "best_of");
+  EXPECT_EQ(param_of("/v1/completions", R"({"prompt": "a", "max_tokens": 401})"), "max_tokens");
+}
+
+TEST_F(LlmServerTest, TokenizeAndDetokenizeAsVllm) {
+  httplib::Client cli("127.0.0.1", port_);
+  const json t = post_ok(cli, "/tokenize", R"({"model": "tiny", "prompt": "abc"})");
+  EXPECT_EQ(t["tokens"], json::array({97, 98, 99}));
+  EXPECT_EQ(t["count"], 3);
+  EXPECT_EQ(t["max_model_len"], 512);
+  EXPECT_TRUE(t["token_strs"].is_null());
+  const json s = post_ok(cli, "/tokenize", R"({"prompt": "ab", "return_token_strs": true})");
+  EXPECT_EQ(s["token_strs"], json::array({"a", "b"}));
+  const json m = post_ok(cli, "/tokenize", R"({"messages": [{"role": "user", "content": "hi"}]})");
+  EXPECT_EQ(m["count"], std::string("user: hi\nassistant: ").size());
+  EXPECT_EQ(post_ok(cli, "/detokenize", R"({"tokens": [104, 105]})")["prompt"], "hi");
+  auto res = cli.Post("/detokenize", R"({"tokens": [1000000]})", kJson);
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400);
+  EXPECT_EQ(json::parse(res->body)["error"]["param"], "tokens[0]");
+}
+
+TEST_F(LlmServerTest, KServeServerModelsReadinessAndVersions) {
+  httplib::Client cli("127.0.0.1", port_);
+  cli.set_read_timeout(60, 0);
+  auto res = cli.Get("/v2");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  EXPECT_EQ(json::parse(res->body)["name"], "tessera");
+  EXPECT_EQ(json::parse(cli.Get("/v2/models")->body)["models"], json::array({"tiny"}));
+  res = cli.Get("/v2/models/tiny/ready");
+  EXPECT_EQ(res->status, 200);
+  EXPECT_EQ(json::parse(res->body), (json{{"name", "tiny"}, {"ready", true}}));
+  EXPECT_EQ(cli.Get("/v2/models/tiny/versions/1/ready")->status, 200);
+  res = cli.Get("/v2/models/tiny/versions/1");
+  EXPECT_EQ(res->status, 200);
+  EXPECT_EQ(json::parse(res->body)["name"], "tiny");
+  EXPECT_EQ(cli.Get("/v2/models/tiny/versions/2")->status, 404);
+  EXPECT_EQ(cli.Get("/v2/models/other/ready")->status, 404);
+  res = cli.Post("/v2/models/tiny/versions/1/generate",
+                 R"({"text_input": "abc", "parameters": {"max_tokens": 2}})", kJson);
+  EXPECT_EQ(res->status, 200) << res->body;
+  EXPECT_EQ(
+      cli.Post("/v2/models/tiny/versions/3/generate", R"({"text_input": "a"})", kJson)->status,
+      404);
+}
+
 TEST_F(LlmServerTest, KServeGenerateAndGenerateStream) {
   httplib::Client cli("127.0.0.1", port_);
   cli.set_read_timeout(60, 0);
   auto res = cli.Post("/v2/models/tiny/generate",
-                      R"({"text_input": "abc", "parameters": {"max_tokens": 6}})", kJson);
+                      R"({"text_input": "abc", "parameters": {"max_tokens": 6, "temperature": 0}})",
+                      kJson);
   ASSERT_TRUE(res);
   ASSERT_EQ(res->status, 200) << res->body;
   EXPECT_EQ(json::parse(res->body)["model_name"], "tiny");
+  const std::string whole = json::parse(res->body)["text_output"];
   res = cli.Post("/v2/models/tiny/generate_stream",
-                 R"({"text_input": "abc", "parameters": {"max_tokens": 6}})", kJson);
+                 R"({"text_input": "abc", "parameters": {"max_tokens": 6, "temperature": 0}})",
+                 kJson);
   ASSERT_TRUE(res);
-  EXPECT_EQ(sse_data(res->body).size(), 6u);
+  std::string streamed;
+  for (const std::string& e : sse_data(res->body)) streamed += json::parse(e)["text_output"];
+  EXPECT_EQ(streamed, whole);
+  // An event per token, and one more for a character still incomplete at the end.
+  const auto events = sse_data(res->body);
+  EXPECT_GE(events.size(), 6u);
+  EXPECT_LE(events.size(), 7u);
   EXPECT_EQ(cli.Post("/v2/models/other/generate", R"({"text_input": "a"})", kJson)->status, 404);
   EXPECT_EQ(cli.Get("/v2/models/tiny")->status, 200);
   const std::string metrics = cli.Get("/metrics")->body;
@@ -642,12 +856,10 @@ TEST_F(LlmServerTest, HostileRequestsGetClear4xx) {
   expect("/v1/chat/completions", R"({"messages": "hi"})", 400, "messages");
   expect("/v2/models/tiny/generate", R"({"text_input": {"a": 1}})", 400, "text_input");
   expect("/v2/models/tiny/generate", "not json", 400, "JSON");
-  // EOS stop from a model without an eos_token_id, or a badly typed ignore_eos.
-  expect("/v1/completions", R"({"prompt": "a", "ignore_eos": false})", 400,
-         "\"param\":\"ignore_eos\"");
+  // A badly typed ignore_eos.
   expect("/v1/completions", R"({"prompt": "a", "ignore_eos": "no"})", 400, "ignore_eos");
-  expect("/v2/models/tiny/generate", R"({"text_input": "a", "parameters": {"ignore_eos": false}})",
-         400, "parameters.ignore_eos");
+  expect("/v2/models/tiny/generate", R"({"text_input": "a", "parameters": {"ignore_eos": 0}})", 400,
+         "parameters.ignore_eos");
   EXPECT_EQ(cli.Get("/v1/completions")->status, 405);
   EXPECT_EQ(cli.Get("/v1/nothing")->status, 404);
   EXPECT_EQ(server_->in_flight(), 0u);

@@ -112,6 +112,7 @@ struct RandomCheckpointOptions {
   std::string model;
   std::string out;
   int64_t layers = 0, hidden = 0, heads = 0, kv_heads = 0, ffn = 0, vocab = 0;
+  int64_t max_positions = 0;  // 0: the model's
   std::string dtype = "F16";
   uint64_t seed = 1;
 };
@@ -125,6 +126,7 @@ void run_random_checkpoint(const RandomCheckpointOptions& o) {
   if (o.kv_heads > 0) arch.kv_heads = o.kv_heads;
   if (o.ffn > 0) arch.ffn = o.ffn;
   if (o.vocab > 0) arch.vocab = o.vocab;
+  if (o.max_positions > 0) arch.max_positions = o.max_positions;
   if (arch.kv_heads > arch.heads) arch.kv_heads = arch.heads;
   arch.rotary_dim = std::min(arch.rotary_dim, arch.hidden / arch.heads);
   arch.name += "@random-L" + std::to_string(arch.layers) + "-H" + std::to_string(arch.hidden);
@@ -415,6 +417,10 @@ void add_llm_command(CLI::App& app) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   random->add_option("--vocab", r->vocab, "Vocabulary size")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 22));
+  random
+      ->add_option("--max-positions", r->max_positions,
+                   "Positions (config.json max_position_embeddings; default: the model's)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
   random->add_option("--dtype", r->dtype, "F16, BF16 or F32")
       ->check(CLI::IsMember({"F16", "BF16", "F32"}));
   random->add_option("--seed", r->seed, "Seed of the weights");

@@ -26,9 +26,11 @@ struct ServeArgs {
   std::string device;  // --device: the default device of the models (docs/serve.md)
   ServeOptions options;
   int64_t seed = -1;
-  std::string llm_checkpoint;  // an llm: run's checkpoint folder (docs/llm-serve.md)
-  std::string llm_step_log;    // a CSV line per LLM step
-  bool worker = false;         // --worker: `run` is a models file (docs/serve.md#worker-mode)
+  std::string llm_checkpoint;          // an llm: run's checkpoint folder (docs/llm-serve.md)
+  std::string llm_step_log;            // a CSV line per LLM step
+  uint32_t llm_max_tokens = 0;         // max_tokens cap; 0: the model's context
+  uint32_t llm_max_prompt_tokens = 0;  // 0: the model's positions less one
+  bool worker = false;  // --worker: `run` is a models file (docs/serve.md#worker-mode)
   int worker_batch = 32;
   std::string replan_file;   // --replan: live re-planning (serve/replan/live_controller.hpp)
   std::string replan_space;  // --replan-space
@@ -59,6 +61,8 @@ void run_llm_serve(const RunSpec& run, const ServeArgs& args, sigset_t signals) 
     }
   }
   o.step_log = args.llm_step_log;
+  o.limits.max_new_tokens = args.llm_max_tokens;
+  o.max_prompt_tokens = args.llm_max_prompt_tokens;
   auto server = LlmServer::from_run(run, args.llm_checkpoint, o);
   server->start();
   wait_then_shut_down(signals, o.drain_timeout_s + kShutdownSlackS, [&](const char* signal) {
@@ -208,6 +212,16 @@ void add_serve_command(CLI::App& app) {
                   "For a run spec with an llm: section: the checkpoint folder the decoder runs "
                   "(config.json, safetensors, optional tokenizer.json)")
       ->check(CLI::ExistingDirectory);
+  cmd->add_option("--llm-max-tokens", args->llm_max_tokens,
+                  "LLM: the largest max_tokens a request may ask (0: up to the model's context, "
+                  "prompt + max_tokens within its positions)")
+      ->capture_default_str()
+      ->check(CLI::Range(0u, 1u << 24));
+  cmd->add_option("--llm-max-prompt-tokens", args->llm_max_prompt_tokens,
+                  "LLM: the longest prompt in tokens (0: the model's positions less one); a "
+                  "longer one gets 400")
+      ->capture_default_str()
+      ->check(CLI::Range(0u, 1u << 24));
   cmd->add_option("--llm-step-log", args->llm_step_log,
                   "For an llm: run: write a CSV line per step (prefill and decode tokens, the "
                   "cost model's and the measured ms) to this file");

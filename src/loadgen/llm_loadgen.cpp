@@ -94,6 +94,7 @@ LoadgenResult run_llm_loadgen(const App& app, const std::vector<Arrival>& arriva
         o.sent = offsets[i];
         json body = {{"prompt", text.substr(i % 64, std::max<uint32_t>(1, a.input_tokens))},
                      {"max_tokens", std::max<uint32_t>(1, a.output_tokens)},
+                     {"ignore_eos", true},  // replay the trace's output lengths
                      {"stream", true}};
         if (!options.model.empty()) body["model"] = options.model;
         httplib::Request req;

@@ -5,7 +5,7 @@
 namespace tessera {
 
 LlmLiveRequest::LlmLiveRequest(LlmRequest request, LlmCallbacks callbacks)
-    : request_(std::move(request)), callbacks_(std::move(callbacks)) {
+    : request_(std::move(request)), sampler_(request_.sampling), callbacks_(std::move(callbacks)) {
   tokens_.reserve(request_.prompt.size() + request_.max_tokens);
   tokens_ = request_.prompt;
 }
@@ -31,16 +31,25 @@ Decoder::Sequence& LlmLiveRequest::fresh_sequence(const Decoder& decoder) {
   return *seq_;
 }
 
-LlmLiveRequest::TokenFate LlmLiveRequest::take_token(int64_t token) {
+LlmLiveRequest::TokenFate LlmLiveRequest::take_token(const SampledToken& token) {
   std::lock_guard lock(mutex_);
-  tokens_.push_back(token);
+  tokens_.push_back(token.id);
   if (ended()) return TokenFate::kSent;  // kept only
-  if (request_.stop_token >= 0 && token == request_.stop_token) {
+  if (request_.stop_token >= 0 && token.id == request_.stop_token) {
     stopped_ = true;
     return TokenFate::kStop;
   }
   if (!callbacks_.on_token) return TokenFate::kSent;
-  return callbacks_.on_token(token) ? TokenFate::kSent : TokenFate::kClientGone;
+  switch (callbacks_.on_token(token)) {
+    case LlmTokenVerdict::kContinue:
+      return TokenFate::kSent;
+    case LlmTokenVerdict::kStop:
+      stopped_ = true;
+      return TokenFate::kStop;
+    case LlmTokenVerdict::kGone:
+      break;
+  }
+  return TokenFate::kClientGone;
 }
 
 void LlmLiveRequest::fail(std::string error) {

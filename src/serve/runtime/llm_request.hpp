@@ -15,11 +15,13 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "engine/driver.hpp"
 #include "llm_torch/decoder.hpp"
+#include "sampling/sampler.hpp"
 
 namespace tessera {
 
@@ -30,6 +32,16 @@ struct LlmRequest {
   // "stop") as soon as the model emits this id, which is counted but not handed to
   // on_token. < 0: no stop, max_tokens are generated.
   int64_t stop_token = -1;
+  // How each token is chosen from the logits (greedy unless the request says otherwise);
+  // its stop_token_ids are not used (stop_token is the request's stop).
+  SamplingParams sampling = SamplingParams::greedy();
+};
+
+// What the client makes of a token handed to it.
+enum class LlmTokenVerdict : uint8_t {
+  kContinue,  // go on generating
+  kStop,      // the request is complete (e.g. a stop string): it ends as stopped
+  kGone,      // the client went away: cancel the request
 };
 
 // How a request ended: the engine's record, and what the ledger does not hold.
@@ -46,8 +58,8 @@ struct LlmRequestEnd {
 };
 
 struct LlmCallbacks {
-  // A token was generated; false: the client is gone, cancel the request.
-  std::function<bool(int64_t token)> on_token;
+  // A token was generated (its id, log-probability and alternatives).
+  std::function<LlmTokenVerdict(const SampledToken& token)> on_token;
   // The request ended (exactly once).
   std::function<void(const LlmRequestEnd&)> on_end;
 };
@@ -75,9 +87,13 @@ class LlmLiveRequest {
   Decoder::Sequence& fresh_sequence(const Decoder& decoder);
   Decoder::Sequence* sequence() { return seq_.get(); }
   enum class TokenFate : uint8_t { kSent, kStop, kClientGone };
+  // The next token from the logits of the request's last position, by its sampler
+  // (std::invalid_argument when no logit is finite).
+  SampledToken sample(std::span<const float> logits) { return sampler_.sample(logits); }
   // Appends a generated token and hands it to the client (unless it is the stop token, or
-  // the request has ended: then it is only kept).
-  TokenFate take_token(int64_t token);
+  // the request has ended: then it is only kept). kStop also when the client says its
+  // answer is complete.
+  TokenFate take_token(const SampledToken& token);
   void fail(std::string error);
 
   // Any thread.
@@ -91,6 +107,7 @@ class LlmLiveRequest {
   const LlmRequest request_;
   std::vector<int64_t> tokens_;  // the prompt, then every token generated
   std::unique_ptr<Decoder::Sequence> seq_;
+  Sampler sampler_;           // the instance's thread, during a step
   mutable std::mutex mutex_;  // guards callbacks_, stopped_, error_ and the growth of tokens_
   LlmCallbacks callbacks_;
   bool stopped_ = false;

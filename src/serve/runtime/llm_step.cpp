@@ -65,8 +65,14 @@ LlmStepResult run_llm_step(const Decoder& decoder, std::span<const LlmStepItem> 
     const LlmInstanceScheduler::StepEntry& e = owners[i]->entry;
     const std::vector<float>& logits = outputs[i];
     if (!e.emits || logits.empty()) continue;  // (a failed request has none)
-    const int64_t best = std::max_element(logits.begin(), logits.end()) - logits.begin();
-    switch (r.take_token(best)) {
+    SampledToken token;
+    try {
+      token = r.sample(logits);
+    } catch (const std::exception& ex) {
+      fail(r, ex.what());
+      continue;
+    }
+    switch (r.take_token(token)) {
       case LlmLiveRequest::TokenFate::kSent:
         break;
       case LlmLiveRequest::TokenFate::kStop:

@@ -6,6 +6,8 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "serve/server/llm_call.hpp"
+#include "tokenizer/chat_template.hpp"
 #include "tokenizer/tokenizer.hpp"
 
 namespace tessera {
@@ -18,90 +20,6 @@ int64_t unix_now() {
              std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
-
-// One generation's answer, shared by the endpoint's callbacks (tokens on the instance's
-// thread, the end on the loop; never at once). Holds its request in flight (its admission
-// ticket) until it is answered.
-struct Call {
-  Responder respond;
-  std::shared_ptr<const Tokenizer> tokenizer;
-  LlmServeMetrics* metrics = nullptr;
-  Admission::Ticket ticket;
-  LlmApi api = LlmApi::kCompletion;
-  bool stream = false;
-  std::string id;
-  int64_t created = 0;
-  std::string model;
-  std::vector<int64_t> out;
-  std::unique_ptr<TextStream> pieces;  // streamed text: whole UTF-8 characters only
-  std::unique_ptr<ResponseStream> sse;
-  bool broken = false;
-
-  explicit Call(Responder r) : respond(std::move(r)) {}
-
-  bool on_token(int64_t token) {
-    out.push_back(token);
-    if (!stream) return true;
-    if (!sse) {
-      HttpResponse head{200, "", "text/event-stream"};
-      head.headers.emplace_back("Cache-Control", "no-cache");
-      sse = respond.stream(std::move(head));
-      if (!sse) return false;
-      if (api == LlmApi::kChat) sse->write(stream_role_event(id, created, model));
-    }
-    // One event per token; a token that ends inside a character carries no text yet (a
-    // character still incomplete at the end is not sent: the whole answer shows U+FFFD).
-    if (!pieces) pieces = std::make_unique<TextStream>(*tokenizer);
-    return sse->write(stream_event(api, id, created, model, pieces->push(token)));
-  }
-
-  void on_end(const LlmRequestEnd& r) {
-    answer(r);
-    ticket.release();  // answered: no longer in flight
-  }
-
-  void answer(const LlmRequestEnd& r) {
-    LlmUsage usage{r.prompt_tokens, r.output_tokens};
-    usage.stopped = r.stopped;
-    const Outcome outcome = r.record.outcome;
-    if (outcome == Outcome::kOk || outcome == Outcome::kLate) {
-      if (stream && sse) {
-        if (api != LlmApi::kGenerate) {
-          sse->write(stream_final_event(api, id, created, model, usage));
-          sse->write(kSseDone);
-        }
-        sse->close();
-        return;
-      }
-      const std::string text = tokenizer->decode(out);
-      respond(HttpResponse{200, api == LlmApi::kGenerate
-                                    ? generate_answer(model, text)
-                                    : completion_answer(api, id, created, model, text, usage)});
-      return;
-    }
-    std::string message;
-    int status = 503;
-    if (r.cancelled()) {
-      message = "request cancelled: the client went away";
-    } else if (outcome == Outcome::kDropped) {
-      message = fmt::format("request dropped: {}", drop_reason_name(r.record.reason));
-    } else {
-      message = r.error;
-      status = r.error == kShuttingDown ? 503 : 500;
-    }
-    if (sse) {
-      sse->write(sse_error_event(api, message));
-      if (api != LlmApi::kGenerate) sse->write(kSseDone);
-      sse->close();
-      return;
-    }
-    if (metrics != nullptr) metrics->http_error(status);
-    HttpResponse resp{status, api == LlmApi::kGenerate ? kserve_error(message)
-                                                       : openai_error(message, "server_error", "")};
-    if (status == 503) resp.headers.emplace_back("Retry-After", "1");
-    respond(std::move(resp));
-  }
-};
 
 }  // namespace
 
@@ -118,7 +36,10 @@ struct LlmRoutesState {
                                                          : openai_error(message, type, param)};
   }
   void generate(const HttpRequest& req, LlmApi api, bool stream, const Responder& respond);
-  void model_get(const std::string& name, const Responder& respond);
+  void model_get(const std::string& name, const std::string* version, bool ready,
+                 const Responder& respond);
+  void tokenize(const HttpRequest& req, const Responder& respond);
+  void detokenize(const HttpRequest& req, const Responder& respond);
 };
 
 void LlmRoutesState::generate(const HttpRequest& req, LlmApi api, bool stream,
@@ -126,8 +47,8 @@ void LlmRoutesState::generate(const HttpRequest& req, LlmApi api, bool stream,
   LlmApiRequest parsed;
   try {
     parsed = api == LlmApi::kCompletion ? parse_completion_request(req.body, k.limits)
-             : api == LlmApi::kChat     ? parse_chat_request(req.body, k.limits)
-                                        : parse_generate_request(req.body, stream, k.limits);
+             : api == LlmApi::kChat ? parse_chat_request(req.body, k.limits, k.chat_template.get())
+                                    : parse_generate_request(req.body, stream, k.limits);
   } catch (const LlmRequestError& e) {
     return respond(error(api, e.status(), e.what(), e.field()));
   }
@@ -143,23 +64,42 @@ void LlmRoutesState::generate(const HttpRequest& req, LlmApi api, bool stream,
     r.headers.emplace_back("Retry-After", "1");
     return respond(std::move(r));
   }
-  std::vector<int64_t> ids = k.tokenizer->encode(parsed.prompt);
-  const char* prompt_field = api == LlmApi::kGenerate ? "text_input"
-                             : api == LlmApi::kChat   ? "messages"
-                                                      : "prompt";
-  if (ids.empty()) return respond(error(api, 400, "the prompt has no tokens", prompt_field));
-  if (ids.size() > k.max_prompt_tokens) {
-    return respond(
-        error(api, 400,
-              fmt::format("the prompt is {} tokens; at most {}", ids.size(), k.max_prompt_tokens),
-              prompt_field));
-  }
-  if (ids.size() + parsed.max_tokens > k.max_positions) {
-    return respond(error(
-        api, 400,
-        fmt::format("the prompt ({} tokens) plus max_tokens ({}) exceed the model's {} positions",
-                    ids.size(), parsed.max_tokens, k.max_positions),
-        api == LlmApi::kGenerate ? "parameters.max_tokens" : "max_tokens"));
+  // Each prompt's tokens and max_tokens, checked against the model's positions.
+  const std::string max_field = api == LlmApi::kGenerate ? "parameters.max_tokens" : "max_tokens";
+  std::vector<std::vector<int64_t>> prompts;
+  std::vector<uint32_t> max_tokens;
+  for (std::size_t i = 0; i < parsed.prompts.size(); ++i) {
+    const std::string field = api == LlmApi::kGenerate     ? "text_input"
+                              : api == LlmApi::kChat       ? "messages"
+                              : parsed.prompts.size() == 1 ? "prompt"
+                                                           : fmt::format("prompt[{}]", i);
+    std::vector<int64_t> ids = k.tokenizer->encode(parsed.prompts[i], parsed.add_special_tokens);
+    if (ids.empty()) return respond(error(api, 400, field + " has no tokens", field));
+    if (ids.size() > k.max_prompt_tokens) {
+      return respond(error(api, 400,
+                           fmt::format("{} is {} tokens; this server takes at most {} (the "
+                                       "model's {} positions less one, or --max-prompt-tokens)",
+                                       field, ids.size(), k.max_prompt_tokens, k.max_positions),
+                           field));
+    }
+    const uint32_t room = k.max_positions - static_cast<uint32_t>(ids.size());
+    uint32_t n = 0;
+    if (parsed.max_tokens) {
+      n = *parsed.max_tokens;
+      if (n > room) {
+        return respond(
+            error(api, 400,
+                  fmt::format("{} ({} tokens) plus {} ({}) exceed the model's {} positions", field,
+                              ids.size(), max_field, n, k.max_positions),
+                  max_field));
+      }
+    } else {
+      // OpenAI's defaults: 16 for completions, the rest of the context for chat.
+      n = api == LlmApi::kChat ? room : std::min(room, k.limits.default_new_tokens);
+      if (k.limits.max_new_tokens > 0) n = std::min(n, k.limits.max_new_tokens);
+    }
+    prompts.push_back(std::move(ids));
+    max_tokens.push_back(n);
   }
   Admission::Ticket ticket = k.admission.enter(1);
   if (ticket.over_limit()) {
@@ -171,39 +111,55 @@ void LlmRoutesState::generate(const HttpRequest& req, LlmApi api, bool stream,
     r.headers.emplace_back("Retry-After", "1");
     return respond(std::move(r));
   }
-  auto call = std::make_shared<Call>(respond);
-  call->tokenizer = k.tokenizer;
-  call->metrics = &k.metrics;
-  call->api = api;
-  call->stream = stream;
-  call->id = fmt::format("{}-{}", api == LlmApi::kChat ? "chatcmpl" : "cmpl", next_id++);
-  call->created = unix_now();
-  call->model = k.model;
-  if (parsed.stop_at_eos && k.eos_token < 0) {
-    const std::string field = api == LlmApi::kGenerate ? "parameters.ignore_eos" : "ignore_eos";
-    return respond(error(api, 400,
-                         field +
-                             ": false asks to stop at the end-of-sequence token, but this model "
-                             "has none (no eos_token_id in its config.json)",
-                         field));
+  LlmCall::Options o;
+  o.api = api;
+  o.stream = stream;
+  o.include_usage = parsed.include_usage;
+  o.logprobs = parsed.logprobs;
+  o.id = fmt::format("{}-{}", api == LlmApi::kChat ? "chatcmpl" : "cmpl", next_id++);
+  o.created = unix_now();
+  o.model = k.model;
+  o.stop = parsed.stop;
+  auto call =
+      std::make_shared<LlmCall>(respond, k.tokenizer, k.metrics, std::move(ticket), std::move(o));
+  // Choice p * n + j: prompt p's j-th; a seed gives each choice its own stream (seed + index).
+  std::vector<std::pair<LlmRequest, LlmCallbacks>> requests;
+  for (std::size_t p = 0; p < prompts.size(); ++p) {
+    for (uint32_t j = 0; j < parsed.n; ++j) {
+      LlmRequest g;
+      g.prompt = prompts[p];
+      g.max_tokens = max_tokens[p];
+      g.sampling = parsed.sampling;
+      if (g.sampling.seed) *g.sampling.seed += requests.size();
+      if (parsed.stop_at_eos) g.stop_token = k.eos_token;  // none: max_tokens
+      LlmCallbacks cb = call->add_choice(static_cast<uint32_t>(prompts[p].size()),
+                                         parsed.echo ? parsed.prompts[p] : std::string(), j == 0);
+      requests.emplace_back(std::move(g), std::move(cb));
+    }
   }
-  LlmRequest g;
-  g.prompt = std::move(ids);
-  g.max_tokens = parsed.max_tokens;
-  if (parsed.stop_at_eos) g.stop_token = k.eos_token;
-  call->ticket = std::move(ticket);
-  LlmCallbacks cb;
-  cb.on_token = [call](int64_t t) { return call->on_token(t); };
-  cb.on_end = [call](const LlmRequestEnd& r) { call->on_end(r); };
-  k.endpoint.submit(std::move(g), std::move(cb));
+  for (auto& [g, cb] : requests) k.endpoint.submit(std::move(g), std::move(cb));
 }
 
-void LlmRoutesState::model_get(const std::string& name, const Responder& respond) {
+// GET /v2/models/{m}[/versions/{v}][/ready]: the KServe v2 model metadata or readiness.
+void LlmRoutesState::model_get(const std::string& name, const std::string* version, bool ready,
+                               const Responder& respond) {
   if (name != k.model) {
     k.metrics.http_error(404);
     return respond(HttpResponse{
         404, kserve_error(fmt::format("model '{}' is not served; this server serves '{}'",
                                       name.substr(0, 200), k.model))});
+  }
+  if (version != nullptr && *version != "1") {
+    k.metrics.http_error(404);
+    return respond(HttpResponse{404, kserve_error(fmt::format("model '{}' has no version '{}' "
+                                                              "(versions: 1)",
+                                                              k.model, version->substr(0, 40)))});
+  }
+  if (ready) {
+    // The protocol's readiness: 200 ready, 400 not (draining).
+    const bool is_ready = !k.admission.draining();
+    return respond(
+        HttpResponse{is_ready ? 200 : 400, json{{"name", k.model}, {"ready", is_ready}}.dump()});
   }
   const json doc = {
       {"name", k.model},
@@ -212,6 +168,54 @@ void LlmRoutesState::model_get(const std::string& name, const Responder& respond
       {"inputs", json::array({{{"name", "text_input"}, {"datatype", "BYTES"}, {"shape", {1}}}})},
       {"outputs", json::array({{{"name", "text_output"}, {"datatype", "BYTES"}, {"shape", {1}}}})}};
   respond(HttpResponse{200, doc.dump()});
+}
+
+// /tokenize and /detokenize: parses the body with `parse` (LlmRequestError: 400), checks
+// its model, and answers `answer(parsed)`.
+template <typename Parse, typename Answer>
+void token_route(LlmRoutesState& st, const HttpRequest& req, const Responder& respond, Parse parse,
+                 Answer answer) {
+  decltype(parse(req.body)) r;
+  try {
+    r = parse(req.body);
+  } catch (const LlmRequestError& e) {
+    return respond(st.error(LlmApi::kCompletion, e.status(), e.what(), e.field()));
+  }
+  if (!r.model.empty() && r.model != st.k.model) {
+    return respond(st.error(LlmApi::kCompletion, 404,
+                            fmt::format("model '{}' is not served", r.model.substr(0, 200)),
+                            "model", "not_found_error"));
+  }
+  respond(HttpResponse{200, answer(r).dump(-1, ' ', false, json::error_handler_t::replace)});
+}
+
+void LlmRoutesState::tokenize(const HttpRequest& req, const Responder& respond) {
+  token_route(
+      *this, req, respond,
+      [this](const std::string& body) {
+        return parse_tokenize_request(body, k.limits, k.chat_template.get());
+      },
+      [this](const LlmTokenizeRequest& r) {
+        const std::vector<int64_t> ids = k.tokenizer->encode(r.text, r.add_special_tokens);
+        json doc = {{"count", ids.size()}, {"max_model_len", k.max_positions}, {"tokens", ids}};
+        doc["token_strs"] = nullptr;
+        if (r.return_token_strs) {
+          doc["token_strs"] = json::array();
+          for (int64_t id : ids) doc["token_strs"].push_back(k.tokenizer->decode_token(id));
+        }
+        return doc;
+      });
+}
+
+void LlmRoutesState::detokenize(const HttpRequest& req, const Responder& respond) {
+  token_route(
+      *this, req, respond,
+      [this](const std::string& body) {
+        return parse_detokenize_request(body, k.tokenizer->vocab_size());
+      },
+      [this](const LlmDetokenizeRequest& r) {
+        return json{{"prompt", k.tokenizer->decode(r.tokens)}};
+      });
 }
 
 LlmServeMetrics::Gauges llm_gauges(const LlmEndpointStats& s) {
@@ -253,18 +257,47 @@ void add_llm_routes(HttpRouter& router, LlmRoutes routes) {
              [st](HttpRequest&& req, const Responder& respond, auto&) {
                st->generate(req, LlmApi::kChat, false, respond);
              });
-  // /v2/models/{m}/...: the model's name may hold slashes ("org/model").
+  router.add("POST", "/tokenize", [st](HttpRequest&& req, const Responder& respond, auto&) {
+    st->tokenize(req, respond);
+  });
+  router.add("POST", "/detokenize", [st](HttpRequest&& req, const Responder& respond, auto&) {
+    st->detokenize(req, respond);
+  });
+  // KServe v2: the server's metadata and its models.
+  router.add("GET", "/v2", [](HttpRequest&&, const Responder& respond, auto&) {
+    respond(HttpResponse{
+        200, json{{"name", "tessera"}, {"version", "0.1.0"}, {"extensions", {"generate"}}}.dump()});
+  });
+  router.add("GET", "/v2/models", [st](HttpRequest&&, const Responder& respond, auto&) {
+    respond(HttpResponse{200, json{{"models", json::array({st->k.model})}}.dump()});
+  });
+  // /v2/models/{m}[/versions/{v}]/...: the model's name may hold slashes ("org/model"); the
+  // versioned patterns come first (the first match decides).
   for (const bool stream : {true, false}) {
-    router.add("POST", stream ? "/v2/models/{...}/generate_stream" : "/v2/models/{...}/generate",
+    const std::string action = stream ? "/generate_stream" : "/generate";
+    router.add("POST", "/v2/models/{...}/versions/{}" + action,
                [st, stream](HttpRequest&& req, const Responder& respond, const RouteParams& p) {
-                 if (p[0] != st->k.model) return st->model_get(p[0], respond);  // 404
+                 if (p[0] != st->k.model || p[1] != "1") {
+                   return st->model_get(p[0], &p[1], false, respond);  // 404
+                 }
+                 st->generate(req, LlmApi::kGenerate, stream, respond);
+               });
+    router.add("POST", "/v2/models/{...}" + action,
+               [st, stream](HttpRequest&& req, const Responder& respond, const RouteParams& p) {
+                 if (p[0] != st->k.model) return st->model_get(p[0], nullptr, false, respond);
                  st->generate(req, LlmApi::kGenerate, stream, respond);
                });
   }
-  for (const char* pattern : {"/v2/models/{...}/ready", "/v2/models/{...}"}) {
-    router.add("GET", pattern, [st](HttpRequest&&, const Responder& respond, const RouteParams& p) {
-      st->model_get(p[0], respond);
-    });
+  for (const bool ready : {true, false}) {
+    const std::string action = ready ? "/ready" : "";
+    router.add("GET", "/v2/models/{...}/versions/{}" + action,
+               [st, ready](HttpRequest&&, const Responder& respond, const RouteParams& p) {
+                 st->model_get(p[0], &p[1], ready, respond);
+               });
+    router.add("GET", "/v2/models/{...}" + action,
+               [st, ready](HttpRequest&&, const Responder& respond, const RouteParams& p) {
+                 st->model_get(p[0], nullptr, ready, respond);
+               });
   }
   router.set_wrong_method(
       [st](HttpRequest&& req, const Responder& respond, const std::string& allowed) {
@@ -279,7 +312,7 @@ void add_llm_routes(HttpRouter& router, LlmRoutes routes) {
     respond(HttpResponse{
         404, kserve_error(fmt::format(
                  "no route for {} {}; LLM endpoints: /v1/completions, /v1/chat/completions, "
-                 "/v1/models, /v2/models/{}/generate[_stream]",
+                 "/v1/models, /tokenize, /detokenize, /v2/models/{}/generate[_stream]",
                  req.method.substr(0, 16), req.path.substr(0, 200), st->k.model))});
   });
 }

@@ -21,16 +21,18 @@
 
 namespace tessera {
 
+class ChatTemplate;
 class Tokenizer;
 
 struct LlmRoutes {
   std::string model;  // the served model's name
   std::shared_ptr<const Tokenizer> tokenizer;
-  LlmRequestLimits limits;     // prompt bytes, max_tokens bounds
-  uint32_t max_prompt_tokens;  // prompt tokens at most
-  uint32_t max_positions;      // prompt + max_tokens at most (the model's positions)
-  int64_t eos_token;           // what `ignore_eos: false` stops at; < 0: none
-  const int64_t& started_at;   // Unix seconds of the server's start: /v1/models' "created"
+  std::shared_ptr<const ChatTemplate> chat_template;  // null: "role: content" lines
+  LlmRequestLimits limits;                            // prompt bytes, max_tokens bounds
+  uint32_t max_prompt_tokens;                         // prompt tokens at most
+  uint32_t max_positions;     // prompt + max_tokens at most (the model's positions)
+  int64_t eos_token;          // what a request stops at unless `ignore_eos: true`; < 0: none
+  const int64_t& started_at;  // Unix seconds of the server's start: /v1/models' "created"
   LlmEndpoint& endpoint;
   LlmServeMetrics& metrics;
   Admission& admission;

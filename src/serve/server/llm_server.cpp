@@ -17,6 +17,7 @@
 #include "serve/runtime/step_log.hpp"
 #include "serve/server/llm_routes.hpp"
 #include "spec/run_spec.hpp"
+#include "tokenizer/chat_template.hpp"
 #include "tokenizer/tokenizer.hpp"
 
 namespace tessera {
@@ -121,10 +122,10 @@ LlmServer::LlmServer(const RunSpec& run, std::vector<std::shared_ptr<const Decod
     observer = s.step_log.get();
   }
   s.endpoint = std::make_unique<LlmEndpoint>(run, std::move(decoders), s.clock, s.loop, observer);
-  add_llm_routes(
-      s.front->routes(),
-      LlmRoutes{s.model, s.tokenizer, s.options.limits, s.max_prompt_tokens, s.max_positions,
-                s.options.eos_token, s.started_at, *s.endpoint, s.metrics, s.front->admission()});
+  add_llm_routes(s.front->routes(),
+                 LlmRoutes{s.model, s.tokenizer, s.options.chat_template, s.options.limits,
+                           s.max_prompt_tokens, s.max_positions, s.options.eos_token, s.started_at,
+                           *s.endpoint, s.metrics, s.front->admission()});
 }
 
 std::unique_ptr<LlmServer> LlmServer::from_run(const RunSpec& run,
@@ -146,6 +147,11 @@ std::unique_ptr<LlmServer> LlmServer::from_run(const RunSpec& run,
   const int64_t vocab = decoders.front()->architecture().vocab;
   std::shared_ptr<const Tokenizer> tokenizer = load_tokenizer(checkpoint, vocab);
   if (options.eos_token < 0) options.eos_token = eos_token_of(checkpoint / "config.json", vocab);
+  if (!options.chat_template) {
+    if (auto t = ChatTemplate::load(checkpoint / "tokenizer_config.json")) {
+      options.chat_template = std::make_shared<const ChatTemplate>(std::move(*t));
+    }
+  }
   return std::make_unique<LlmServer>(run, std::move(decoders), std::move(tokenizer),
                                      std::move(options));
 }

@@ -4,11 +4,13 @@
 // run's deployment of the LLM task served live by an LlmEndpoint (the engine, an
 // LlmInstanceScheduler per instance, the libtorch Decoder on each instance's thread) behind
 // the HTTP front end of src/serve/http, with:
-//   POST /v1/completions, /v1/chat/completions   OpenAI-compatible; "stream": true answers
+//   POST /v1/completions, /v1/chat/completions   OpenAI-compatible (sampling, stop, n,
+//                                                logprobs, ...); "stream": true answers
 //                                                with server-sent events and data: [DONE]
-//   GET  /v1/models
-//   POST /v2/models/{m}/generate, generate_stream KServe v2 / Triton generate extension
-//   GET  /v2/models/{m}, /v2/health/live, /v2/health/ready, /metrics
+//   GET  /v1/models; POST /tokenize, /detokenize (vLLM's)
+//   POST /v2/models/{m}[/versions/1]/generate, generate_stream  KServe v2 generate extension
+//   GET  /v2, /v2/models, /v2/models/{m}[/versions/1][/ready], /v2/health/live,
+//        /v2/health/ready, /metrics
 // Bounded input: body size, prompt bytes and tokens, max_tokens, prompt + max_tokens
 // within the model's positions, requests in flight (429). Every request is answered
 // exactly once, as the engine's ledger ends it; a streamed answer opens with its first
@@ -29,6 +31,7 @@
 
 namespace tessera {
 
+class ChatTemplate;
 class Decoder;
 class Tokenizer;
 struct RunSpec;
@@ -50,6 +53,9 @@ struct LlmServeOptions {
   // reads the checkpoint's config.json `eos_token_id`).
   int64_t eos_token = -1;
   std::string step_log;  // a CSV line per step here (LlmStepLog); "" for none
+  // The chat template of /v1/chat/completions (from_run: the checkpoint's
+  // tokenizer_config.json, when it has one); null: "role: content" lines.
+  std::shared_ptr<const ChatTemplate> chat_template;
 };
 
 class LlmServer {
