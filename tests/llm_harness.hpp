@@ -34,7 +34,8 @@ class SimpleLlmCost final : public CostModel {
 class LlmHarness final : public EngineDriver, public EngineObserver {
  public:
   LlmHarness(const LlmSchedulerConfig& config, std::shared_ptr<const CostModel> cost,
-             int instances = 1, Time ttft_slo = 0.0, Time tpot_slo = 0.0, Time slo = 1000.0) {
+             int instances = 1, Time ttft_slo = 0.0, Time tpot_slo = 0.0, Time slo = 1000.0,
+             const std::function<void(EnginePolicies&)>& adjust = {}) {
     app_.name = "llm";
     app_.slo = slo;
     app_.ttft_slo = ttft_slo;
@@ -60,6 +61,7 @@ class LlmHarness final : public EngineDriver, public EngineObserver {
       schedulers_.push_back(s.get());
       return s;
     };
+    if (adjust) adjust(policies);  // a test's own dispatcher, say
     engine_ = std::make_unique<Engine>(app_, d, profiles_, std::move(policies), clock_, *this,
                                        *this, 1, std::move(options));
   }

@@ -51,13 +51,17 @@ Engine::Engine(const App& app, const Deployment& deployment, const ProfileTable&
                                      : std::make_shared<ProfileCostModel>()),
       task_workers_(app.tasks.size()),
       task_queues_(app.tasks.size()),
+      loads_(app.tasks.size(), nullptr),
       parked_(app.tasks.size()),
       rng_(seed) {
   add_links(deployment.links);
   for (const WorkerGroup& group : deployment.groups) add_workers(group, profiles);
   std::size_t max_out = 0;
   for (const Task& task : app.tasks) {
-    dispatchers_.push_back(policies_.make_dispatcher(static_cast<TaskId>(dispatchers_.size())));
+    const auto id = static_cast<TaskId>(dispatchers_.size());
+    dispatchers_.push_back(policies_.make_dispatcher(id));
+    loads_[id] = dispatchers_.back()->loads();
+    reset_loads(id);
     std::vector<FanoutSampler> per_variant;
     for (const Variant& v : task.variants) per_variant.emplace_back(task.fanout, v.fanout_mean);
     fanout_.push_back(std::move(per_variant));
@@ -138,6 +142,7 @@ std::vector<WorkerId> Engine::add_workers(const WorkerGroup& group, const Profil
     ids.push_back(w->id);
     workers_.push_back(std::move(w));
   }
+  reset_loads(group.task);
   scratch_batch_.reserve(static_cast<std::size_t>(group.max_batch));
   ++deployment_version_;
   // Items held for this task during a reconfiguration go to the new workers.
@@ -200,6 +205,7 @@ void Engine::set_batch_timeout(TaskId task, Time timeout) {
     if (w->batch_timeout == timeout) continue;
     w->batch_timeout = timeout;
     scheduler(*w).on_settings_changed(*w);
+    note_load(*w);
   }
 }
 
@@ -318,11 +324,15 @@ void Engine::deliver(std::span<const Item> items) {
 
 void Engine::kick(Worker& worker) {
   scheduler(worker).on_queue_grew(worker);
+  note_load(worker);
   // A task-wide queue is served by every idle worker while it holds anything.
   if (policies_.shared_queue) {
     for (Worker* other : task_workers_[worker.task]) {
       if (worker.queue->empty()) break;
-      if (other != &worker && other->alive && !other->busy) scheduler(*other).on_queue_grew(*other);
+      if (other != &worker && other->alive && !other->busy) {
+        scheduler(*other).on_queue_grew(*other);
+        note_load(*other);
+      }
     }
   }
 }
@@ -368,11 +378,13 @@ bool Engine::enqueue(Worker& worker, const Item& item) {
     return false;
   }
   worker.queue->push(item);
+  note_load(worker);
   dropping_.on_arrival(item, worker, *this, clock_.now());
   return true;
 }
 
 bool Engine::admit(Worker& worker, const Item& item, Time start, Time exec) {
+  note_load(worker);  // the scheduler took `item` from the queue; what follows may dispatch
   if (cancelled(requests_[item.request])) {
     discard(item);
     return false;
@@ -402,10 +414,12 @@ void Engine::record_tokens(const Item& item, const TokenTimes& times) {
 }
 
 void Engine::report_llm_step(const Worker& worker, const LlmStepStats& stats) {
+  note_load(worker);  // the observer hears of the step with the worker's load up to date
   observer_.on_llm_step(worker, stats);
 }
 
 void Engine::start_step(Worker& worker, const StepContents& step) {
+  note_load(worker);
   const Time now = clock_.now();
   worker.busy = true;
   worker.timer_at = -1.0;
@@ -423,7 +437,8 @@ void Engine::set_timer(Worker& worker, Time at) {
   driver_.set_timer(worker.id, ++worker.timer_generation, at);
 }
 
-void Engine::drop_queued(Worker& /*worker*/, const Item& item, DropReason reason) {
+void Engine::drop_queued(Worker& worker, const Item& item, DropReason reason) {
+  note_load(worker);
   if (cancelled(requests_[item.request])) {
     discard(item);
     return;
@@ -451,6 +466,7 @@ void Engine::on_batch_done(WorkerId id, std::span<const int> fanout) {
   worker.busy = false;
   worker.last_batch_end = now;
   scheduler(worker).on_step_done(worker);
+  note_load(worker);
   const Time share = done.empty() ? 0.0 : duration / static_cast<double>(done.size());
   routing_from_ = &worker;
   for (std::size_t i = 0; i < done.size(); ++i) {
@@ -511,6 +527,7 @@ void Engine::on_timer(WorkerId id, uint64_t generation) {
   // A busy instance's scheduler may have asked for a timer too (stale purges).
   if (generation != worker.timer_generation) return;
   scheduler(worker).on_timer(worker);
+  note_load(worker);
 }
 
 bool Engine::stop_request(uint64_t id, Outcome outcome, DropReason reason) {
@@ -523,9 +540,10 @@ bool Engine::stop_request(uint64_t id, Outcome outcome, DropReason reason) {
   RequestState& r = requests_[slot];
   std::vector<Item> held;
   for (const auto& w : workers_) {
-    if (w->alive && scheduler(*w).cancel(*w, slot)) {
-      held.push_back(Item{slot, w->task, 1.0, r.arrival, r.deadline, 0.0});
-    }
+    if (!w->alive) continue;
+    const bool let_go = scheduler(*w).cancel(*w, slot);
+    note_load(*w);
+    if (let_go) held.push_back(Item{slot, w->task, 1.0, r.arrival, r.deadline, 0.0});
   }
   if (!r.stopped) {
     r.stopped = true;
@@ -548,6 +566,7 @@ void Engine::kill_worker(WorkerId id) {
   // batch still finishes through workers_.
   auto& list = task_workers_[worker.task];
   list.erase(std::find(list.begin(), list.end(), &worker));
+  reset_loads(worker.task);
   std::vector<Item> orphans;
   const bool others_alive = !list.empty();
   // A task-wide queue stays with the task's other workers (or, during a reconfiguration,

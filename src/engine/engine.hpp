@@ -31,6 +31,7 @@
 #include "engine/deployment.hpp"
 #include "engine/deployment_edit.hpp"
 #include "engine/deployment_view.hpp"
+#include "engine/dispatch_loads.hpp"
 #include "engine/driver.hpp"
 #include "engine/fanout.hpp"
 #include "engine/instance_scheduler.hpp"
@@ -87,6 +88,11 @@ class Engine final : public DeploymentView, private SchedulerHost {
   // follows (on_request_done) once its last item is gone. False if no live request has
   // this id.
   bool stop_request(uint64_t id, Outcome outcome, DropReason reason);
+  // `worker`'s instance scheduler was called from outside the engine and may have changed
+  // the worker's queue or batches (LlmInstanceScheduler::finish_with_step, from the live
+  // server): the engine reads its load again for dispatch. Call it before anything else
+  // reaches the engine.
+  void note_worker_changed(WorkerId worker) { note_load(*workers_.at(worker)); }
 
   // Reconfiguration, applied atomically: see DeploymentEdit. Returns the ids of the
   // instances it started, group by group.
@@ -175,6 +181,13 @@ class Engine final : public DeploymentView, private SchedulerHost {
   // Sends a finished batch's items for one link edge as one transfer.
   void send_over_link(const Worker& from, const Edge& edge, std::vector<Item>& items);
   InstanceScheduler& scheduler(const Worker& w) { return *schedulers_[w.id]; }
+  // `worker` may have changed: its task's dispatcher, if it keeps loads, reads it again.
+  void note_load(const Worker& worker) {
+    if (DispatchLoads* loads = loads_[worker.task]) loads->refresh(worker);
+  }
+  void reset_loads(TaskId task) {
+    if (DispatchLoads* loads = loads_[task]) loads->reset(task_workers_[task]);
+  }
 
   const App& app_;
   const Clock& clock_;
@@ -191,6 +204,7 @@ class Engine final : public DeploymentView, private SchedulerHost {
   std::vector<std::vector<Worker*>> task_workers_;
   std::vector<std::shared_ptr<WorkQueue>> task_queues_;  // with a task-wide queue
   std::vector<std::unique_ptr<Dispatcher>> dispatchers_;
+  std::vector<DispatchLoads*> loads_;               // by task: its dispatcher's, or null
   std::vector<std::vector<FanoutSampler>> fanout_;  // [task][variant]
   std::vector<double> subrequest_weight_;           // by task
   Links links_;

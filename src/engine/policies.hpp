@@ -72,12 +72,17 @@ class WorkQueue {
 
 // ---- dispatch ------------------------------------------------------------------------------
 
+class DispatchLoads;
+
 // Chooses which of a task's workers an arriving item goes to.
 class Dispatcher {
  public:
   virtual ~Dispatcher() = default;
   // `workers` holds the task's live workers. Returns an index into it, or -1 if none fits.
   virtual int pick(const std::vector<Worker*>& workers, const Item& item) = 0;
+  // A dispatcher that chooses by load returns its loads here, and the engine keeps them up
+  // to date for the dispatcher's task (dispatch_loads.hpp); null: it reads the workers.
+  virtual DispatchLoads* loads() { return nullptr; }
 };
 
 // ---- batching ------------------------------------------------------------------------------

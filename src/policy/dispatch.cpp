@@ -1,5 +1,8 @@
 #include "policy/dispatch.hpp"
 
+#include <algorithm>
+#include <cassert>
+
 #include "engine/policies.hpp"
 
 namespace tessera {
@@ -13,16 +16,15 @@ int RoundRobinDispatcher::pick(const std::vector<Worker*>& workers, const Item&)
   return -1;
 }
 
-int LeastLoadedDispatcher::pick(const std::vector<Worker*>& workers, const Item&) {
+int LeastLoadedDispatcher::scan(const std::vector<Worker*>& workers, std::size_t start) {
   const std::size_t n = workers.size();
-  if (n == 0) return -1;
   int best = -1;
   std::size_t best_load = 0;
-  std::size_t i = next_++ % n;
+  std::size_t i = start;
   for (std::size_t k = 0; k < n; ++k, i = i + 1 == n ? 0 : i + 1) {
     if (!workers[i]->alive) continue;
     const Worker& w = *workers[i];
-    const std::size_t load = w.queue->size() + w.forming.size() + w.running.size();  // load()
+    const std::size_t load = w.queue->size() + w.forming.size() + w.running.size();
     if (best < 0 || load < best_load) {
       best = static_cast<int>(i);
       best_load = load;
@@ -30,6 +32,33 @@ int LeastLoadedDispatcher::pick(const std::vector<Worker*>& workers, const Item&
     }
   }
   return best;
+}
+
+int LeastLoadedDispatcher::pick(const std::vector<Worker*>& workers, const Item&) {
+  const std::size_t n = workers.size();
+  if (n == 0) return -1;
+  // start = next_++ % n, without a division while n stays the same.
+  if (n != start_n_) {
+    start_n_ = n;
+    start_ = next_ % n;
+  }
+  const std::size_t start = start_;
+  ++next_;
+  start_ = start + 1 == n ? 0 : start + 1;
+  if (!loads_.follows(workers)) return scan(workers, start);
+  // The engine's list holds live workers only. The least load, then its first worker from
+  // `start` on, else from 0: the scan's choice.
+  const uint32_t* load = loads_.loads().data();
+  uint32_t least = load[0];
+  for (std::size_t j = 1; j < n; ++j) least = std::min(least, load[j]);
+  std::size_t at = start;
+  while (at < n && load[at] != least) ++at;
+  if (at == n) {
+    at = 0;
+    while (load[at] != least) ++at;
+  }
+  assert(static_cast<int>(at) == scan(workers, start));  // the loads are up to date
+  return static_cast<int>(at);
 }
 
 int IdleFirstDispatcher::pick(const std::vector<Worker*>& workers, const Item&) {

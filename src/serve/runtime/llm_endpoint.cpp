@@ -97,6 +97,7 @@ void LlmEndpoint::step_done(WorkerId id, LlmStepResult result) {
     // Still live (ended at shutdown meanwhile, its slot may serve another request now).
     if (requests_.count(r) != 0) schedulers_[id]->finish_with_step(worker, slot);
   }
+  engine_->note_worker_changed(id);  // finish_with_step added to worker.running
   if (observer_ != nullptr) observer_->on_llm_step(id, step_stats_[id], result.measured_s);
   engine_->on_batch_done(id);
   publish_stats();
