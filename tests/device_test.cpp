@@ -190,6 +190,14 @@ models:
   }
 }
 
+// The decoder's refusal of cuda:1 on this CPU-only build begins the message.
+void expect_cuda1_refused_on_cpu_build(const std::runtime_error& e) {
+  EXPECT_EQ(std::string(e.what()).rfind(
+                "device 'cuda:1': this tessera was built against a CPU-only libtorch", 0),
+            0u)
+      << e.what();
+}
+
 // The LLM decoder takes the same device: cpu resolves, cuda on this CPU-only build is the
 // same clear error, raised before the checkpoint is read.
 TEST(DecoderDevice, CpuResolvesAndCudaOnACpuOnlyBuildIsAClearError) {
@@ -201,11 +209,7 @@ TEST(DecoderDevice, CpuResolvesAndCudaOnACpuOnlyBuildIsAClearError) {
     Decoder::load("/nonexistent-checkpoint", options);
     ADD_FAILURE();
   } catch (const std::runtime_error& e) {
-    EXPECT_EQ(std::string(e.what()).rfind("device 'cuda:1': this tessera was built against a "
-                                          "CPU-only libtorch",
-                                          0),
-              0u)
-        << e.what();
+    expect_cuda1_refused_on_cpu_build(e);
   }
 }
 
@@ -222,11 +226,7 @@ TEST(DecoderDevice, StepProfileTakesTheDevice) {
     write_step_profiles(options, report);
     ADD_FAILURE();
   } catch (const std::runtime_error& e) {
-    EXPECT_EQ(std::string(e.what()).rfind("device 'cuda:1': this tessera was built against a "
-                                          "CPU-only libtorch",
-                                          0),
-              0u)
-        << e.what();
+    expect_cuda1_refused_on_cpu_build(e);
   }
   EXPECT_EQ(report.str(), "");
 }
