@@ -67,6 +67,7 @@ void run_llm_serve(const RunSpec& run, const ServeArgs& args, sigset_t signals) 
   }
   o.step_log = args.llm_step_log;
   o.access = args.options.access;
+  o.http_tls = args.options.http_tls;
   o.limits.max_new_tokens = args.llm_max_tokens;
   o.max_prompt_tokens = args.llm_max_prompt_tokens;
   auto server = LlmServer::from_run(run, args.llm_checkpoint, o);
@@ -165,6 +166,15 @@ void add_serve_command(CLI::App& app) {
                   "port; -1: no gRPC)")
       ->capture_default_str()
       ->check(CLI::Range(-1, 65535));
+  cmd->add_option("--http-tls-cert", o.http_tls.cert_file,
+                  "Serve HTTP over TLS (HTTPS) with this PEM certificate chain (with "
+                  "--http-tls-key)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--http-tls-key", o.http_tls.key_file, "The PEM private key of --http-tls-cert")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--http-tls-client-ca", o.http_tls.client_ca_file,
+                  "Require HTTP clients to present a certificate signed by this PEM CA")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--grpc-tls-cert", o.grpc_tls.cert_file,
                   "Serve gRPC over TLS with this PEM certificate chain (with --grpc-tls-key)")
       ->check(CLI::ExistingFile);

@@ -134,6 +134,7 @@ Server::Impl::Impl(ServeOptions o) : options(std::move(o)) {
       limits, options.max_inflight, [this](int status) { metrics.http_error(status); },
       [](const std::string& message) { return error_body(message); });
   front->set_access(AccessControl(options.access));
+  front->set_tls(options.http_tls);
   inference = std::make_unique<KServeInference>(repository, front->admission(), metrics);
 }
 
