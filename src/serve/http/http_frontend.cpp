@@ -581,6 +581,11 @@ class Session : public std::enable_shared_from_this<Session> {
       char length[24];
       head.append(length, std::to_chars(length, length + sizeof length, body_.size()).ptr);
       head += "\r\n\r\n";
+      // TLS writes one buffer per record: a small answer goes whole, in one record.
+      if (socket_->tls() && body_.size() <= 16384) {
+        head += body_;
+        body_.clear();
+      }
       arm(limits().write_timeout_s);
       const std::array<asio::const_buffer, 2> bytes{asio::buffer(head_), asio::buffer(body_)};
       asio::async_write(*socket_, bytes,
