@@ -1,5 +1,7 @@
 #include "serve/http/tls_context.hpp"
 
+#include "serve/http/pem_file.hpp"
+
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -7,31 +9,25 @@
 
 namespace tessera {
 
-namespace {
-
 namespace ssl = boost::asio::ssl;
 
-// The file's text; throws naming the file and what it should be if it is unreadable or
-// holds no PEM block.
-std::string read_pem(const std::string& path, const std::string& what) {
+std::string read_pem_file(const std::string& path, const std::string& what) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(path + ": cannot read the HTTP TLS " + what);
+  if (!in) throw std::runtime_error(path + ": cannot read the " + what);
   std::ostringstream text;
   text << in.rdbuf();
   if (text.str().find("-----BEGIN") == std::string::npos) {
-    throw std::runtime_error(path + ": the HTTP TLS " + what + " is not PEM");
+    throw std::runtime_error(path + ": the " + what + " is not PEM");
   }
   return text.str();
 }
-
-}  // namespace
 
 std::unique_ptr<ssl::context> make_tls_context(const TlsFiles& files) {
   if (files.key_file.empty()) {
     throw std::runtime_error("an HTTP TLS certificate needs its key (--http-tls-key)");
   }
-  const std::string cert = read_pem(files.cert_file, "certificate (--http-tls-cert)");
-  const std::string key = read_pem(files.key_file, "key (--http-tls-key)");
+  const std::string cert = read_pem_file(files.cert_file, "HTTP TLS certificate (--http-tls-cert)");
+  const std::string key = read_pem_file(files.key_file, "HTTP TLS key (--http-tls-key)");
   auto context = std::make_unique<ssl::context>(ssl::context::tls_server);
   context->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
                        ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1 |
@@ -48,7 +44,8 @@ std::unique_ptr<ssl::context> make_tls_context(const TlsFiles& files) {
                              ec.message() + ")");
   }
   if (!files.client_ca_file.empty()) {
-    const std::string ca = read_pem(files.client_ca_file, "client CA (--http-tls-client-ca)");
+    const std::string ca =
+        read_pem_file(files.client_ca_file, "HTTP TLS client CA (--http-tls-client-ca)");
     context->add_certificate_authority(boost::asio::buffer(ca), ec);
     if (ec) {
       throw std::runtime_error(files.client_ca_file + ": not a usable client CA (" + ec.message() +

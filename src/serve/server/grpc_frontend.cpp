@@ -3,11 +3,10 @@
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 #include "inference.grpc.pb.h"
+#include "serve/http/pem_file.hpp"
 #include "serve/server/infer_call.hpp"
 
 namespace tessera {
@@ -175,17 +174,6 @@ void fill_metadata(const Endpoint& ep, pb::ModelMetadataResponse& r) {
   for (const auto& [task, shape] : ep.outputs()) tensor(r.add_outputs(), task, shape);
 }
 
-std::string read_pem(const std::string& path, const char* what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(path + ": cannot read the gRPC TLS " + what);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (text.str().find("-----BEGIN") == std::string::npos) {
-    throw std::runtime_error(path + ": the gRPC TLS " + what + " is not PEM");
-  }
-  return text.str();
-}
-
 std::shared_ptr<grpc::ServerCredentials> credentials(const GrpcTls& tls) {
   if (tls.cert_file.empty()) return grpc::InsecureServerCredentials();
   if (tls.key_file.empty()) {
@@ -194,10 +182,10 @@ std::shared_ptr<grpc::ServerCredentials> credentials(const GrpcTls& tls) {
   grpc::SslServerCredentialsOptions options(
       tls.client_ca_file.empty() ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
                                  : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
-  options.pem_key_cert_pairs.push_back(
-      {read_pem(tls.key_file, "key"), read_pem(tls.cert_file, "certificate")});
+  options.pem_key_cert_pairs.push_back({read_pem_file(tls.key_file, "gRPC TLS key"),
+                                        read_pem_file(tls.cert_file, "gRPC TLS certificate")});
   if (!tls.client_ca_file.empty()) {
-    options.pem_root_certs = read_pem(tls.client_ca_file, "client CA");
+    options.pem_root_certs = read_pem_file(tls.client_ca_file, "gRPC TLS client CA");
   }
   return grpc::SslServerCredentials(options);
 }
