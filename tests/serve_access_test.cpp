@@ -26,6 +26,7 @@ namespace pb = inference;
 using testing::add_affine;
 using testing::make_task;
 using testing::TestPki;
+using testing::TlsAnswer;
 using testing::TlsClient;
 
 constexpr const char* kJson = "application/json";
