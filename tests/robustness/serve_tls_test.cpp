@@ -68,6 +68,10 @@ TEST(TlsHostile, PlainHttpGarbageAndBrokenHandshakesAreClosedCleanly) {
   }
   EXPECT_EQ(f.probe(port), 200);  // and the server goes on
   TlsClient c(port, f.pki);
+  const TlsAnswer m = c.request("GET", "/metrics");
+  EXPECT_GE(metric(m.body, "tessera_http_tls_handshake_failures_total"),
+            static_cast<double>(hostile.size()))
+      << m.body;
   EXPECT_EQ(c.request("POST", "/v2/models/app/infer", infer_body()).status, 200);
   EXPECT_EQ(c.request("GET", "/v2/health/live").status, 200);  // kept alive
   server->shutdown();

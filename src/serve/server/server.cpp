@@ -87,6 +87,9 @@ std::string http_metrics(const HttpStats& h) {
   counter("tessera_http_timeouts_total",
           "Connections closed by the read, keep-alive or write deadline.", h.timed_out);
   counter("tessera_http_requests_total", "HTTP requests read whole.", h.requests);
+  counter("tessera_http_tls_handshake_failures_total",
+          "TLS handshakes that failed, were shed or passed --header-timeout (--http-tls-cert).",
+          h.tls_failed);
   return out;
 }
 
