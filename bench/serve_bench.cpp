@@ -14,16 +14,23 @@
 // For each connection count, every client thread sends the same small KServe v2 request
 // back-to-back on its own keep-alive connection (closed loop) for S seconds; requests per
 // second, and the p50 / p99 latency, are reported for both servers. "tessera (API key)" is
-// the inline server with an inference key, every request sending it (docs/security.md).
+// the inline server with an inference key, every request sending it (docs/security.md);
+// "tessera (TLS)" the inline server with HTTPS on its port (a certificate this bench makes
+// with the openssl command; each client connection does one handshake and keeps it), and
+// "tessera (TLS+key)" both.
 
 #include <httplib.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -38,11 +45,17 @@ namespace {
 using namespace tessera;
 using bench::LoadResult;
 
-// `key`: sent as `Authorization: Bearer` on every request ("" none).
+// `key`: sent as `Authorization: Bearer` on every request ("" none). `ca`: speak HTTPS,
+// trusting this CA file ("" plain HTTP).
 LoadResult load(int port, const std::string& path, const std::string& body, int connections,
-                double seconds, const std::string& key = "") {
+                double seconds, const std::string& key = "", const std::string& ca = "") {
   return bench::run_closed_loop(connections, seconds, [&] {
-    auto cli = std::make_shared<httplib::Client>("127.0.0.1", port);
+    const std::string scheme = ca.empty() ? "http://" : "https://";
+    auto cli = std::make_shared<httplib::Client>(scheme + "127.0.0.1:" + std::to_string(port));
+    if (!ca.empty()) {
+      cli->set_ca_cert_path(ca.c_str());
+      cli->enable_server_certificate_verification(true);
+    }
     cli->set_tcp_nodelay(true);
     cli->set_keep_alive(true);
     if (!key.empty()) cli->set_bearer_token_auth(key);
@@ -52,6 +65,21 @@ LoadResult load(int port, const std::string& path, const std::string& body, int 
       return res && res->status == 200;
     };
   });
+}
+
+// A CA and a server certificate for 127.0.0.1 in `dir` (the openssl command); false if
+// openssl failed.
+bool make_certificates(const std::string& dir) {
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/san.ext") << "subjectAltName=IP:127.0.0.1,DNS:localhost\n";
+  const std::string key = " -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
+  const std::string script =
+      "cd " + dir + " && openssl req -x509" + key +
+      " -keyout ca.key -out ca.pem -days 2 -subj /CN=bench-ca && openssl req" + key +
+      " -keyout server.key -out server.csr -subj /CN=localhost && openssl x509 -req -in "
+      "server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 2 -extfile "
+      "san.ext";
+  return std::system((script + " > /dev/null 2>&1").c_str()) == 0;
 }
 
 }  // namespace
@@ -110,6 +138,24 @@ int main(int argc, char** argv) {
   Server server_key(noop.app, noop.deployment, noop.profiles, PolicyConfig{}, 1, noop.models,
                     options);
   const int key_port = server_key.start();
+  // The inline server over TLS, without and with the key: the cost of HTTPS.
+  const std::string pki = (std::filesystem::temp_directory_path() /
+                           ("tessera_serve_bench_" + std::to_string(::getpid())))
+                              .string();
+  if (!make_certificates(pki)) {
+    std::fprintf(stderr, "openssl could not make the TLS certificates in %s\n", pki.c_str());
+    return 1;
+  }
+  const std::string ca = pki + "/ca.pem";
+  options.http_tls = TlsFiles{pki + "/server.pem", pki + "/server.key", ""};
+  options.access.inference_keys.clear();
+  Server server_tls(noop.app, noop.deployment, noop.profiles, PolicyConfig{}, 1, noop.models,
+                    options);
+  const int tls_port = server_tls.start();
+  options.access.inference_keys = {key};
+  Server server_tls_key(noop.app, noop.deployment, noop.profiles, PolicyConfig{}, 1, noop.models,
+                        options);
+  const int tls_key_port = server_tls_key.start();
 
   const std::string body = make_infer_body(FloatTensor{{1, 4}, {0.1f, 0.2f, 0.3f, 0.4f}});
   if (echo_tessera) {
@@ -132,11 +178,16 @@ int main(int argc, char** argv) {
     std::printf("%-9d %-17s %9.0f %8.0f %8.0f %7s %8s %8s %7.1f %7.1f %9s %7.1f\n", c,
                 "httplib echo", e.rps, e.p50_us, e.p99_us, "", "", "", e.server_cpu_us,
                 e.client_cpu_us, "", e.server_allocs);
-    for (const auto& [name, port] : {std::pair<const char*, int>{"tessera (inline)", serve_port},
-                                     std::pair<const char*, int>{"tessera (executor)", exec_port},
-                                     std::pair<const char*, int>{"tessera (API key)", key_port}}) {
+    for (const auto& [name, port] :
+         {std::pair<const char*, int>{"tessera (inline)", serve_port},
+          std::pair<const char*, int>{"tessera (executor)", exec_port},
+          std::pair<const char*, int>{"tessera (API key)", key_port},
+          std::pair<const char*, int>{"tessera (TLS)", tls_port},
+          std::pair<const char*, int>{"tessera (TLS+key)", tls_key_port}}) {
+      const bool keyed = port == key_port || port == tls_key_port;
+      const bool tls = port == tls_port || port == tls_key_port;
       const LoadResult t =
-          load(port, "/v2/models/noop/infer", body, c, seconds, port == key_port ? key : "");
+          load(port, "/v2/models/noop/infer", body, c, seconds, keyed ? key : "", tls ? ca : "");
       std::printf("%-9d %-17s %9.0f %8.0f %8.0f %6.0f%% %8.0f %8.0f %7.1f %7.1f %8.0f%% %7.1f\n", c,
                   name, t.rps, t.p50_us, t.p99_us, 100.0 * t.rps / e.rps, t.p50_us - e.p50_us,
                   t.p99_us - e.p99_us, t.server_cpu_us, t.client_cpu_us,
@@ -148,6 +199,9 @@ int main(int argc, char** argv) {
   server.shutdown();
   server_exec.shutdown();
   server_key.shutdown();
+  server_tls.shutdown();
+  server_tls_key.shutdown();
+  std::filesystem::remove_all(pki);
   echo.stop();
   echo_thread.join();
   return 0;

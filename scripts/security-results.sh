@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates docs/results/security.md: probes and other clients under slow clients from
-# one address (bench/slow_clients_bench), and the cost of an API key on the serving path
-# (bench/serve_bench: plain HTTP and the same server behind a key, in the same run).
+# one address (bench/slow_clients_bench), and the cost of an API key and of TLS on the
+# serving path (bench/serve_bench: plain HTTP, the same server behind a key, over HTTPS,
+# and over HTTPS with a key, in the same run).
 #   scripts/security-results.sh [BUILD_DIR]   (default: build; needs Release benches)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,11 +26,13 @@ COST=$(nice -n 5 "$BUILD/bench/serve_bench" --seconds 3 --connections 1,8,32)
   echo
   echo "$SLOW"
   echo
-  echo "## The cost of an API key"
+  echo "## The cost of an API key and of TLS"
   echo
   echo "\`build/bench/serve_bench --seconds 3 --connections 1,8,32\`: closed loop, the same"
   echo "small KServe v2 request; \"tessera (API key)\" is \"tessera (inline)\" with an inference"
-  echo "key configured, every request sending \`Authorization: Bearer\` (44 bytes)."
+  echo "key configured, every request sending \`Authorization: Bearer\` (44 bytes);"
+  echo "\"tessera (TLS)\" serves HTTPS (a certificate the bench makes; each client connection"
+  echo "does one handshake and keeps it), \"tessera (TLS+key)\" both."
   echo
   echo '```'
   echo "$COST"

@@ -14,6 +14,7 @@ PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc protobuf-compiler # the gRPC front end
   chromium # the report tests open report.html in headless Chromium
   python3-numpy # tests/llm_reference.py: the reference the engine's logits are checked against
+  libssl-dev # TLS on the HTTP port (Boost.Asio's ssl stream on OpenSSL)
   openssl # the TLS tests make their certificates with the openssl command
 )
 

@@ -33,6 +33,7 @@ struct Worker {
   std::unique_ptr<Server> server;
   int port = 0;
   int grpc_port = -1;
+  AccessConfig access;  // the worker's keys (none: open)
 
   explicit Worker(ModelsConfig m) : models(std::move(m)) {}
   void start(int at_port = 0, bool grpc = false) {
@@ -42,6 +43,7 @@ struct Worker {
     o.warmup = false;
     o.drain_timeout_s = 0.0;  // stop() refuses what is in flight at once, as a crash would
     o.grpc_port = grpc ? 0 : -1;
+    o.access = access;
     server = make_worker_server(models, WorkerOptions{8}, o);
     port = server->start();
     grpc_port = server->grpc_port();

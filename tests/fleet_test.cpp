@@ -17,6 +17,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -169,6 +170,10 @@ TEST(FleetSpec, HostileRemoteFieldsAreErrorsNamingTheField) {
       {"models: [{variant: v, remote: {endpoints: ['h:1'], colour: red}}]", "colour"},
       {"models: [{variant: v, remote: {endpoints: ['h:1']}, zoo: noop}]", "models[0]"},
       {"models: [{variant: v, remote: {endpoints: ['h:1']}, seed: 3}]", "seed"},
+      {"models: [{variant: v, remote: {endpoints: ['h:1'], api_key_env: 'sk-123 456'}}]",
+       "api_key_env"},
+      {"models: [{variant: v, remote: {endpoints: ['h:1'], api_key_env: K, api_key_file: f}}]",
+       "remote"},
   };
   for (const Case& c : cases) {
     const SpecError e = testing::spec_error([&] { parse(c.yaml); });
@@ -468,6 +473,55 @@ TEST(Fleet, GrpcBackendDownIsReDispatched) {
   remote.check_now();
   EXPECT_FALSE(remote.backends()[0].up);
   EXPECT_TRUE(remote.backends()[1].up);
+}
+
+// A worker started with keys serves its front end, which sends the key its models file
+// names (a file, or an environment variable), over HTTP and gRPC; without the key the
+// worker refuses it.
+TEST(Fleet, AFrontEndSendsItsWorkersKey) {
+  const std::string key_file =
+      ::testing::TempDir() + "fleet_worker_" + std::to_string(::getpid()) + ".key";
+  std::ofstream(key_file) << "# the workers' key\nworker-key\n";
+  ::setenv("TESSERA_TEST_WORKER_KEY", "worker-key", 1);
+  ModelsConfig wm;
+  wm.models = {zoo("m", "noop", {4})};
+  Worker w(wm);
+  w.access.inference_keys = {"worker-key"};
+  w.start(0, true);
+  FloatTensor in{{4}, {1, 2, 3, 4}};
+  const FloatTensor* batch[] = {&in};
+  for (const bool grpc : {false, true}) {
+    ModelSpec r =
+        remote_spec("m", {4}, {grpc ? "127.0.0.1:" + std::to_string(w.grpc_port) : w.url()}, 0);
+    if (grpc) r.remote.protocol = RemoteSpec::Protocol::kGrpc;
+    // Without the key: the model's metadata is refused, and so is every batch.
+    EXPECT_THROW(RemoteModel{r}, std::runtime_error) << (grpc ? "grpc" : "http");
+    r.remote.output = {4};
+    {
+      RemoteModel keyless(r);
+      EXPECT_THROW(keyless.run(batch), std::runtime_error);
+    }
+    r.remote.output.clear();
+    (grpc ? r.remote.api_key_env : r.remote.api_key_file) =
+        grpc ? "TESSERA_TEST_WORKER_KEY" : key_file;
+    RemoteModel keyed(r);
+    const std::vector<FloatTensor> out = keyed.run(batch);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].data, in.data);
+  }
+  // A key that cannot be read stops the model's load, naming the model and the file.
+  ModelSpec r = remote_spec("m", {4}, {w.url()});
+  r.remote.api_key_file = key_file + ".missing";
+  try {
+    RemoteModel missing(r);
+    ADD_FAILURE() << "loaded without its key";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(".missing"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'m'"), std::string::npos) << e.what();
+  }
+  ::unsetenv("TESSERA_TEST_WORKER_KEY");
+  std::filesystem::remove(key_file);
+  w.stop();
 }
 
 TEST(Fleet, NoBackendInServiceIsAClearError) {

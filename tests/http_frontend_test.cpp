@@ -198,5 +198,49 @@ TEST(HttpFrontEnd, KeptAliveConnectionsAnswerEveryRequestBeforeTheirDeadline) {
   fe.stop(1.0);
 }
 
+// Framing the front end refuses rather than reads as Beast would: a header line folded
+// onto the next (obs-fold), and a chunked body's trailer past the header's limit.
+struct Echo {
+  HttpFrontEnd fe{HttpLimits{},
+                  [](HttpRequest&&, Responder r) { r(HttpResponse(200, "{\"ok\":true}")); },
+                  nullptr, error_json};
+  int port = fe.start("127.0.0.1", 0);
+  std::string answer(const std::string& request) {
+    Client c(port);
+    c.send_text(request);
+    return c.read_answer();
+  }
+};
+
+TEST(HttpFrontEnd, AFoldedHeaderLineIsRefused) {
+  Echo e;
+  const std::string folded = e.answer("GET /a HTTP/1.1\r\nHost: x\r\nX-Note: one\r\n two\r\n\r\n");
+  EXPECT_EQ(folded.rfind("HTTP/1.1 400 ", 0), 0u) << folded;
+  EXPECT_NE(folded.find("obs-fold"), std::string::npos) << folded;
+  const std::string tab = e.answer("GET /a HTTP/1.1\r\nHost: x\r\nX-Note: one\r\n\ttwo\r\n\r\n");
+  EXPECT_EQ(tab.rfind("HTTP/1.1 400 ", 0), 0u) << tab;
+  // Spaces inside a line, and a body that starts with one, are not folding.
+  const std::string plain =
+      e.answer("POST /a HTTP/1.1\r\nHost: x\r\nX-Note: one two\r\nContent-Length: 3\r\n\r\n a ");
+  EXPECT_EQ(plain.rfind("HTTP/1.1 200 ", 0), 0u) << plain;
+}
+
+TEST(HttpFrontEnd, AChunkedTrailerPastTheHeaderLimitIsRefused) {
+  Echo e;
+  const std::string head = "POST /a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n";
+  std::string trailer;
+  for (int i = 0; i < 1000; ++i)
+    trailer += "X-T" + std::to_string(i) + ": " + std::string(24, 'v') + "\r\n";
+  ASSERT_GT(trailer.size(), 16u << 10);  // ~30 KB
+  const std::string big = e.answer(head + "2\r\n{}\r\n0\r\n" + trailer + "\r\n");
+  EXPECT_EQ(big.rfind("HTTP/1.1 431 ", 0), 0u) << big.substr(0, 200);
+  // A small trailer, and a large chunk, are read as before.
+  const std::string small = e.answer(head + "2\r\n{}\r\n0\r\nX-T: v\r\n\r\n");
+  EXPECT_EQ(small.rfind("HTTP/1.1 200 ", 0), 0u) << small;
+  const std::string chunk(64u << 10, 'c');
+  const std::string large = e.answer(head + "10000\r\n" + chunk + "\r\n0\r\n\r\n");
+  EXPECT_EQ(large.rfind("HTTP/1.1 200 ", 0), 0u) << large.substr(0, 200);
+}
+
 }  // namespace
 }  // namespace tessera

@@ -3,10 +3,12 @@
 // (typed and raw contents, batched), the same errors and limits as HTTP, the repository
 // and statistics RPCs.
 
+#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <future>
 
 #include "inference.grpc.pb.h"
 #include "serve/server/server.hpp"
@@ -171,6 +173,30 @@ TEST(KServeGrpc, InferTypedAndRawContents) {
               std::string::npos)
         << st.error_message();
   }
+}
+
+TEST(KServeGrpc, AMalformedModelInferIsRefusedNamingTheProblem) {
+  EchoServer es;
+  grpc::GenericStub generic(grpc::CreateChannel(
+      "127.0.0.1:" + std::to_string(es.server->grpc_port()), grpc::InsecureChannelCredentials()));
+  // Bytes that are no protobuf message (a field with wire type 7, which does not exist).
+  const std::string junk = "\x0f\xff\xff\xff\x01garbage";
+  grpc::Slice slice(junk);
+  const grpc::ByteBuffer request(&slice, 1);
+  grpc::ByteBuffer response;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  std::promise<grpc::Status> done;
+  generic.UnaryCall(&ctx, "/inference.GRPCInferenceService/ModelInfer", grpc::StubOptions(),
+                    &request, &response, [&](grpc::Status st) { done.set_value(st); });
+  const grpc::Status st = done.get_future().get();
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << st.error_message();
+  EXPECT_NE(st.error_message().find("not a ModelInferRequest"), std::string::npos)
+      << st.error_message();
+  // A well-formed request on the same server is still served.
+  grpc::ClientContext ctx2;
+  pb::ModelInferResponse r;
+  EXPECT_TRUE(es.stub->ModelInfer(&ctx2, fp32_request(1), &r).ok());
 }
 
 TEST(KServeGrpc, SameLimitsAsHttp) {

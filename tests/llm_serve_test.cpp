@@ -33,6 +33,7 @@
 #include "serve/runtime/step_log.hpp"
 #include "serve/server/llm_server.hpp"
 #include "spec/run_spec.hpp"
+#include "tls_test_client.hpp"
 #include "tokenizer/tokenizer.hpp"
 
 namespace tessera {
@@ -631,6 +632,43 @@ TEST(LlmServerAccess, ApiKeysGuardTheOpenAiEndpoints) {
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 200) << res->body;
   EXPECT_EQ(cli.Get("/v1/models")->status, 200);
+  server.shutdown();
+}
+
+// The OpenAI routes over HTTPS (docs/security.md#tls), whole and streamed (server-sent
+// events in chunks through the TLS stream), with a key.
+TEST(LlmServerAccess, OpenAiEndpointsOverTls) {
+  const testing::TestPki pki;
+  ASSERT_TRUE(pki.ok) << "openssl could not make the test certificates";
+  LlmServeOptions o;
+  o.port = 0;
+  o.access.inference_keys = {"llm-key"};
+  o.http_tls = TlsFiles{pki.pem("server.pem"), pki.pem("server.key"), ""};
+  LlmServer server(llm_run(1, continuous(256), 30.0),
+                   std::vector<std::shared_ptr<const Decoder>>{tiny_decoder()},
+                   std::make_shared<ByteTokenizer>(), o);
+  const int port = server.start();
+  httplib::Client cli("https://127.0.0.1:" + std::to_string(port));
+  cli.set_ca_cert_path(pki.pem("ca.pem").c_str());
+  cli.enable_server_certificate_verification(true);
+  cli.set_read_timeout(60, 0);
+  EXPECT_EQ(cli.Get("/v2/health/ready")->status, 200);
+  EXPECT_EQ(cli.Post("/v1/completions", R"({"prompt": "Hello", "max_tokens": 2})", kJson)->status,
+            401);
+  cli.set_bearer_token_auth("llm-key");
+  auto whole = cli.Post("/v1/completions", R"({"prompt": "Hello", "max_tokens": 2})", kJson);
+  ASSERT_TRUE(whole);
+  EXPECT_EQ(whole->status, 200) << whole->body;
+  auto streamed =
+      cli.Post("/v1/completions", R"({"prompt": "Hello", "max_tokens": 3, "stream": true})", kJson);
+  ASSERT_TRUE(streamed);
+  EXPECT_EQ(streamed->status, 200);
+  EXPECT_NE(streamed->body.find("data: [DONE]"), std::string::npos) << streamed->body;
+  EXPECT_EQ(cli.Get("/metrics")->status, 200);
+  // Plain HTTP on the TLS port gets no answer.
+  httplib::Client plain("127.0.0.1", port);
+  plain.set_read_timeout(5, 0);
+  EXPECT_FALSE(plain.Get("/v2/health/ready"));
   server.shutdown();
 }
 

@@ -17,6 +17,7 @@
 #include "serve/http/access.hpp"
 #include "serve/server/server.hpp"
 #include "test_support.hpp"
+#include "tls_test_client.hpp"
 
 namespace tessera {
 namespace {
@@ -24,6 +25,9 @@ namespace {
 namespace pb = inference;
 using testing::add_affine;
 using testing::make_task;
+using testing::TestPki;
+using testing::TlsAnswer;
+using testing::TlsClient;
 
 constexpr const char* kJson = "application/json";
 constexpr const char* kInferKey = "infer-key-0123456789";
@@ -112,9 +116,10 @@ struct GuardedServer {
   int port = 0;
   std::unique_ptr<pb::GRPCInferenceService::Stub> stub;
 
-  explicit GuardedServer(AccessConfig access, GrpcTls tls = {}) {
+  explicit GuardedServer(AccessConfig access, GrpcTls tls = {}, TlsFiles http_tls = {}) {
     options.access = std::move(access);
     options.grpc_tls = std::move(tls);
+    options.http_tls = std::move(http_tls);
     options.port = 0;
     options.grpc_port = 0;
     options.drain_timeout_s = 5.0;
@@ -262,39 +267,6 @@ TEST(AccessGrpc, RepositoryChangesAreClosedByDefault) {
 
 // ---- TLS on the gRPC port, with certificates this test makes (the openssl command) ----
 
-struct TestPki {
-  std::filesystem::path dir;
-  std::string pem(const char* name) const { return (dir / name).string(); }
-  static std::string read(const std::string& path) {
-    std::ifstream in(path);
-    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  }
-  // A CA, a server certificate for 127.0.0.1 and localhost, a client certificate; EC keys.
-  TestPki() : dir(std::filesystem::temp_directory_path() / "tessera_tls_test") {
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir);
-    const std::string d = dir.string();
-    const std::string key = " -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
-    std::ofstream(d + "/san.ext") << "subjectAltName=IP:127.0.0.1,DNS:localhost\n";
-    const std::string script =
-        "cd " + d + " && openssl req -x509" + key +
-        " -keyout ca.key -out ca.pem -days 2 -subj /CN=tessera-test-ca && "
-        "openssl req" +
-        key +
-        " -keyout server.key -out server.csr -subj /CN=localhost && "
-        "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial "
-        "-out server.pem -days 2 -extfile san.ext && "
-        "openssl req" +
-        key +
-        " -keyout client.key -out client.csr -subj /CN=client && "
-        "openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial "
-        "-out client.pem -days 2 > /dev/null 2>&1";
-    ok = std::system((script + " > /dev/null 2>&1").c_str()) == 0;
-  }
-  ~TestPki() { std::filesystem::remove_all(dir); }
-  bool ok = false;
-};
-
 bool live_over(int port, const std::shared_ptr<grpc::ChannelCredentials>& creds) {
   auto stub = pb::GRPCInferenceService::NewStub(
       grpc::CreateChannel("127.0.0.1:" + std::to_string(port), creds));
@@ -333,6 +305,65 @@ TEST(AccessTls, GrpcOverTlsAndClientCertificates) {
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("nope.pem"), std::string::npos) << e.what();
   }
+}
+
+// ---- TLS on the HTTP port ----
+
+TEST(AccessTls, HttpsServesEveryRouteAndKeysHoldOverIt) {
+  const TestPki pki;
+  ASSERT_TRUE(pki.ok) << "openssl could not make the test certificates";
+  AccessConfig access;
+  access.inference_keys = {"infer-key"};
+  GuardedServer s(access, {}, TlsFiles{pki.pem("server.pem"), pki.pem("server.key"), ""});
+  TlsClient c(s.port, pki);
+  ASSERT_TRUE(c.handshake_ok());
+  EXPECT_EQ(c.request("GET", "/v2/health/live").status, 200);  // probes need no key
+  EXPECT_EQ(c.request("GET", "/v2/health/ready").status, 200);
+  EXPECT_EQ(c.request("POST", "/v2/models/echo/infer", kInferBody).status, 401);
+  const TlsAnswer infer =
+      c.request("POST", "/v2/models/echo/infer", kInferBody, bearer("infer-key"));
+  EXPECT_EQ(infer.status, 200) << infer.body;
+  EXPECT_NE(infer.body.find("\"outputs\""), std::string::npos) << infer.body;
+  EXPECT_EQ(c.request("GET", "/metrics").status, 401);
+  const TlsAnswer metrics = c.request("GET", "/metrics", "", bearer("infer-key"));
+  EXPECT_EQ(metrics.status, 200);
+  EXPECT_NE(metrics.body.find("tessera_requests_total"), std::string::npos);
+  // A plain-HTTP client on the TLS port gets no answer (the connection closes), and the
+  // server serves TLS clients after it.
+  EXPECT_EQ(s.http("GET", "/v2/health/live", ""), -1);
+  TlsClient again(s.port, pki);
+  EXPECT_EQ(again.request("GET", "/v2/health/live").status, 200);
+}
+
+TEST(AccessTls, HttpsWithClientCertificates) {
+  const TestPki pki;
+  ASSERT_TRUE(pki.ok) << "openssl could not make the test certificates";
+  GuardedServer s(AccessConfig{}, {},
+                  TlsFiles{pki.pem("server.pem"), pki.pem("server.key"), pki.pem("ca.pem")});
+  TlsClient anonymous(s.port, pki);  // no client certificate: never answered
+  EXPECT_EQ(anonymous.request("GET", "/v2/health/live").status, 0);
+  TlsClient mutual(s.port, pki, true);
+  EXPECT_EQ(mutual.request("GET", "/v2/health/live").status, 200);
+  EXPECT_EQ(mutual.request("POST", "/v2/models/echo/infer", kInferBody).status, 200);
+}
+
+TEST(AccessTls, UnusableHttpsFilesStopTheServerNamingTheFile) {
+  const TestPki pki;
+  ASSERT_TRUE(pki.ok) << "openssl could not make the test certificates";
+  const auto refused = [&](TlsFiles files, const std::string& named) {
+    try {
+      GuardedServer s(AccessConfig{}, {}, std::move(files));
+      ADD_FAILURE() << "started with unusable TLS files";
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find(named), std::string::npos) << e.what();
+    }
+  };
+  refused(TlsFiles{pki.pem("nope.pem"), pki.pem("server.key"), ""}, "nope.pem");
+  refused(TlsFiles{pki.pem("server.pem"), pki.pem("san.ext"), ""}, "san.ext");  // not PEM
+  // The client's key is not the server certificate's.
+  refused(TlsFiles{pki.pem("server.pem"), pki.pem("client.key"), ""}, "client.key");
+  refused(TlsFiles{pki.pem("server.pem"), "", ""}, "--http-tls-key");
+  refused(TlsFiles{"", pki.pem("server.key"), ""}, "--http-tls-cert");
 }
 
 }  // namespace

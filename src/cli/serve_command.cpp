@@ -67,6 +67,7 @@ void run_llm_serve(const RunSpec& run, const ServeArgs& args, sigset_t signals) 
   }
   o.step_log = args.llm_step_log;
   o.access = args.options.access;
+  o.http_tls = args.options.http_tls;
   o.limits.max_new_tokens = args.llm_max_tokens;
   o.max_prompt_tokens = args.llm_max_prompt_tokens;
   auto server = LlmServer::from_run(run, args.llm_checkpoint, o);
@@ -112,6 +113,22 @@ void run_worker(const ServeArgs& args) {
   spdlog::info("worker mode: the models of {} as plain KServe v2 models (batches up to {})",
                args.run_file, args.worker_batch);
   serve_until_signal(*server, args, signals);
+}
+
+// --PORT-tls-cert, --PORT-tls-key, --PORT-tls-client-ca into `tls` (docs/security.md#tls).
+void add_tls_options(CLI::App& cmd, const std::string& port, const std::string& protocol,
+                     TlsFiles& tls) {
+  const std::string flag = "--" + port + "-tls-";
+  cmd.add_option(
+         flag + "cert", tls.cert_file,
+         "Serve " + protocol + " over TLS with this PEM certificate chain (with " + flag + "key)")
+      ->check(CLI::ExistingFile);
+  cmd.add_option(flag + "key", tls.key_file, "The PEM private key of " + flag + "cert")
+      ->check(CLI::ExistingFile);
+  cmd.add_option(flag + "client-ca", tls.client_ca_file,
+                 "Require " + protocol +
+                     " clients to present a certificate signed by this PEM CA (mutual TLS)")
+      ->check(CLI::ExistingFile);
 }
 
 void run_serve(const ServeArgs& args) {
@@ -165,14 +182,8 @@ void add_serve_command(CLI::App& app) {
                   "port; -1: no gRPC)")
       ->capture_default_str()
       ->check(CLI::Range(-1, 65535));
-  cmd->add_option("--grpc-tls-cert", o.grpc_tls.cert_file,
-                  "Serve gRPC over TLS with this PEM certificate chain (with --grpc-tls-key)")
-      ->check(CLI::ExistingFile);
-  cmd->add_option("--grpc-tls-key", o.grpc_tls.key_file, "The PEM private key of --grpc-tls-cert")
-      ->check(CLI::ExistingFile);
-  cmd->add_option("--grpc-tls-client-ca", o.grpc_tls.client_ca_file,
-                  "Require gRPC clients to present a certificate signed by this PEM CA")
-      ->check(CLI::ExistingFile);
+  add_tls_options(*cmd, "http", "HTTP", o.http_tls);
+  add_tls_options(*cmd, "grpc", "gRPC", o.grpc_tls);
   cmd->add_option("--max-inflight", o.max_inflight,
                   "Requests admitted at once; more get 429 with Retry-After")
       ->capture_default_str()

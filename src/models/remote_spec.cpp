@@ -1,5 +1,7 @@
 #include "models/remote_spec.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <stdexcept>
 
@@ -36,7 +38,7 @@ RemoteSpec parse_remote_spec(const SpecNode& node) {
   node.expect_map();
   node.allow_only({"endpoints", "protocol", "model", "input_name", "output_name", "output",
                    "timeout_ms", "retries", "health_interval_ms", "health_timeout_ms", "pool",
-                   "max_reply_bytes", "binary"});
+                   "max_reply_bytes", "binary", "api_key_file", "api_key_env"});
   RemoteSpec spec;
   if (auto p = node.get("protocol")) {
     spec.protocol = p->as_choice({"http", "grpc"}) == "grpc" ? RemoteSpec::Protocol::kGrpc
@@ -80,6 +82,22 @@ RemoteSpec parse_remote_spec(const SpecNode& node) {
   if (auto p = node.get("pool")) spec.pool = static_cast<int>(p->as_integer_in(0, 1024));
   if (auto m = node.get("max_reply_bytes")) spec.max_reply_bytes = m->as_integer_in(1024, 1 << 30);
   if (auto b = node.get("binary")) spec.binary = b->as_bool();
+  if (auto k = node.get("api_key_file")) spec.api_key_file = k->as_string();
+  if (auto k = node.get("api_key_env")) {
+    spec.api_key_env = k->as_string();
+    const bool name = !spec.api_key_env.empty() &&
+                      std::all_of(spec.api_key_env.begin(), spec.api_key_env.end(), [](char c) {
+                        return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+                      });
+    if (!name) {
+      k->fail("'" + spec.api_key_env +
+              "' is not an environment variable's name (letters, digits, _); the key itself "
+              "belongs in that variable or in api_key_file");
+    }
+  }
+  if (!spec.api_key_file.empty() && !spec.api_key_env.empty()) {
+    node.fail("give api_key_file or api_key_env, not both");
+  }
   return spec;
 }
 

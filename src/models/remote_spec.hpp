@@ -30,6 +30,11 @@ struct RemoteSpec {
   int pool = 4;                        // idle connections kept per backend
   int64_t max_reply_bytes = 64 << 20;  // a larger reply is an error, read no further
   bool binary = true;                  // binary tensor data extension (HTTP)
+  // The key sent to every backend (`Authorization: Bearer KEY`, gRPC metadata alike):
+  // the first key of this file, or the value of this environment variable (its name),
+  // read when the model loads; both empty: no key. Never the key itself in the spec.
+  std::string api_key_file;
+  std::string api_key_env;
 };
 
 // Reads a `remote:` map. Throws SpecError naming the field at fault.

@@ -128,6 +128,15 @@ class RawConn {
     }
   }
 
+  // True if the server closed the connection (EOF or reset) within the deadline, after
+  // whatever it sent first (a TLS alert, say), which `sent` gets.
+  bool closes(std::string* sent = nullptr) {
+    while (fill()) {
+    }
+    if (sent != nullptr) *sent = buf_;
+    return eof_;
+  }
+
   // What the next read would see: true if bytes are buffered.
   bool pending() const { return !buf_.empty(); }
 

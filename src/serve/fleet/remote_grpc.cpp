@@ -35,8 +35,8 @@ bool retryable(grpc::StatusCode code) {
 
 class GrpcTransport final : public RemoteTransport {
  public:
-  GrpcTransport(const std::string& endpoint, const RemoteSpec& spec)
-      : endpoint_(endpoint), spec_(spec) {
+  GrpcTransport(const std::string& endpoint, const RemoteSpec& spec, const std::string& key)
+      : endpoint_(endpoint), spec_(spec), authorization_(key.empty() ? "" : "Bearer " + key) {
     const RemoteAddress a = parse_remote_address(endpoint, RemoteSpec::Protocol::kGrpc);
     grpc::ChannelArguments args;
     args.SetMaxReceiveMessageSize(static_cast<int>(spec.max_reply_bytes));
@@ -70,6 +70,7 @@ class GrpcTransport final : public RemoteTransport {
     if (!spec_.output_name.empty()) req.add_outputs()->set_name(spec_.output_name);
     inference::ModelInferResponse res;
     grpc::ClientContext ctx;
+    if (!authorization_.empty()) ctx.AddMetadata("authorization", authorization_);
     ctx.set_deadline(deadline_in(spec_.timeout_ms));
     const grpc::Status status = stub_->ModelInfer(&ctx, req, &res);
     if (!status.ok()) {
@@ -127,6 +128,7 @@ class GrpcTransport final : public RemoteTransport {
     inference::ServerReadyRequest req;
     inference::ServerReadyResponse res;
     grpc::ClientContext ctx;
+    if (!authorization_.empty()) ctx.AddMetadata("authorization", authorization_);
     ctx.set_deadline(deadline_in(spec_.health_timeout_ms));
     const grpc::Status status = stub_->ServerReady(&ctx, req, &res);
     if (!status.ok()) {
@@ -143,6 +145,7 @@ class GrpcTransport final : public RemoteTransport {
     req.set_name(spec_.model);
     inference::ModelMetadataResponse res;
     grpc::ClientContext ctx;
+    if (!authorization_.empty()) ctx.AddMetadata("authorization", authorization_);
     ctx.set_deadline(deadline_in(spec_.timeout_ms));
     const grpc::Status status = stub_->ModelMetadata(&ctx, req, &res);
     if (!status.ok()) {
@@ -170,6 +173,7 @@ class GrpcTransport final : public RemoteTransport {
  private:
   std::string endpoint_;
   RemoteSpec spec_;
+  std::string authorization_;  // "Bearer KEY", or "": no key
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<inference::GRPCInferenceService::Stub> stub_;
 };
@@ -177,8 +181,9 @@ class GrpcTransport final : public RemoteTransport {
 }  // namespace
 
 std::unique_ptr<RemoteTransport> make_grpc_transport(const std::string& endpoint,
-                                                     const RemoteSpec& spec) {
-  return std::make_unique<GrpcTransport>(endpoint, spec);
+                                                     const RemoteSpec& spec,
+                                                     const std::string& key) {
+  return std::make_unique<GrpcTransport>(endpoint, spec, key);
 }
 
 }  // namespace tessera

@@ -30,11 +30,13 @@ void set_timeouts(httplib::Client& c, double ms) {
 
 class HttpTransport final : public RemoteTransport {
  public:
-  HttpTransport(const std::string& endpoint, const RemoteSpec& spec)
+  HttpTransport(const std::string& endpoint, const RemoteSpec& spec, const std::string& key)
       : endpoint_(endpoint),
         address_(parse_remote_address(endpoint, RemoteSpec::Protocol::kHttp)),
         spec_(spec),
-        path_("/v2/models/" + spec.model + "/infer") {}
+        path_("/v2/models/" + spec.model + "/infer") {
+    if (!key.empty()) headers_.emplace("Authorization", "Bearer " + key);
+  }
 
   RemoteCall infer(std::span<const FloatTensor* const> inputs, const std::string& id,
                    const RemoteExpect& expect) override {
@@ -45,6 +47,7 @@ class HttpTransport final : public RemoteTransport {
     req.method = "POST";
     req.path = path_;
     req.body = std::move(body.body);
+    req.headers = headers_;
     if (body.header_length) {
       req.set_header("Content-Type", "application/octet-stream");
       req.set_header("Inference-Header-Content-Length", std::to_string(*body.header_length));
@@ -132,7 +135,7 @@ class HttpTransport final : public RemoteTransport {
   bool ready(std::string& why) override {
     httplib::Client c(address_.host, address_.port);
     set_timeouts(c, spec_.health_timeout_ms);
-    auto res = c.Get("/v2/health/ready");
+    auto res = c.Get("/v2/health/ready", headers_);
     if (!res) {
       why = "GET /v2/health/ready: " + httplib::to_string(res.error());
       return false;
@@ -148,7 +151,7 @@ class HttpTransport final : public RemoteTransport {
     httplib::Client c(address_.host, address_.port);
     set_timeouts(c, spec_.timeout_ms);
     const std::string path = "/v2/models/" + spec_.model;
-    auto res = c.Get(path);
+    auto res = c.Get(path, headers_);
     if (!res) {
       throw std::runtime_error("backend " + endpoint_ + ": GET " + path + ": " +
                                httplib::to_string(res.error()));
@@ -187,6 +190,7 @@ class HttpTransport final : public RemoteTransport {
   RemoteAddress address_;
   RemoteSpec spec_;
   std::string path_;
+  httplib::Headers headers_;  // the key, if any
   std::mutex mutex_;
   std::vector<std::unique_ptr<httplib::Client>> idle_;
 };
@@ -194,8 +198,9 @@ class HttpTransport final : public RemoteTransport {
 }  // namespace
 
 std::unique_ptr<RemoteTransport> make_http_transport(const std::string& endpoint,
-                                                     const RemoteSpec& spec) {
-  return std::make_unique<HttpTransport>(endpoint, spec);
+                                                     const RemoteSpec& spec,
+                                                     const std::string& key) {
+  return std::make_unique<HttpTransport>(endpoint, spec, key);
 }
 
 }  // namespace tessera

@@ -7,6 +7,7 @@
 #include <future>
 #include <stdexcept>
 
+#include "serve/http/access.hpp"
 #include "serve/metrics/prometheus.hpp"
 
 namespace tessera {
@@ -20,14 +21,22 @@ RemoteModel::RemoteModel(const ModelSpec& spec,
                                 "': " + std::to_string(transports.size()) + " transports for " +
                                 std::to_string(r.endpoints.size()) + " endpoints");
   }
+  // The workers' key (read once, here; a worker started with keys refuses calls without).
+  std::string key;
+  try {
+    if (transports.empty()) key = read_credential(r.api_key_file, r.api_key_env);
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error("remote model '" + spec.variant + "': its workers' key: " + e.what());
+  }
   backends_.resize(r.endpoints.size());
   for (std::size_t i = 0; i < r.endpoints.size(); ++i) {
     Backend& b = backends_[i];
     b.endpoint = r.endpoints[i];
     b.stats.endpoint = b.endpoint;
-    b.transport = !transports.empty()                         ? std::move(transports[i])
-                  : r.protocol == RemoteSpec::Protocol::kGrpc ? make_grpc_transport(b.endpoint, r)
-                                                              : make_http_transport(b.endpoint, r);
+    b.transport = !transports.empty() ? std::move(transports[i])
+                  : r.protocol == RemoteSpec::Protocol::kGrpc
+                      ? make_grpc_transport(b.endpoint, r, key)
+                      : make_http_transport(b.endpoint, r, key);
   }
   info_.name = spec.variant;
   info_.kind = std::string("remote:") +

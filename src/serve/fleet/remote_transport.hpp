@@ -42,10 +42,13 @@ class RemoteTransport {
   virtual std::vector<int64_t> output_shape(const std::string& output_name) = 0;
 };
 
-// `endpoint` is one of spec.endpoints; `model` the backend's model name.
+// `endpoint` is one of spec.endpoints; `model` the backend's model name. `key`: sent with
+// every call as `Authorization: Bearer KEY` (HTTP header, gRPC metadata); "": none.
 std::unique_ptr<RemoteTransport> make_http_transport(const std::string& endpoint,
-                                                     const RemoteSpec& spec);
+                                                     const RemoteSpec& spec,
+                                                     const std::string& key = "");
 std::unique_ptr<RemoteTransport> make_grpc_transport(const std::string& endpoint,
-                                                     const RemoteSpec& spec);
+                                                     const RemoteSpec& spec,
+                                                     const std::string& key = "");
 
 }  // namespace tessera

@@ -116,6 +116,19 @@ std::vector<std::string> read_key_file(const std::string& path) {
   return keys;
 }
 
+std::string read_credential(const std::string& file, const std::string& env) {
+  if (!file.empty()) return read_key_file(file).front();
+  if (env.empty()) return "";
+  const char* value = std::getenv(env.c_str());
+  const std::string_view key = value == nullptr ? std::string_view() : trim(value);
+  if (key.empty()) {
+    throw std::runtime_error("environment variable " + env +
+                             (value == nullptr ? " is not set" : " is empty") +
+                             " (it should hold the key to send)");
+  }
+  return std::string(key);
+}
+
 AccessConfig load_access_config(const std::string& api_key_file,
                                 const std::string& control_key_file, bool control_enabled) {
   AccessConfig config;

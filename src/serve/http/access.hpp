@@ -74,6 +74,12 @@ bool constant_time_equal(std::string_view presented, std::string_view secret);
 // spaces trimmed). std::runtime_error naming the file if it cannot be read or holds no key.
 std::vector<std::string> read_key_file(const std::string& path);
 
+// The key a client sends to a server that needs one (a front end to its `remote:`
+// workers): the first key of `file`, else the value of the environment variable `env`;
+// "" when both names are empty. std::runtime_error naming the file or the variable if it
+// cannot be read, holds no key, or is unset or empty. Never from the command line.
+std::string read_credential(const std::string& file, const std::string& env);
+
 // The access configuration of a server from its flags and the environment: inference keys
 // from `api_key_file` and TESSERA_API_KEY, control keys from `control_key_file` and
 // TESSERA_CONTROL_KEY ("" files: none). std::runtime_error on an unreadable file, or

@@ -19,7 +19,7 @@ int FrontEnd::start(const std::string& host, int port) {
         routes_.handle(std::move(request), respond);
       },
       refused_, error_body_);
-  port_ = http->start(host, port);
+  port_ = http->start(host, port, tls_);
   http_ = std::move(http);
   return port_;
 }

@@ -12,6 +12,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "serve/http/admission.hpp"
 #include "serve/http/http_frontend.hpp"
@@ -35,6 +36,8 @@ class FrontEnd {
   void set_access(AccessControl access) {
     routes_.set_access(std::move(access), error_body_, refused_);
   }
+  // TLS on the HTTP port (HttpFrontEnd::start); before start().
+  void set_tls(TlsFiles tls) { tls_ = std::move(tls); }
   Admission& admission() { return admission_; }
   const Admission& admission() const { return admission_; }
 
@@ -56,6 +59,7 @@ class FrontEnd {
   HttpFrontEnd::Refused refused_;
   HttpFrontEnd::ErrorBody error_body_;
   HttpRouter routes_;
+  TlsFiles tls_;
   Admission admission_;
   std::unique_ptr<HttpFrontEnd> http_;
   int port_ = 0;

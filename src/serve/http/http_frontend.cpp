@@ -9,11 +9,13 @@
 #include <array>
 #include <atomic>
 #include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <charconv>
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <limits>
 #include <map>
@@ -22,6 +24,8 @@
 #include <shared_mutex>
 #include <stdexcept>
 #include <thread>
+
+#include "serve/http/tls_context.hpp"
 
 namespace tessera {
 
@@ -52,6 +56,43 @@ class Session;
 using Strand = asio::strand<asio::io_context::executor_type>;
 using Socket = asio::basic_stream_socket<tcp, Strand>;
 
+// A connection's byte stream: the socket itself, or TLS over it (HttpFrontEnd::start()
+// with TlsFiles). An Asio AsyncReadStream and AsyncWriteStream either way, so Beast and
+// Asio's composed reads and writes run on it unchanged; on the connection's strand only.
+// Not movable: the TLS stream refers to the socket.
+class Transport {
+ public:
+  using executor_type = Strand;
+  Transport(Socket&& socket, asio::ssl::context* tls) : socket_(std::move(socket)) {
+    if (tls != nullptr) tls_.emplace(socket_, *tls);
+  }
+  Transport(const Transport&) = delete;
+  Transport& operator=(const Transport&) = delete;
+
+  executor_type get_executor() { return socket_.get_executor(); }
+  Socket& socket() { return socket_; }
+  bool tls() const { return tls_.has_value(); }
+  // The TLS handshake (a server's), with a TLS transport only.
+  template <class Handler>
+  void async_handshake(Handler&& handler) {
+    tls_->async_handshake(asio::ssl::stream_base::server, std::forward<Handler>(handler));
+  }
+  template <class Buffers, class Handler>
+  void async_read_some(const Buffers& buffers, Handler&& handler) {
+    if (tls_) return tls_->async_read_some(buffers, std::forward<Handler>(handler));
+    socket_.async_read_some(buffers, std::forward<Handler>(handler));
+  }
+  template <class Buffers, class Handler>
+  void async_write_some(const Buffers& buffers, Handler&& handler) {
+    if (tls_) return tls_->async_write_some(buffers, std::forward<Handler>(handler));
+    socket_.async_write_some(buffers, std::forward<Handler>(handler));
+  }
+
+ private:
+  Socket socket_;
+  std::optional<asio::ssl::stream<Socket&>> tls_;
+};
+
 }  // namespace
 
 struct HttpFrontEnd::Impl {
@@ -63,7 +104,7 @@ struct HttpFrontEnd::Impl {
   std::atomic<bool> stopping{false};
   std::atomic<std::size_t> body_bytes{0};
   std::atomic<uint64_t> accepted{0}, shed_idle{0}, refused_full{0}, timed_out{0}, requests{0};
-  std::atomic<uint64_t> shed_reading{0}, refused_client{0};
+  std::atomic<uint64_t> shed_reading{0}, refused_client{0}, tls_failed{0};
 
   mutable std::mutex mutex;  // guards sessions, next_id, clients
   // Guards every Session's socket against stop()'s detach(): the entry points other
@@ -88,6 +129,8 @@ struct HttpFrontEnd::Impl {
   std::map<std::string, Client> clients;
 
   std::unique_ptr<asio::io_context> ioc;
+  // TLS on every connection (start() with TlsFiles), else null: plain HTTP.
+  std::unique_ptr<asio::ssl::context> tls;
   std::unique_ptr<tcp::acceptor> acceptor;
   // The deadlines' sweeper (sweep()): one timer for every connection, not one per read
   // and write.
@@ -135,7 +178,9 @@ namespace {
 class Session : public std::enable_shared_from_this<Session> {
  public:
   Session(Socket&& socket, std::shared_ptr<HttpFrontEnd::Impl> fe, uint64_t id, std::string client)
-      : socket_(std::move(socket)), fe_(std::move(fe)), id_(id), client_(std::move(client)) {}
+      : fe_(std::move(fe)), id_(id), client_(std::move(client)) {
+    socket_.emplace(std::move(socket), fe_->tls.get());
+  }
   ~Session() {
     std::lock_guard lock(fe_->mutex);
     fe_->release(reserved_, client_, true);
@@ -146,7 +191,10 @@ class Session : public std::enable_shared_from_this<Session> {
   Session& operator=(const Session&) = delete;
 
   void start() {
-    asio::dispatch(socket_->get_executor(), [self = shared_from_this()] { self->next_request(); });
+    asio::dispatch(socket_->get_executor(), [self = shared_from_this()] {
+      if (self->socket_->tls()) return self->handshake();
+      self->next_request();
+    });
   }
   // Any thread: whether the connection waits for a request's first byte (kIdle) or is
   // reading one (kReading); take_shed() also marks it taken (admit(): one shed each).
@@ -228,7 +276,7 @@ class Session : public std::enable_shared_from_this<Session> {
     std::unique_lock lock(fe_->detach_mutex);
     if (!socket_) return;
     error_code ec;
-    socket_->close(ec);
+    socket_->socket().close(ec);
     socket_.reset();
   }
   HttpResponse fallback() const {
@@ -275,6 +323,25 @@ class Session : public std::enable_shared_from_this<Session> {
   void end_reading() {
     reading_ = false;
     shed_flag_.store(kNoShed, std::memory_order_relaxed);
+  }
+
+  // TLS: the handshake comes first, and counts as reading a request: it must end within
+  // header_timeout_s of the connection's start (a client trickling its handshake is
+  // closed then), and a client's limits may shed the connection meanwhile. A failed
+  // handshake (a plain-HTTP client, an untrusted or missing client certificate) closes
+  // the connection.
+  void handshake() {
+    reading_ = true;
+    shed_flag_.store(kReading, std::memory_order_relaxed);
+    arm(std::min(limits().header_timeout_s, limits().read_timeout_s));
+    socket_->async_handshake([self = shared_from_this()](error_code ec) {
+      self->end_reading();
+      if (ec) {
+        self->fe_->tls_failed++;
+        return self->close_now();
+      }
+      self->next_request();
+    });
   }
 
   // Reads and parses the next request with the parser's own put(), straight from the
@@ -325,8 +392,23 @@ class Session : public std::enable_shared_from_this<Session> {
     error_code ec;
     while (buffer_.size() > 0) {
       const bool header_done = parser_->is_header_done();
-      buffer_.consume(parser_->put(buffer_.data(), ec));
-      if (ec == http::error::need_more) break;
+      const std::size_t used = parser_->put(buffer_.data(), ec);
+      if (!header_done && parser_->is_header_done() && folded(used)) {
+        return refuse(400,
+                      "malformed HTTP request: a header line folded onto the next (obs-fold, "
+                      "a line starting with a space or tab) is not accepted");
+      }
+      buffer_.consume(used);
+      if (ec == http::error::need_more) {
+        // Past the header, the parser holds back only a chunk's size line or the trailer
+        // after the last chunk (body bytes are taken as they come): the header's limit
+        // bounds those too.
+        if (header_done && buffer_.size() > limits().header_limit) {
+          return refuse(431, "chunked body's size line or trailer larger than " +
+                                 std::to_string(limits().header_limit) + " bytes");
+        }
+        break;
+      }
       if (ec) return read_failed(ec);
       if (!header_done && parser_->is_header_done()) {
         const double spent =
@@ -339,6 +421,20 @@ class Session : public std::enable_shared_from_this<Session> {
     }
     if (parser_->is_header_done() && parser_->is_done()) return on_request();
     read_more();
+  }
+
+  // Whether the header, the buffer's first `size` bytes, has a folded line (obs-fold: a
+  // line break followed by a space or tab), which RFC 9112 lets a server refuse and Beast
+  // would join into the previous field.
+  bool folded(std::size_t size) const {
+    const auto* text = static_cast<const char*>(buffer_.data().data());
+    const char* end = text + std::min(size, buffer_.size());
+    for (const char* p = text; p + 1 < end; ++p) {
+      p = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p - 1)));
+      if (p == nullptr) return false;
+      if (p[1] == ' ' || p[1] == '\t') return true;
+    }
+    return false;
   }
 
   // The header is in: reserves the body's budget, and answers Expect: 100-continue.
@@ -485,6 +581,11 @@ class Session : public std::enable_shared_from_this<Session> {
       char length[24];
       head.append(length, std::to_chars(length, length + sizeof length, body_.size()).ptr);
       head += "\r\n\r\n";
+      // TLS writes one buffer per record: a small answer goes whole, in one record.
+      if (socket_->tls() && body_.size() <= 16384) {
+        head += body_;
+        body_.clear();
+      }
       arm(limits().write_timeout_s);
       const std::array<asio::const_buffer, 2> bytes{asio::buffer(head_), asio::buffer(body_)};
       asio::async_write(*socket_, bytes,
@@ -593,7 +694,7 @@ class Session : public std::enable_shared_from_this<Session> {
   // would destroy the answer before the client reads it.
   void linger_close() {
     error_code ec;
-    socket_->shutdown(tcp::socket::shutdown_send, ec);
+    socket_->socket().shutdown(tcp::socket::shutdown_send, ec);
     arm(1.0, false);
     scratch_.resize(8192);
     drain();
@@ -614,8 +715,8 @@ class Session : public std::enable_shared_from_this<Session> {
     end_reading();
     error_code ec;
     disarm();
-    socket_->shutdown(tcp::socket::shutdown_both, ec);
-    socket_->close(ec);
+    socket_->socket().shutdown(tcp::socket::shutdown_both, ec);
+    socket_->socket().close(ec);
   }
 
   void release_body() {
@@ -637,7 +738,7 @@ class Session : public std::enable_shared_from_this<Session> {
     if (socket_) asio::post(socket_->get_executor(), std::forward<F>(f));
   }
 
-  std::optional<Socket> socket_;                // empty once stop() has detached it (detach())
+  std::optional<Transport> socket_;             // empty once stop() has detached it (detach())
   std::atomic<int64_t> deadline_{kNoDeadline};  // steady-clock ticks (arm())
   bool deadline_counts_ = true;
   std::shared_ptr<HttpFrontEnd::Impl> fe_;
@@ -884,9 +985,13 @@ HttpFrontEnd::HttpFrontEnd(HttpLimits limits, Handler handler, Refused refused,
 
 HttpFrontEnd::~HttpFrontEnd() { stop(0.0); }
 
-int HttpFrontEnd::start(const std::string& host, int port) {
+int HttpFrontEnd::start(const std::string& host, int port, const TlsFiles& tls) {
   Impl& fe = *impl_;
   if (fe.started) return fe.acceptor->local_endpoint().port();
+  if (!tls.enabled() && (!tls.key_file.empty() || !tls.client_ca_file.empty())) {
+    throw std::runtime_error("an HTTP TLS key or client CA needs a certificate (--http-tls-cert)");
+  }
+  if (tls.enabled()) fe.tls = make_tls_context(tls);
   // Each connection is a file descriptor: allow as many as the hard limit permits.
   rlimit nofile{};
   if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
@@ -982,6 +1087,7 @@ HttpStats HttpFrontEnd::stats() const {
   s.shed_reading = fe.shed_reading.load();
   s.refused_client = fe.refused_client.load();
   s.timed_out = fe.timed_out.load();
+  s.tls_failed = fe.tls_failed.load();
   s.requests = fe.requests.load();
   s.body_bytes = fe.body_bytes.load();
   std::lock_guard lock(fe.mutex);

@@ -24,6 +24,11 @@
 //  - a request's header must arrive within header_timeout_s of its first byte (408 is not
 //    sent: the connection closes), its whole within read_timeout_s.
 // A connection being answered is never closed to make room.
+// TLS (start() with TlsFiles): every connection is TLS (OpenSSL through Asio's ssl
+// stream); its handshake counts as reading a request (header_timeout_s from the
+// connection's start; sheddable as above) and a failed one closes the connection.
+// Framing refused beyond Beast's own checks: folded header lines (obs-fold, 400), and a
+// chunked body's size line or trailer larger than header_limit (431).
 // Requests on one connection are handled one at a time, in order, so pipelined requests
 // (several in one write) each get their answer, in order.
 //
@@ -40,6 +45,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "serve/http/tls_files.hpp"
 
 namespace tessera {
 
@@ -126,6 +133,7 @@ struct HttpStats {
   uint64_t shed_reading = 0;    // connections still reading a request closed to admit one
   uint64_t refused_client = 0;  // connections or bodies refused at a client's limit
   uint64_t timed_out = 0;       // connections closed by the read, idle or write deadline
+  uint64_t tls_failed = 0;      // TLS handshakes that failed or ran past the header timeout
   uint64_t requests = 0;        // requests read whole and handed to the handler
   std::size_t open = 0;         // connections open now
   std::size_t body_bytes = 0;   // body budget in use now
@@ -144,9 +152,12 @@ class HttpFrontEnd {
   HttpFrontEnd(const HttpFrontEnd&) = delete;
   HttpFrontEnd& operator=(const HttpFrontEnd&) = delete;
 
-  // Binds (port 0: any free port) and starts the threads; returns the port. Throws
-  // std::runtime_error if it cannot bind.
-  int start(const std::string& host, int port);
+  // Binds (port 0: any free port) and starts the threads; returns the port. With `tls`
+  // (a certificate), every connection is TLS: its handshake must end within
+  // header_timeout_s of the connection's start, and a client that fails it (plain HTTP,
+  // no or an untrusted client certificate where `tls` names a client CA) is closed.
+  // Throws std::runtime_error if it cannot bind, or naming the TLS file it cannot use.
+  int start(const std::string& host, int port, const TlsFiles& tls = {});
   // Stops accepting, sends the answers still owed, closes idle connections at once and
   // the rest after at most grace_s, then joins the threads. Idempotent.
   void stop(double grace_s);

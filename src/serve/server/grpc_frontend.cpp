@@ -3,11 +3,10 @@
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 #include "inference.grpc.pb.h"
+#include "serve/http/pem_file.hpp"
 #include "serve/server/infer_call.hpp"
 
 namespace tessera {
@@ -175,17 +174,6 @@ void fill_metadata(const Endpoint& ep, pb::ModelMetadataResponse& r) {
   for (const auto& [task, shape] : ep.outputs()) tensor(r.add_outputs(), task, shape);
 }
 
-std::string read_pem(const std::string& path, const char* what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(path + ": cannot read the gRPC TLS " + what);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (text.str().find("-----BEGIN") == std::string::npos) {
-    throw std::runtime_error(path + ": the gRPC TLS " + what + " is not PEM");
-  }
-  return text.str();
-}
-
 std::shared_ptr<grpc::ServerCredentials> credentials(const GrpcTls& tls) {
   if (tls.cert_file.empty()) return grpc::InsecureServerCredentials();
   if (tls.key_file.empty()) {
@@ -194,17 +182,19 @@ std::shared_ptr<grpc::ServerCredentials> credentials(const GrpcTls& tls) {
   grpc::SslServerCredentialsOptions options(
       tls.client_ca_file.empty() ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
                                  : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
-  options.pem_key_cert_pairs.push_back(
-      {read_pem(tls.key_file, "key"), read_pem(tls.cert_file, "certificate")});
+  options.pem_key_cert_pairs.push_back({read_pem_file(tls.key_file, "gRPC TLS key"),
+                                        read_pem_file(tls.cert_file, "gRPC TLS certificate")});
   if (!tls.client_ca_file.empty()) {
-    options.pem_root_certs = read_pem(tls.client_ca_file, "client CA");
+    options.pem_root_certs = read_pem_file(tls.client_ca_file, "gRPC TLS client CA");
   }
   return grpc::SslServerCredentials(options);
 }
 
 }  // namespace
 
-struct GrpcFrontEnd::Impl final : public pb::GRPCInferenceService::WithCallbackMethod_ModelInfer<
+// ModelInfer is served raw (its bytes, parsed here): gRPC's own parse of a callback
+// method's request answers a malformed message UNIMPLEMENTED with no message.
+struct GrpcFrontEnd::Impl final : public pb::GRPCInferenceService::WithRawCallbackMethod_ModelInfer<
                                       pb::GRPCInferenceService::Service> {
   Impl(KServeInference& inference, ModelRepository& repository, const ServerMetrics& metrics,
        const Admission& admission, std::size_t max_message_bytes, AccessControl access)
@@ -318,10 +308,11 @@ struct GrpcFrontEnd::Impl final : public pb::GRPCInferenceService::WithCallbackM
   }
 
   // Asynchronous (gRPC's callback API): no thread waits while the request is in the
-  // engine; the answer finishes the call from the event loop thread.
+  // engine; the answer finishes the call from the event loop thread. The request's bytes
+  // are parsed here, so a malformed message is INVALID_ARGUMENT naming the problem.
   grpc::ServerUnaryReactor* ModelInfer(grpc::CallbackServerContext* ctx,
-                                       const pb::ModelInferRequest* q,
-                                       pb::ModelInferResponse* r) override {
+                                       const grpc::ByteBuffer* bytes,
+                                       grpc::ByteBuffer* answer) override {
     grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
     // Finishes the call exactly once: with the answer, or UNAVAILABLE if the answer is
     // dropped unanswered (with the event loop, at shutdown).
@@ -343,11 +334,29 @@ struct GrpcFrontEnd::Impl final : public pb::GRPCInferenceService::WithCallbackM
       finisher->finish(st);
       return reactor;
     }
+    auto q = std::make_shared<pb::ModelInferRequest>();
+    grpc::ByteBuffer request(*bytes);  // shares the bytes; parsing consumes the copy
+    if (!grpc::SerializationTraits<pb::ModelInferRequest>::Deserialize(&request, q.get()).ok()) {
+      finisher->finish(Status(StatusCode::INVALID_ARGUMENT,
+                              "malformed ModelInfer request: its " +
+                                  std::to_string(bytes->Length()) +
+                                  " bytes are not a ModelInferRequest protobuf message"));
+      return reactor;
+    }
     inference_.start(
         q->model_name(), q->model_version(),
         [q](const ProtocolLimits& limits) { return from_proto(*q, limits); },
         std::chrono::steady_clock::now(),
-        [this, q, r, finisher](InferResult&& res) { finisher->finish(respond(*q, res, *r)); });
+        [this, q, answer, finisher](InferResult&& res) {
+          pb::ModelInferResponse r;
+          Status st = respond(*q, res, r);
+          bool own = false;
+          if (st.ok() &&
+              !grpc::SerializationTraits<pb::ModelInferResponse>::Serialize(r, answer, &own).ok()) {
+            st = Status(StatusCode::INTERNAL, "the ModelInfer response could not be encoded");
+          }
+          finisher->finish(st);
+        });
     return reactor;
   }
 

@@ -113,6 +113,7 @@ LlmServer::LlmServer(const RunSpec& run, std::vector<std::shared_ptr<const Decod
       limits, s.options.max_inflight, [&s](int status) { s.metrics.http_error(status); },
       [](const std::string& message) { return kserve_error(message); });
   s.front->set_access(AccessControl(s.options.access));
+  s.front->set_tls(s.options.http_tls);
   const auto positions = s.decoder->architecture().max_positions;
   s.max_positions =
       positions > 0 ? static_cast<uint32_t>(std::min<int64_t>(positions, 1 << 24)) : (1u << 16);

@@ -27,6 +27,7 @@
 
 #include "core/device.hpp"
 #include "serve/http/access.hpp"
+#include "serve/http/tls_files.hpp"
 #include "serve/openai/llm_protocol.hpp"
 #include "serve/runtime/llm_endpoint.hpp"
 
@@ -57,6 +58,7 @@ struct LlmServeOptions {
   int64_t eos_token = -1;
   std::string step_log;  // a CSV line per step here (LlmStepLog); "" for none
   AccessConfig access;   // API keys (docs/security.md); an LLM server has no control routes
+  TlsFiles http_tls;     // TLS on the HTTP port (PEM files; none: plain HTTP)
   // The chat template of /v1/chat/completions (from_run: the checkpoint's
   // tokenizer_config.json, when it has one); null: "role: content" lines.
   std::shared_ptr<const ChatTemplate> chat_template;

@@ -87,6 +87,9 @@ std::string http_metrics(const HttpStats& h) {
   counter("tessera_http_timeouts_total",
           "Connections closed by the read, keep-alive or write deadline.", h.timed_out);
   counter("tessera_http_requests_total", "HTTP requests read whole.", h.requests);
+  counter("tessera_http_tls_handshake_failures_total",
+          "TLS handshakes that failed, were shed or passed --header-timeout (--http-tls-cert).",
+          h.tls_failed);
   return out;
 }
 
@@ -134,6 +137,7 @@ Server::Impl::Impl(ServeOptions o) : options(std::move(o)) {
       limits, options.max_inflight, [this](int status) { metrics.http_error(status); },
       [](const std::string& message) { return error_body(message); });
   front->set_access(AccessControl(options.access));
+  front->set_tls(options.http_tls);
   inference = std::make_unique<KServeInference>(repository, front->admission(), metrics);
 }
 

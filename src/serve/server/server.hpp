@@ -42,6 +42,7 @@ struct ServeOptions {
   bool app_endpoint = true;  // serve the application itself (worker mode: false)
   AccessConfig access;       // keys and the control plane (docs/security.md): closed by default
   GrpcTls grpc_tls;          // TLS on the gRPC port (PEM files; none: plaintext)
+  TlsFiles http_tls;         // TLS on the HTTP port (PEM files; none: plain HTTP)
   int max_instances = 64;    // a reconfiguration's instances in all, at most (~2 threads each)
   int max_models = 32;       // models loaded at once after a reconfiguration, at most
 };
