@@ -43,6 +43,17 @@ if command -v npm >/dev/null && command -v node >/dev/null &&
     "openai@$OPENAI_NPM_VERSION" >/dev/null 2>&1 ||
     echo "    (npm install failed: the openai client check is skipped)"
 fi
+# `kubernetes-models` (the Kubernetes API's schemas as validators) for the export tests'
+# offline manifest validation (tests/k8s_validate.mjs); without it those checks are skipped.
+K8S_MODELS_NPM_VERSION=5.1.0
+if command -v npm >/dev/null && command -v node >/dev/null &&
+  [ ! -f "$BUILD_DIR/node/node_modules/kubernetes-models/package.json" ]; then
+  echo "==> npm: kubernetes-models@$K8S_MODELS_NPM_VERSION into $BUILD_DIR/node"
+  mkdir -p "$BUILD_DIR/node"
+  npm install --prefix "$BUILD_DIR/node" --no-audit --no-fund --silent \
+    "kubernetes-models@$K8S_MODELS_NPM_VERSION" >/dev/null 2>&1 ||
+    echo "    (npm install failed: the manifest schema checks are skipped)"
+fi
 echo "==> configuring $BUILD_DIR"
 cmake -S . -B "$BUILD_DIR" -G Ninja "$@" >/dev/null
 echo "==> building $BUILD_DIR"
