@@ -104,13 +104,10 @@ std::string kind_name(const Names& n, const InstanceKind& k) {
   return dns_label(name);
 }
 
-// The backend model's tensors: a TorchScript model on Triton's PyTorch backend names them
-// INPUT__0 / OUTPUT__0, the Python-backend emulation input / output.
+// The backend model's input: INPUT__0 for a TorchScript model on Triton's PyTorch backend,
+// `input` for the Python-backend emulation.
 std::string triton_input_name(const ModelEntry& m) {
   return triton_emulated(m) ? "input" : "INPUT__0";
-}
-std::string triton_output_name(const ModelEntry& m) {
-  return triton_emulated(m) ? "output" : "OUTPUT__0";
 }
 
 // The front end's models.yaml: every variant runs on its Triton Services over KServe v2 gRPC
@@ -134,9 +131,8 @@ std::string routing_models_yaml(const PlanDir& plan, const Names& n) {
     }
     remote["protocol"] = "grpc";
     remote["model"] = variant;
-    remote["input_name"] = triton_input_name(model);
-    remote["output_name"] = triton_output_name(model);
-    if (triton_emulated(model)) {  // the emulation returns its input
+    remote["input_name"] = triton_input_name(model);  // the model's one output is taken
+    if (triton_emulated(model)) {                     // the emulation returns its input
       for (int64_t d : model.input) remote["output"].push_back(d);
       remote["output"].SetStyle(YAML::EmitterStyle::Flow);
     }
@@ -179,6 +175,13 @@ std::string mig_parted_config(const PlanDir& plan, const std::string& config_nam
 }
 
 }  // namespace
+
+std::string backend_service_name(const PlanDir& plan, const InstanceKind& kind) {
+  Names n;
+  n.app = dns_label(plan.run.app.name);
+  n.part_of = "tessera-" + n.app;
+  return kind_name(n, kind);
+}
 
 std::vector<std::filesystem::path> write_kubernetes_manifests(const PlanDir& plan,
                                                               const std::filesystem::path& out,
