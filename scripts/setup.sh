@@ -12,6 +12,7 @@ PACKAGES=(
   libtorch-dev libcpp-httplib-dev libboost-dev
   libpcre2-dev libicu-dev # tokenizers: Unicode regular expressions, Unicode normalization
   libgrpc++-dev protobuf-compiler-grpc protobuf-compiler # the gRPC front end
+  libprotoc-dev # the export tests load Triton's model_config.proto at run time
   chromium # the report tests open report.html in headless Chromium
   python3-numpy # tests/llm_reference.py: the reference the engine's logits are checked against
   openssl # the TLS tests make their certificates with the openssl command

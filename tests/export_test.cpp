@@ -38,6 +38,7 @@
 #include "plan/jigsawserve/planner.hpp"
 #include "plan/jigsawserve/serving_files.hpp"
 #include "profile/profile_yaml.hpp"
+#include "triton_model_config.hpp"
 
 namespace tessera {
 namespace {
@@ -613,6 +614,29 @@ TEST_F(Export, LoopbackClusterServesThePlanThroughItsBackends) {
   for (const auto& [task, batches] : batches_by_task) EXPECT_GT(batches, 0) << task;
 }
 #endif
+
+// Every exported config.pbtxt (the repository's and each backend ConfigMap's) parses with
+// protobuf's text format into Triton's own ModelConfig message (model_config.proto); a field
+// Triton does not have, or an enum value it lacks, does not.
+TEST_F(Export, EveryConfigPbtxtParsesAsTritonsModelConfig) {
+  testing::TritonConfigSchema schema;
+  ASSERT_TRUE(schema.loaded()) << schema.parse("");
+  const exporter::PlanDir p = exporter::load_plan_dir(dir_ / "plan");
+  std::vector<std::string> configs;
+  for (const auto& v : exporter::write_triton_repository(p, dir_ / "triton-proto"))
+    configs.push_back(read(dir_ / "triton-proto" / v / "config.pbtxt"));
+  for (const auto& f : exporter::write_kubernetes_manifests(p, dir_ / "kubernetes-proto", {})) {
+    for (const YAML::Node& d : YAML::LoadAllFromFile(f.string())) {
+      if (d["data"] && d["data"]["config.pbtxt"])
+        configs.push_back(d["data"]["config.pbtxt"].as<std::string>());
+    }
+  }
+  ASSERT_GT(configs.size(), p.models.size());
+  for (const std::string& c : configs) EXPECT_EQ(schema.parse(c), "") << c;
+  EXPECT_NE(schema.parse(configs[0] + "max_batch: 4\n"), "");
+  EXPECT_NE(schema.parse("instance_group [ { kind: KIND_TPU } ]\n"), "");
+  EXPECT_NE(schema.parse("max_batch_size: \"four\"\n"), "");
+}
 
 TEST_F(Export, ABrokenPlanDirectoryIsASpecErrorNamingFileAndField) {
   const fs::path bad = dir_ / "bad";
