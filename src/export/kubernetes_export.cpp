@@ -24,12 +24,6 @@ std::string read_text(const std::filesystem::path& file) {
   return s.str();
 }
 
-void write_text(const std::filesystem::path& file, const std::string& text) {
-  std::ofstream out(file);
-  if (!out) throw std::runtime_error("cannot write " + file.string());
-  out << text;
-}
-
 struct Names {
   std::string app;      // dns label of the app
   std::string part_of;  // tessera-<app>

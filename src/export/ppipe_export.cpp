@@ -15,12 +15,6 @@
 namespace tessera::exporter {
 namespace {
 
-void write_text(const std::filesystem::path& file, const std::string& text) {
-  std::ofstream out(file);
-  if (!out) throw std::runtime_error("cannot write " + file.string());
-  out << text;
-}
-
 std::string partition_model(const ppipe::DnnPlan& dnn, const ppipe::Partition& p) {
   return dnn.dnn + "_b" + std::to_string(p.first_block) + "_" + std::to_string(p.end_block);
 }
