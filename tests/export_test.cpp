@@ -2,8 +2,11 @@
 // repository and as Kubernetes manifests, read back and checked. config.pbtxt is parsed as
 // protobuf text format and checked against the fields of Triton's ModelConfig message;
 // the manifests are parsed with yaml-cpp and checked for structure, names, selectors and
-// GPU / MIG resource requests against the plan's layout. (kubectl's dry run needs an API
-// server even with --dry-run=client, so no offline validator is run.)
+// GPU / MIG resource requests against the plan's layout, and validated against the Kubernetes
+// schemas with the npm package kubernetes-models (kubectl's dry run needs an API server);
+// every config.pbtxt is also parsed into Triton's own ModelConfig (model_config.proto). The
+// front end's models.yaml routes every variant to its Triton Services, and a loopback cluster
+// (tessera serve processes on the Services' ports) serves the exported plan end to end.
 
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
