@@ -12,6 +12,7 @@ PACKAGES=(
   libtorch-dev libcpp-httplib-dev libboost-dev
   libpcre2-dev libicu-dev # tokenizers: Unicode regular expressions, Unicode normalization
   libgrpc++-dev protobuf-compiler-grpc protobuf-compiler # the gRPC front end
+  libprotoc-dev # the export tests load Triton's model_config.proto at run time
   chromium # the report tests open report.html in headless Chromium
   python3-numpy # tests/llm_reference.py: the reference the engine's logits are checked against
   libssl-dev # TLS on the HTTP port (Boost.Asio's ssl stream on OpenSSL)
@@ -32,18 +33,23 @@ fi
 
 BUILD_DIR="${1:-build}"
 shift || true
+# npm_package NAME VERSION WHAT: installs an npm package into BUILD_DIR/node when npm is there
+# and it is not yet installed; without it, WHAT is skipped.
+npm_package() {
+  if command -v npm >/dev/null && command -v node >/dev/null &&
+    [ ! -f "$BUILD_DIR/node/node_modules/$1/package.json" ]; then
+    echo "==> npm: $1@$2 into $BUILD_DIR/node"
+    mkdir -p "$BUILD_DIR/node"
+    npm install --prefix "$BUILD_DIR/node" --no-audit --no-fund --silent "$1@$2" >/dev/null 2>&1 ||
+      echo "    (npm install failed: $3 skipped)"
+  fi
+}
 # The stock `openai` npm client (one package, no dependencies) for the client check
-# (tests/openai_client): installed into BUILD_DIR/node when npm is there; without it the
-# check is not registered with ctest.
-OPENAI_NPM_VERSION=6.49.0
-if command -v npm >/dev/null && command -v node >/dev/null &&
-  [ ! -f "$BUILD_DIR/node/node_modules/openai/package.json" ]; then
-  echo "==> npm: openai@$OPENAI_NPM_VERSION into $BUILD_DIR/node"
-  mkdir -p "$BUILD_DIR/node"
-  npm install --prefix "$BUILD_DIR/node" --no-audit --no-fund --silent \
-    "openai@$OPENAI_NPM_VERSION" >/dev/null 2>&1 ||
-    echo "    (npm install failed: the openai client check is skipped)"
-fi
+# (tests/openai_client); without it the check is not registered with ctest.
+npm_package openai 6.49.0 "the openai client check is"
+# `kubernetes-models` (the Kubernetes API's schemas as validators) for the export tests'
+# offline manifest validation (tests/k8s_validate.mjs); without it those checks are skipped.
+npm_package kubernetes-models 5.1.0 "the manifest schema checks are"
 echo "==> configuring $BUILD_DIR"
 cmake -S . -B "$BUILD_DIR" -G Ninja "$@" >/dev/null
 echo "==> building $BUILD_DIR"

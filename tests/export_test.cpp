@@ -2,8 +2,11 @@
 // repository and as Kubernetes manifests, read back and checked. config.pbtxt is parsed as
 // protobuf text format and checked against the fields of Triton's ModelConfig message;
 // the manifests are parsed with yaml-cpp and checked for structure, names, selectors and
-// GPU / MIG resource requests against the plan's layout. (kubectl's dry run needs an API
-// server even with --dry-run=client, so no offline validator is run.)
+// GPU / MIG resource requests against the plan's layout, and validated against the Kubernetes
+// schemas with the npm package kubernetes-models (kubectl's dry run needs an API server);
+// every config.pbtxt is also parsed into Triton's own ModelConfig (model_config.proto). The
+// front end's models.yaml routes every variant to its Triton Services, and a loopback cluster
+// (tessera serve processes on the Services' ports) serves the exported plan end to end.
 
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
@@ -11,22 +14,34 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <set>
 #include <sstream>
 
+#include <httplib.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
 
 #include "core/error.hpp"
 #include "export/kubernetes_export.hpp"
 #include "export/plan_dir.hpp"
 #include "export/triton_export.hpp"
+#include "k8s_schema_check.hpp"
+#include "models/model_spec.hpp"
 #include "pbtxt_reader.hpp"
 #include "plan/jigsawserve/plan_report.hpp"
 #include "plan/jigsawserve/plan_spec.hpp"
 #include "plan/jigsawserve/planner.hpp"
 #include "plan/jigsawserve/serving_files.hpp"
 #include "profile/profile_yaml.hpp"
+#include "triton_model_config.hpp"
 
 namespace tessera {
 namespace {
@@ -315,7 +330,7 @@ TEST_F(Export, KubernetesManifestsRequestThePlansSlices) {
   }
   int scripted_kinds = 0;
   for (const auto& k : p.kinds) scripted_kinds += k.variant == scripted_ ? 1 : 0;
-  EXPECT_EQ(claims, 1 + scripted_kinds);
+  EXPECT_EQ(claims, scripted_kinds);  // the front end runs no model itself
   // The front end's plan files parse, and its run.yaml refers to files beside it.
   const YAML::Node plan_files = config_maps[part_of + "-plan"]["data"];
   ASSERT_TRUE(plan_files);
@@ -345,6 +360,285 @@ TEST_F(Export, KubernetesManifestsRequestThePlansSlices) {
       EXPECT_EQ(e["mig-devices"].as<Counts>(), want);
     }
   }
+}
+
+// The exported front end runs no model itself: its models.yaml, as `tessera serve` reads
+// it, sends every variant over KServe v2 gRPC to the Services of that variant's Triton pods,
+// naming the Triton model's tensors.
+TEST_F(Export, FrontEndRoutesEveryVariantToItsTritonServices) {
+  const exporter::PlanDir p = exporter::load_plan_dir(dir_ / "plan");
+  const fs::path out = dir_ / "kubernetes-routing";
+  const auto files = exporter::write_kubernetes_manifests(p, out, {});
+  std::map<std::string, YAML::Node> by_name;
+  for (const auto& f : files) {
+    for (const YAML::Node& d : YAML::LoadAllFromFile(f.string()))
+      by_name[d["kind"].as<std::string>() + "/" + d["metadata"]["name"].as<std::string>()] = d;
+  }
+  const std::string part_of = "tessera-" + exporter::dns_label(p.run.app.name);
+  const YAML::Node plan_cm = by_name["ConfigMap/" + part_of + "-plan"];
+  ASSERT_TRUE(plan_cm);
+  write(out / "front-models.yaml", plan_cm["data"]["models.yaml"].as<std::string>());
+  const ModelsConfig models = load_models_config(out / "front-models.yaml");
+  ASSERT_EQ(models.models.size(), p.models.size());
+  for (const ModelSpec& m : models.models) {
+    SCOPED_TRACE(m.variant);
+    ASSERT_EQ(m.source, ModelSpec::Source::kRemote);
+    EXPECT_EQ(m.remote.protocol, RemoteSpec::Protocol::kGrpc);
+    EXPECT_TRUE(m.remote.output_name.empty());
+    EXPECT_EQ(m.remote.model, m.variant);
+    const exporter::ModelEntry& entry = p.model(m.variant);
+    EXPECT_EQ(m.input_shape, entry.input);
+    std::set<std::string> want;  // one endpoint per instance kind of the variant
+    for (const auto& k : p.kinds) {
+      if (k.variant != m.variant) continue;
+      const std::string name = exporter::backend_service_name(p, k);
+      want.insert(name + ":8001");
+      // The Service exists and offers gRPC on 8001; its model's config names the tensors.
+      const YAML::Node svc = by_name["Service/" + name];
+      ASSERT_TRUE(svc) << name;
+      bool grpc = false;
+      for (const YAML::Node& port : svc["spec"]["ports"])
+        grpc = grpc || (port["name"].as<std::string>() == "grpc" && port["port"].as<int>() == 8001);
+      EXPECT_TRUE(grpc) << name;
+      const std::string pbtxt =
+          by_name["ConfigMap/" + name + "-model"]["data"]["config.pbtxt"].as<std::string>();
+      EXPECT_NE(pbtxt.find("name: \"" + m.remote.input_name + "\""), std::string::npos);
+      EXPECT_EQ(pbtxt.find("output ["), pbtxt.rfind("output ["));  // one output: the one taken
+    }
+    EXPECT_EQ(std::set<std::string>(m.remote.endpoints.begin(), m.remote.endpoints.end()), want);
+    if (entry.source != exporter::ModelEntry::Source::kTorchScript) {
+      EXPECT_EQ(m.remote.output, entry.input);  // the emulation returns its input
+    }
+  }
+}
+
+// Every exported object is valid against the Kubernetes API's schemas (kubernetes-models,
+// offline); the ServiceMonitor is a custom resource the package has no schema for. A broken
+// Deployment is caught, so the check can fail.
+TEST_F(Export, ManifestsPassTheKubernetesSchemas) {
+  if (!testing::k8s_validator_available())
+    GTEST_SKIP() << "kubernetes-models not installed in BUILD/node (scripts/setup.sh)";
+  const exporter::PlanDir p = exporter::load_plan_dir(dir_ / "plan");
+  const auto files = exporter::write_kubernetes_manifests(p, dir_ / "kubernetes-schema", {});
+  std::vector<nlohmann::json> docs = testing::k8s_documents(files);
+  nlohmann::json broken = docs[1];  // the front end's Deployment
+  ASSERT_EQ(broken["kind"], "Deployment");
+  broken["metadata"]["name"] = "broken";
+  broken["spec"]["replicas"] = "one";
+  docs.push_back(broken);
+  const auto result = testing::k8s_validate(docs);
+  ASSERT_EQ(result.size(), docs.size());
+  for (const auto& [object, verdict] : result) {
+    if (object == "Deployment broken") {
+      EXPECT_NE(verdict.find("invalid"), std::string::npos) << verdict;
+    } else if (object.rfind("ServiceMonitor ", 0) == 0) {
+      EXPECT_EQ(verdict, "unknown");
+    } else {
+      EXPECT_EQ(verdict, "ok") << object;
+    }
+  }
+}
+
+#ifdef TESSERA_BINARY
+// One exported Service on loopback: a `tessera serve` process bound to the Service's own
+// ports on its own loopback address (standing in for the cluster's DNS name).
+struct LoopbackProcess {
+  pid_t pid = -1;
+  std::string address;
+  int http_port = 0;
+};
+
+LoopbackProcess spawn_serve(const std::vector<std::string>& args, const std::string& address,
+                            int http_port, const fs::path& cwd, const fs::path& log) {
+  LoopbackProcess p{-1, address, http_port};
+  p.pid = fork();
+  if (p.pid == 0) {
+    if (::chdir(cwd.c_str()) != 0) _exit(126);
+    std::freopen(log.c_str(), "a", stderr);
+    std::freopen(log.c_str(), "a", stdout);
+    std::vector<char*> argv = {const_cast<char*>(TESSERA_BINARY)};
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(TESSERA_BINARY, argv.data());
+    _exit(127);
+  }
+  return p;
+}
+
+bool wait_ready(const LoopbackProcess& p) {
+  httplib::Client c(p.address, p.http_port);
+  c.set_connection_timeout(1, 0);
+  for (int i = 0; i < 1200; ++i) {  // at most a minute (a child loading libtorch)
+    auto res = c.Get("/v2/health/ready");
+    if (res && res->status == 200) return true;
+    if (waitpid(p.pid, nullptr, WNOHANG) == p.pid) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+double metric_sum(const std::string& text, const std::string& prefix) {
+  double sum = 0;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(prefix, 0) == 0) sum += std::stod(line.substr(line.rfind(' ') + 1));
+  }
+  return sum;
+}
+
+// The exported topology on this machine: every backend Service is a `tessera serve --worker`
+// process on the Service's ports (HTTP 8000, gRPC 8001) at its own loopback address, its
+// model the variant's Triton model stood in for by `sleep` (it returns its input, as the
+// exported emulation does, after the plan's batch-1 latency); the front end is `tessera serve`
+// on the exported ConfigMap's files, unchanged but for the Service names resolved to those
+// addresses. Requests to the front end run the pipeline over gRPC on the backends; each is
+// answered exactly once, the front end counts each once, and every task's backends took batches.
+//
+// The plan is the suite's with every variant as `tessera plan` writes it without --models
+// (an emulation on Triton's Python backend, input `input`): the stand-in worker names its
+// input `input` and refuses Triton's TorchScript name INPUT__0.
+TEST_F(Export, LoopbackClusterServesThePlanThroughItsBackends) {
+  const fs::path out = dir_ / "loopback";
+  fs::create_directories(out);
+  fs::copy(dir_ / "plan", out / "plan", fs::copy_options::recursive);
+  {
+    std::vector<std::string> variants;
+    for (const auto& m : exporter::load_plan_dir(dir_ / "plan").models)
+      variants.push_back(m.variant);
+    write(out / "plan/models.yaml",
+          plan::models_file_yaml(variants, SpecNode::load_string("input: [3, 32, 32]\n", "user")));
+  }
+  const exporter::PlanDir p = exporter::load_plan_dir(out / "plan");
+  const auto files = exporter::write_kubernetes_manifests(p, out / "manifests", {});
+  const std::string part_of = "tessera-" + exporter::dns_label(p.run.app.name);
+  YAML::Node plan_files;
+  for (const YAML::Node& d : YAML::LoadAllFromFile((out / "manifests/frontend.yaml").string())) {
+    if (d["kind"].as<std::string>() == "ConfigMap") plan_files = d["data"];
+  }
+  ASSERT_TRUE(plan_files);
+  const fs::path etc = out / "etc";
+  fs::create_directories(etc);
+  std::string models = plan_files["models.yaml"].as<std::string>();
+  std::vector<LoopbackProcess> backends;
+  std::vector<std::string> backend_tasks;
+  // "Cluster DNS": Service i at 127.77.0.(i + 2); the front end at 127.77.0.1.
+  for (std::size_t i = 0; i < p.kinds.size(); ++i) {
+    const exporter::InstanceKind& k = p.kinds[i];
+    const std::string name = exporter::backend_service_name(p, k);
+    const std::string address = "127.77.0." + std::to_string(i + 2);
+    const std::string from = name + ":8001";
+    const auto at = models.find(from);
+    ASSERT_NE(at, std::string::npos) << name << " is not in the front end's models.yaml";
+    models.replace(at, from.size(), address + ":8001");
+    const fs::path worker_models = etc / (name + ".worker.yaml");
+    std::string input;
+    for (int64_t d : p.model(k.variant).input)
+      input += (input.empty() ? "" : ", ") + std::to_string(d);
+    write(worker_models, "input: [" + input + "]\nmodels:\n  - {variant: " + k.variant +
+                             ", zoo: sleep, latency_ms: " + std::to_string(k.latency_ms.front()) +
+                             "}\n");
+    backends.push_back(spawn_serve({"serve", "--worker", worker_models.string(), "--host", address,
+                                    "--port", "8000", "--grpc-port", "8001", "--no-warmup"},
+                                   address, 8000, etc, out / (name + ".log")));
+    backend_tasks.push_back(k.task);
+  }
+  for (const char* f : {"run.yaml", "app.yaml", "deployment.yaml", "profiles.yaml"})
+    write(etc / f, plan_files[f].as<std::string>());
+  write(etc / "models.yaml", models);
+  for (const auto& b : backends) ASSERT_TRUE(wait_ready(b)) << "backend " << b.address;
+  LoopbackProcess front = spawn_serve({"serve", (etc / "run.yaml").string(), "--host", "127.77.0.1",
+                                       "--port", "8000", "--no-warmup"},
+                                      "127.77.0.1", 8000, etc, out / "frontend.log");
+  const bool front_ready = wait_ready(front);
+  int answered = 0, ok = 0;
+  std::string metrics, failure;
+  if (front_ready) {
+    httplib::Client cli("127.77.0.1", 8000);
+    cli.set_read_timeout(30, 0);
+    const auto& shape = p.model(p.models.front().variant).input;
+    int64_t values = 1;
+    nlohmann::json dims = {1};
+    for (int64_t d : shape) {
+      values *= d;
+      dims.push_back(d);
+    }
+    const nlohmann::json body = {
+        {"inputs",
+         {{{"name", "input"},
+           {"shape", dims},
+           {"datatype", "FP32"},
+           {"data", std::vector<float>(static_cast<std::size_t>(values), 0.5f)}}}}};
+    const std::string text = body.dump();
+    constexpr int kRequests = 24;
+    std::vector<std::thread> clients;
+    std::atomic<int> answered_a{0}, ok_a{0};
+    std::mutex failure_mutex;
+    for (int c = 0; c < 4; ++c) {
+      clients.emplace_back([&] {
+        httplib::Client one("127.77.0.1", 8000);
+        one.set_read_timeout(30, 0);
+        for (int r = 0; r < kRequests / 4; ++r) {
+          auto res = one.Post("/v2/models/" + p.run.app.name + "/infer", text, "application/json");
+          if (res) {
+            ++answered_a;
+            if (res->status == 200) {
+              ++ok_a;
+            } else {
+              std::lock_guard<std::mutex> lock(failure_mutex);
+              if (failure.empty()) failure = std::to_string(res->status) + " " + res->body;
+            }
+          }
+        }
+      });
+    }
+    for (auto& t : clients) t.join();
+    answered = answered_a;
+    ok = ok_a;
+    auto res = cli.Get("/metrics");
+    if (res) metrics = res->body;
+  }
+  for (auto* proc : {&front}) kill(proc->pid, SIGTERM);
+  for (auto& b : backends) kill(b.pid, SIGTERM);
+  waitpid(front.pid, nullptr, 0);
+  for (auto& b : backends) waitpid(b.pid, nullptr, 0);
+  ASSERT_TRUE(front_ready) << "see " << (out / "frontend.log");
+  EXPECT_EQ(answered, 24);  // every request answered, once
+  EXPECT_GT(ok, 0) << failure;
+  EXPECT_EQ(metric_sum(metrics, "tessera_requests_total{"), 24) << metrics;
+  // Every backend is in service, and each task's backends ran batches over gRPC.
+  EXPECT_EQ(metric_sum(metrics, "tessera_backend_up{"), static_cast<double>(backends.size()))
+      << metrics;
+  std::map<std::string, double> batches_by_task;
+  for (std::size_t i = 0; i < backends.size(); ++i) {
+    batches_by_task[backend_tasks[i]] +=
+        metric_sum(metrics, "tessera_backend_requests_total{model=\"" + p.kinds[i].variant +
+                                "\",backend=\"" + backends[i].address + ":8001\"}");
+  }
+  for (const auto& [task, batches] : batches_by_task) EXPECT_GT(batches, 0) << task;
+}
+#endif
+
+// Every exported config.pbtxt (the repository's and each backend ConfigMap's) parses with
+// protobuf's text format into Triton's own ModelConfig message (model_config.proto); a field
+// Triton does not have, or an enum value it lacks, does not.
+TEST_F(Export, EveryConfigPbtxtParsesAsTritonsModelConfig) {
+  testing::TritonConfigSchema schema;
+  ASSERT_TRUE(schema.loaded()) << schema.parse("");
+  const exporter::PlanDir p = exporter::load_plan_dir(dir_ / "plan");
+  std::vector<std::string> configs;
+  for (const auto& v : exporter::write_triton_repository(p, dir_ / "triton-proto"))
+    configs.push_back(read(dir_ / "triton-proto" / v / "config.pbtxt"));
+  for (const auto& f : exporter::write_kubernetes_manifests(p, dir_ / "kubernetes-proto", {})) {
+    for (const YAML::Node& d : YAML::LoadAllFromFile(f.string())) {
+      if (d["data"] && d["data"]["config.pbtxt"])
+        configs.push_back(d["data"]["config.pbtxt"].as<std::string>());
+    }
+  }
+  ASSERT_GT(configs.size(), p.models.size());
+  for (const std::string& c : configs) EXPECT_EQ(schema.parse(c), "") << c;
+  EXPECT_NE(schema.parse(configs[0] + "max_batch: 4\n"), "");
+  EXPECT_NE(schema.parse("instance_group [ { kind: KIND_TPU } ]\n"), "");
+  EXPECT_NE(schema.parse("max_batch_size: \"four\"\n"), "");
 }
 
 TEST_F(Export, ABrokenPlanDirectoryIsASpecErrorNamingFileAndField) {

@@ -110,7 +110,9 @@ TEST(KServeHttp, BatchedInputIsAnsweredTogether) {
         "tessera_inference_queue_duration_seconds_count{model=\"chain\",version=\"1\"} 1\n",
         "tessera_inference_compute_output_duration_seconds_count{model=\"chain\",version=\"1\"} "
         "1\n",
-        "tessera_requests_total{app=\"chain\",outcome=\"ok\"} 3\n", "\nprocess_cpu_seconds_total ",
+        // One request of three rows: requests and rows are counted apart.
+        "tessera_requests_total{app=\"chain\",outcome=\"ok\"} 1\n",
+        "tessera_rows_total{app=\"chain\",outcome=\"ok\"} 3\n", "\nprocess_cpu_seconds_total ",
         "\nprocess_resident_memory_bytes ", "\nprocess_open_fds "}) {
     EXPECT_NE(metrics.find(line), std::string::npos) << line;
   }

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include <unistd.h>
 #include <nlohmann/json.hpp>
@@ -68,7 +69,15 @@ TEST(ServePlan, PlanDirectoryServesAsIsWithProfileTimedEmulations) {
   auto meta = cli.Get("/v2/models/" + run.app.name);
   ASSERT_TRUE(meta);
   ASSERT_EQ(meta->status, 200);
-  auto emulated = json::parse(meta->body)["parameters"]["emulated"].get<std::vector<std::string>>();
+  // Every parameter is a $parameter of the protocol: a bool, a number or a string.
+  const json params = json::parse(meta->body)["parameters"];
+  for (const auto& [key, value] : params.items()) {
+    EXPECT_TRUE(value.is_boolean() || value.is_number() || value.is_string())
+        << key << ": " << value;
+  }
+  std::vector<std::string> emulated;
+  std::istringstream names(params["emulated"].get<std::string>());
+  for (std::string n; std::getline(names, n, ',');) emulated.push_back(n);
   std::sort(emulated.begin(), emulated.end());
   std::sort(deployed.begin(), deployed.end());
   EXPECT_EQ(emulated, deployed);

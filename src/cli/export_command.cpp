@@ -4,7 +4,9 @@
 #include "cli/commands.hpp"
 #include "export/kubernetes_export.hpp"
 #include "export/plan_dir.hpp"
+#include "export/ppipe_export.hpp"
 #include "export/triton_export.hpp"
+#include "export/vllm_export.hpp"
 
 namespace tessera::cli {
 namespace {
@@ -14,9 +16,33 @@ struct ExportArgs {
   std::string to;
   std::string out_dir;  // default: PLAN_DIR/<to>
   exporter::KubernetesOptions kubernetes;
+  exporter::LlmExportOptions llm;
 };
 
 void run_export(const ExportArgs& args) {
+  if (args.to == "vllm") {  // iServe's deployments (tessera llm instances --out DIR)
+    const std::filesystem::path out = args.out_dir.empty()
+                                          ? std::filesystem::path(args.plan_dir) / "vllm"
+                                          : std::filesystem::path(args.out_dir);
+    exporter::LlmExportOptions o = args.llm;
+    o.namespace_name = args.kubernetes.namespace_name;
+    for (const auto& f : exporter::write_vllm_manifests(args.plan_dir, out, o))
+      std::cout << "tessera export: vLLM Deployments and InferencePools\n  wrote " << f.string()
+                << "\n";
+    return;
+  }
+  if (args.to == "kubernetes" && exporter::is_ppipe_plan_dir(args.plan_dir)) {
+    const std::filesystem::path out = args.out_dir.empty()
+                                          ? std::filesystem::path(args.plan_dir) / "kubernetes"
+                                          : std::filesystem::path(args.out_dir);
+    exporter::PpipeExportOptions o;
+    o.triton_image = args.kubernetes.triton_image;
+    o.namespace_name = args.kubernetes.namespace_name;
+    std::cout << "tessera export: PPipe partition pools\n";
+    for (const auto& f : exporter::write_ppipe_manifests(args.plan_dir, out, o))
+      std::cout << "  wrote " << f.string() << "\n";
+    return;
+  }
   const exporter::PlanDir plan = exporter::load_plan_dir(args.plan_dir);
   const std::filesystem::path out = args.out_dir.empty()
                                         ? std::filesystem::path(args.plan_dir) / args.to
@@ -35,9 +61,8 @@ void run_export(const ExportArgs& args) {
     std::cout << "tessera export: Kubernetes manifests for " << plan.kinds.size()
               << " instance kind(s) on " << plan.gpus << " GPU(s)\n";
     for (const auto& f : files) std::cout << "  wrote " << f.string() << "\n";
-    std::cout << "  the front end serves the plan itself: it sends nothing to the Triton "
-                 "backends unless its models.yaml is changed to remote: entries "
-                 "(docs/export.md#kubernetes)\n";
+    std::cout << "  the front end's models.yaml sends every variant to its Triton Services "
+                 "(remote: KServe v2 gRPC; docs/deploy.md)\n";
   }
   if (emulated > 0) {
     std::cout << "  " << emulated
@@ -51,13 +76,16 @@ void run_export(const ExportArgs& args) {
 void add_export_command(CLI::App& app) {
   auto args = std::make_shared<ExportArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "export", "Write a plan as a Triton model repository or Kubernetes manifests");
+      "export",
+      "Write a plan as a Triton model repository or Kubernetes manifests (JigsawServe and "
+      "PPipe plans; iServe deployments as vLLM)");
   cmd->add_option("plan", args->plan_dir, "Plan directory (tessera plan --out)")
       ->required()
       ->check(CLI::ExistingDirectory);
-  cmd->add_option("--to", args->to, "triton or kubernetes")
+  cmd->add_option("--to", args->to,
+                  "triton, kubernetes, or vllm (a `tessera llm instances --out` directory)")
       ->required()
-      ->check(CLI::IsMember({"triton", "kubernetes"}));
+      ->check(CLI::IsMember({"triton", "kubernetes", "vllm"}));
   cmd->add_option("--out,-o", args->out_dir, "Output directory (default: PLAN/<to>)");
   cmd->add_option("--image", args->kubernetes.tessera_image, "kubernetes: the tessera image")
       ->capture_default_str();
@@ -66,6 +94,12 @@ void add_export_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--namespace", args->kubernetes.namespace_name,
                   "kubernetes: metadata.namespace of the objects (default: none)");
+  cmd->add_option("--vllm-image", args->llm.vllm_image, "vllm: the vLLM image")
+      ->capture_default_str();
+  cmd->add_option("--llm-models", args->llm.models_dir,
+                  "vllm: directory of the models' config.json (DIR/<model>/config.json)");
+  cmd->add_option("--max-model-len", args->llm.max_model_len,
+                  "vllm: --max-model-len for every model (default: max_position_embeddings)");
   cmd->callback([args] { run_export(*args); });
 }
 

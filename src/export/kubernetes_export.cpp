@@ -5,9 +5,11 @@
 
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
+#include "export/gpu_operator.hpp"
 #include "export/triton_config.hpp"
 #include "export/yaml_text.hpp"
 
@@ -20,12 +22,6 @@ std::string read_text(const std::filesystem::path& file) {
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();
-}
-
-void write_text(const std::filesystem::path& file, const std::string& text) {
-  std::ofstream out(file);
-  if (!out) throw std::runtime_error("cannot write " + file.string());
-  out << text;
 }
 
 struct Names {
@@ -95,25 +91,60 @@ std::string frontend_run_yaml(const PlanDir& plan) {
          std::string(out.c_str()) + "\n";
 }
 
-std::string models_yaml_for_cluster(const PlanDir& plan) {
-  YAML::Node models = YAML::LoadFile(plan.run.models_file.string());
-  for (YAML::Node m : models["models"]) {
-    if (m["torchscript"]) {  // the front end finds TorchScript files under /models
-      m["torchscript"] =
-          "/models/" +
-          std::filesystem::path(m["torchscript"].as<std::string>()).filename().string();
-    }
-  }
-  YAML::Emitter out;
-  out << models;
-  return std::string(out.c_str()) + "\n";
-}
-
 std::string kind_name(const Names& n, const InstanceKind& k) {
   std::string name = "tessera-" + n.app + "-" + k.variant + "-" + k.mig;
   if (k.mps > 1) name += "-mps" + std::to_string(k.mps);
   name += "-b" + std::to_string(k.max_batch);
   return dns_label(name);
+}
+
+// The backend model's input: INPUT__0 for a TorchScript model on Triton's PyTorch backend,
+// `input` for the Python-backend emulation.
+std::string triton_input_name(const ModelEntry& m) {
+  return triton_emulated(m) ? "input" : "INPUT__0";
+}
+
+// The front end's models.yaml: every variant runs on its Triton Services over KServe v2 gRPC
+// (`remote:`), one endpoint per instance kind of the variant (each Service spreads calls
+// over its pods); the plan's per-variant `fanout` rule is kept. The front end's deployment
+// (batch sizes, queue delays, instances) and policies stay the plan's.
+std::string routing_models_yaml(const PlanDir& plan, const Names& n) {
+  const YAML::Node models = YAML::LoadFile(plan.run.models_file.string());
+  YAML::Node out_models(YAML::NodeType::Sequence);
+  for (const YAML::Node& m : models["models"]) {
+    const std::string variant = m["variant"].as<std::string>();
+    const ModelEntry& model = plan.model(variant);
+    YAML::Node entry;
+    entry["variant"] = variant;
+    for (int64_t d : model.input) entry["input"].push_back(d);
+    entry["input"].SetStyle(YAML::EmitterStyle::Flow);
+    if (m["fanout"]) entry["fanout"] = m["fanout"];
+    YAML::Node remote;
+    for (const InstanceKind& k : plan.kinds) {
+      if (k.variant == variant) remote["endpoints"].push_back(kind_name(n, k) + ":8001");
+    }
+    remote["protocol"] = "grpc";
+    remote["model"] = variant;
+    remote["input_name"] = triton_input_name(model);  // the model's one output is taken
+    if (triton_emulated(model)) {                     // the emulation returns its input
+      for (int64_t d : model.input) remote["output"].push_back(d);
+      remote["output"].SetStyle(YAML::EmitterStyle::Flow);
+    }
+    entry["remote"] = remote;
+    out_models.push_back(entry);
+  }
+  YAML::Node root;
+  root["models"] = out_models;
+  YAML::Emitter out;
+  out << root;
+  return "# Written by `tessera export --to kubernetes`: every variant runs on its Triton\n"
+         "# Services (KServe v2 gRPC); tessera batches, drops and routes in front.\n" +
+         std::string(out.c_str()) + "\n";
+}
+
+// The device plugin configuration that shares each whole GPU among `mps` MPS clients.
+std::string mps_config_name(const Names& n, int mps) {
+  return dns_label(n.part_of + "-mps" + std::to_string(mps));
 }
 
 std::string mig_parted_config(const PlanDir& plan, const std::string& config_name) {
@@ -139,6 +170,13 @@ std::string mig_parted_config(const PlanDir& plan, const std::string& config_nam
 
 }  // namespace
 
+std::string backend_service_name(const PlanDir& plan, const InstanceKind& kind) {
+  Names n;
+  n.app = dns_label(plan.run.app.name);
+  n.part_of = "tessera-" + n.app;
+  return kind_name(n, kind);
+}
+
 std::vector<std::filesystem::path> write_kubernetes_manifests(const PlanDir& plan,
                                                               const std::filesystem::path& out,
                                                               const KubernetesOptions& o) {
@@ -157,7 +195,7 @@ std::vector<std::filesystem::path> write_kubernetes_manifests(const PlanDir& pla
     ojson data = {{"run.yaml", frontend_run_yaml(plan)},
                   {"deployment.yaml", read_text(plan.dir / "deployment.yaml")},
                   {"profiles.yaml", read_text(plan.dir / "profiles.yaml")},
-                  {"models.yaml", models_yaml_for_cluster(plan)}};
+                  {"models.yaml", routing_models_yaml(plan, n)}};
     if (!plan.app_file.empty()) data["app.yaml"] = read_text(plan.app_file);
     const std::string config = dns_label(n.part_of + "-plan");
     ojson config_map = {{"apiVersion", "v1"},
@@ -174,14 +212,6 @@ std::vector<std::filesystem::path> write_kubernetes_manifests(const PlanDir& pla
         {"livenessProbe", probe("/v2/health/live", 8000)},
         {"volumeMounts", ojson::array({{{"name", "plan"}, {"mountPath", "/etc/tessera"}}})}};
     ojson volumes = ojson::array({{{"name", "plan"}, {"configMap", {{"name", config}}}}});
-    bool scripted = false;
-    for (const auto& m : plan.models) scripted = scripted || !triton_emulated(m);
-    if (scripted) {  // models.yaml names the TorchScript files under /models
-      container["volumeMounts"].push_back(
-          {{"name", "torchscript"}, {"mountPath", "/models"}, {"readOnly", true}});
-      volumes.push_back({{"name", "torchscript"},
-                         {"persistentVolumeClaim", {{"claimName", n.part_of + "-torchscript"}}}});
-    }
     ojson pod = {{"containers", ojson::array({container})}, {"volumes", volumes}};
     ojson ports = ojson::array({port("http", 8000), port("metrics", 8000)});
     ports[1]["port"] = 9000;  // the same /metrics, under the name the ServiceMonitor scrapes
@@ -193,16 +223,24 @@ std::vector<std::filesystem::path> write_kubernetes_manifests(const PlanDir& pla
   }
 
   // One Deployment of Triton pods per instance kind.
+  std::set<int> mps_levels;  // of whole GPUs shared by MPS pods
   {
     std::vector<ojson> docs;
     for (std::size_t i = 0; i < plan.kinds.size(); ++i) {
       const InstanceKind& k = plan.kinds[i];
       const ModelEntry& model = plan.model(k.variant);
       const std::string name = kind_name(n, k);
-      const std::string pbtxt =
-          triton_config_pbtxt(plan, k.variant, {TritonDevice{0, static_cast<int>(i)}},
-                              "Written by `tessera export --to kubernetes`: " + k.variant +
-                                  " on one " + (k.whole_gpu ? "GPU" : k.mig + " MIG slice"));
+      // A whole GPU shared by MPS: one pod (one Triton process) per MPS share, each asking
+      // the device plugin's MPS sharing for one replica of nvidia.com/gpu. A MIG slice
+      // cannot be shared that way (the device plugin's MPS sharing serves nvidia.com/gpu
+      // only): its MPS level becomes Triton instances in the slice's one pod.
+      const bool mps_pods = k.whole_gpu && k.mps > 1;
+      const std::string pbtxt = triton_config_pbtxt(
+          plan, k.variant, {TritonDevice{0, static_cast<int>(i), mps_pods ? 1 : 0}},
+          "Written by `tessera export --to kubernetes`: " + k.variant + " on one " +
+              (mps_pods      ? "MPS share of a GPU"
+               : k.whole_gpu ? "GPU"
+                             : k.mig + " MIG slice"));
       ojson data = {{"config.pbtxt", pbtxt}};
       const bool emulated = triton_emulated(model);
       if (emulated) data["model.py"] = triton_emulation_model_py(k.variant);
@@ -239,17 +277,23 @@ std::vector<std::filesystem::path> write_kubernetes_manifests(const PlanDir& pla
                          {"resources", {{"limits", {{resource, 1}}}}},
                          {"readinessProbe", probe("/v2/health/ready", 8000)},
                          {"volumeMounts", mounts}};
-      ojson pod = {{"nodeSelector", {{"nvidia.com/mig.config", mig_config}}},
+      ojson selector = {{"nvidia.com/mig.config", mig_config}};
+      if (mps_pods) selector["nvidia.com/device-plugin.config"] = mps_config_name(n, k.mps);
+      ojson pod = {{"nodeSelector", selector},
                    {"containers", ojson::array({container})},
                    {"volumes", volumes}};
-      ojson dep = deployment(name, n, "backend", k.count, pod, o);
+      ojson dep = deployment(name, n, "backend", mps_pods ? k.count * k.mps : k.count, pod, o);
       for (ojson* labels :
            {&dep["metadata"]["labels"], &dep["spec"]["template"]["metadata"]["labels"]}) {
         (*labels)["tessera.io/task"] = dns_label(k.task);
         (*labels)["tessera.io/variant"] = dns_label(k.variant);
         (*labels)["tessera.io/mig"] = k.whole_gpu ? "whole-gpu" : k.mig;
         (*labels)["tessera.io/emulated"] = emulated ? "true" : "false";
+        (*labels)["tessera.io/mps"] = std::to_string(k.mps);
+        (*labels)["tessera.io/mps-sharing"] =
+            k.mps == 1 ? "none" : (mps_pods ? "device-plugin" : "triton-instances");
       }
+      if (mps_pods) mps_levels.insert(k.mps);
       docs.push_back(config_map);
       docs.push_back(dep);
       docs.push_back(service(
@@ -270,6 +314,24 @@ std::vector<std::filesystem::path> write_kubernetes_manifests(const PlanDir& pla
                 {"data", {{"config.yaml", mig_parted_config(plan, mig_config)}}}};
     cm["metadata"]["namespace"] = "gpu-operator";
     const auto file = out / "mig-parted.yaml";
+    write_text(file, yaml_documents({cm}, header));
+    files.push_back(file);
+  }
+
+  // MPS sharing of whole GPUs: the device plugin's configuration, one entry per MPS level
+  // (label a node nvidia.com/device-plugin.config=<entry>).
+  if (!mps_levels.empty()) {
+    ojson data = ojson::object();
+    for (int level : mps_levels) {
+      data[mps_config_name(n, level)] = device_plugin_mps_config(level);
+    }
+    ojson cm = {
+        {"apiVersion", "v1"},
+        {"kind", "ConfigMap"},
+        {"metadata", metadata(dns_label(n.part_of + "-device-plugin"), n, "mps-sharing", o)},
+        {"data", data}};
+    cm["metadata"]["namespace"] = "gpu-operator";
+    const auto file = out / "device-plugin.yaml";
     write_text(file, yaml_documents({cm}, header));
     files.push_back(file);
   }

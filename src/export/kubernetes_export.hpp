@@ -31,6 +31,11 @@ struct KubernetesOptions {
   std::string namespace_name;  // empty: none set (kubectl -n chooses)
 };
 
+// The name of the Deployment and Service of one instance kind's Triton pods:
+// tessera-<app>-<variant>-<profile>[-mps<n>]-b<batch> as a DNS label. The front end's
+// models.yaml reaches it at <name>:8001 (KServe v2 gRPC).
+std::string backend_service_name(const PlanDir& plan, const InstanceKind& kind);
+
 std::vector<std::filesystem::path> write_kubernetes_manifests(const PlanDir& plan,
                                                               const std::filesystem::path& out,
                                                               const KubernetesOptions& options);

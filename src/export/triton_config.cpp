@@ -78,7 +78,8 @@ std::string triton_config_pbtxt(const PlanDir& plan, const std::string& variant,
     const InstanceKind& k = plan.kinds[static_cast<std::size_t>(devices[i].kind)];
     out += fmt::format(
         "  {{\n    name: {}\n    kind: KIND_GPU\n    count: {}\n    gpus: [ {} ]\n  }}{}\n",
-        quoted(fmt::format("{}_device{}", variant, devices[i].device)), k.mps, devices[i].device,
+        quoted(fmt::format("{}_device{}", variant, devices[i].device)),
+        devices[i].instances > 0 ? devices[i].instances : k.mps, devices[i].device,
         i + 1 < devices.size() ? "," : "");
   }
   out += "]\n";

@@ -23,7 +23,8 @@ namespace tessera::exporter {
 // kind placed there.
 struct TritonDevice {
   int device = 0;
-  int kind = 0;  // index into PlanDir::kinds
+  int kind = 0;       // index into PlanDir::kinds
+  int instances = 0;  // model instances on it (0: the kind's MPS level)
 };
 
 bool triton_emulated(const ModelEntry& model);

@@ -6,18 +6,9 @@
 #include <stdexcept>
 
 #include "export/triton_config.hpp"
+#include "export/yaml_text.hpp"
 
 namespace tessera::exporter {
-namespace {
-
-void write_text(const std::filesystem::path& file, const std::string& text) {
-  std::ofstream out(file);
-  if (!out) throw std::runtime_error("cannot write " + file.string());
-  out << text;
-}
-
-}  // namespace
-
 std::vector<std::string> write_triton_repository(const PlanDir& plan,
                                                  const std::filesystem::path& out) {
   std::filesystem::create_directories(out);

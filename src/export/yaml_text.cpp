@@ -1,5 +1,8 @@
 #include "export/yaml_text.hpp"
 
+#include <fstream>
+#include <stdexcept>
+
 #include <yaml-cpp/yaml.h>
 
 namespace tessera::exporter {
@@ -52,6 +55,12 @@ std::string yaml_documents(const std::vector<ojson>& documents, const std::strin
   std::string text = "# " + header + "\n";
   for (const ojson& d : documents) text += "---\n" + yaml_text(d);
   return text;
+}
+
+void write_text(const std::filesystem::path& file, const std::string& text) {
+  std::ofstream out(file);
+  if (!out) throw std::runtime_error("cannot write " + file.string());
+  out << text;
 }
 
 }  // namespace tessera::exporter

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -18,5 +19,9 @@ using ojson = nlohmann::ordered_json;
 
 std::string yaml_text(const ojson& value);
 std::string yaml_documents(const std::vector<ojson>& documents, const std::string& header);
+
+// Writes `text` to `file` (replacing it); throws std::runtime_error naming the file when it
+// cannot be written.
+void write_text(const std::filesystem::path& file, const std::string& text);
 
 }  // namespace tessera::exporter

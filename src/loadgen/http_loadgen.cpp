@@ -8,6 +8,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -54,7 +55,13 @@ ModelMeta metadata_of(const LoadgenOptions& options, const std::string& model) {
   if (!shape.empty() && shape[0] == -1) shape.erase(shape.begin());
   const auto params = meta.find("parameters");
   if (params != meta.end() && params->contains("emulated")) {
-    m.emulated = params->at("emulated").get<std::vector<std::string>>();
+    const json& e = params->at("emulated");
+    if (e.is_array()) {  // servers before the list became a $parameter string
+      m.emulated = e.get<std::vector<std::string>>();
+    } else if (e.is_string()) {  // "a,b,c"
+      std::istringstream names(e.get<std::string>());
+      for (std::string n; std::getline(names, n, ',');) m.emulated.push_back(n);
+    }
   }
   return m;
 }

@@ -69,6 +69,11 @@ void ServerMetrics::answered(EndpointMetrics& e, AnswerKind kind, Time latency) 
   if (kind == AnswerKind::kOk || kind == AnswerKind::kLate) e.latency.add(latency);
 }
 
+void ServerMetrics::request_answered(EndpointMetrics& e, AnswerKind kind) {
+  std::lock_guard lock(mutex_);
+  e.requests[static_cast<std::size_t>(kind)]++;
+}
+
 void ServerMetrics::dropped(EndpointMetrics& e, TaskId task, DropReason reason) {
   std::lock_guard lock(mutex_);
   e.drops[task][static_cast<std::size_t>(reason)]++;
@@ -119,8 +124,18 @@ std::string ServerMetrics::render() const {
   out += "# HELP tessera_requests_total Inference requests answered, by endpoint and outcome.\n";
   out += "# TYPE tessera_requests_total counter\n";
   for (const auto& e : endpoints_) {
-    for (std::size_t k = 0; k < e->answers.size(); ++k) {
+    for (std::size_t k = 0; k < e->requests.size(); ++k) {
       out += fmt::format("tessera_requests_total{{app=\"{}\",outcome=\"{}\"}} {}\n", esc(e->name),
+                         answer_kind_name(static_cast<AnswerKind>(k)), e->requests[k]);
+    }
+  }
+  out +=
+      "# HELP tessera_rows_total Rows (items) of inference requests answered, by endpoint and "
+      "the row's outcome.\n";
+  out += "# TYPE tessera_rows_total counter\n";
+  for (const auto& e : endpoints_) {
+    for (std::size_t k = 0; k < e->answers.size(); ++k) {
+      out += fmt::format("tessera_rows_total{{app=\"{}\",outcome=\"{}\"}} {}\n", esc(e->name),
                          answer_kind_name(static_cast<AnswerKind>(k)), e->answers[k]);
     }
   }

@@ -36,7 +36,11 @@ struct EndpointMetrics {
   std::string name;
   std::vector<std::string> tasks;
   std::vector<std::vector<std::string>> variants;  // [task][variant]
+  // Rows (items) by how each was answered, and requests (one per inference request, however
+  // many rows it holds) by how the request was answered: a request's outcome is its first
+  // row that was not ok or late, else late if any row was, else ok.
   std::array<uint64_t, static_cast<std::size_t>(AnswerKind::kCount)> answers{};
+  std::array<uint64_t, static_cast<std::size_t>(AnswerKind::kCount)> requests{};
   PromHistogram latency;
   std::vector<PromHistogram> batch_size;               // per task
   std::vector<double> batch_seconds;                   // per task, total
@@ -51,7 +55,10 @@ class ServerMetrics {
  public:
   EndpointMetrics& add_endpoint(const std::string& name, const App& app);
 
+  // One row answered (tessera_rows_total, and the latency histogram when ok or late).
   void answered(EndpointMetrics& e, AnswerKind kind, Time latency);
+  // One inference request answered (tessera_requests_total).
+  void request_answered(EndpointMetrics& e, AnswerKind kind);
   void dropped(EndpointMetrics& e, TaskId task, DropReason reason);
   void batch_started(EndpointMetrics& e, TaskId task, int variant, std::size_t size);
   void batch_finished(EndpointMetrics& e, TaskId task, Time seconds);

@@ -34,10 +34,16 @@ json tensor_meta(const std::string& name, const std::vector<int64_t>& shape) {
 json model_metadata(const Endpoint& ep) {
   json outputs = json::array();
   for (const auto& [task, shape] : ep.outputs()) outputs.push_back(tensor_meta(task, shape));
-  json tasks = json::array();
+  // The protocol's $parameter is a bool, a number or a string: lists are comma-separated.
+  auto joined = [](const auto& names) {
+    std::string out;
+    for (const auto& n : names) out += (out.empty() ? "" : ",") + std::string(n);
+    return out;
+  };
+  std::vector<std::string> tasks;
   for (const Task& t : ep.app().tasks) tasks.push_back(t.name);
-  json parameters = {{"slo_ms", ep.app().slo * 1e3}, {"tasks", tasks}};
-  if (!ep.emulated().empty()) parameters["emulated"] = ep.emulated();
+  json parameters = {{"slo_ms", ep.app().slo * 1e3}, {"tasks", joined(tasks)}};
+  if (!ep.emulated().empty()) parameters["emulated"] = joined(ep.emulated());
   return {{"name", ep.name()},     {"versions", {kModelVersion}},
           {"platform", "tessera"}, {"inputs", {tensor_meta("input", ep.input_shape())}},
           {"outputs", outputs},    {"parameters", parameters}};

@@ -61,6 +61,17 @@ struct Call {
   DoneFn done;
 };
 
+// How the request as a whole was answered: its first row not ok or late, else late if any
+// row was, else ok (the answer call_result gives).
+AnswerKind request_kind(const Call& c) {
+  bool late = false;
+  for (const Answer& a : c.answers) {
+    if (a.kind != AnswerKind::kOk && a.kind != AnswerKind::kLate) return a.kind;
+    late = late || a.kind == AnswerKind::kLate;
+  }
+  return late ? AnswerKind::kLate : AnswerKind::kOk;
+}
+
 InferResult call_result(ModelStatsTable& stats, Call& c) {
   for (const Answer& a : c.answers) {
     if (a.kind != AnswerKind::kOk && a.kind != AnswerKind::kLate) {
@@ -227,6 +238,7 @@ void KServeInference::start(const std::string& name, const std::string& version,
         refusal(400, "model '" + name + "' has no version '" + version + "' (versions: 1)"));
   }
   if (!repository_.loaded(name)) {
+    metrics_.request_answered(ep->metrics(), AnswerKind::kInvalid);
     metrics_.answered(ep->metrics(), AnswerKind::kInvalid, 0.0);
     stats.failed(name, since(start));
     return done(refusal(400, "model '" + name + "' is unloaded (POST /v2/repository/models/" +
@@ -234,6 +246,7 @@ void KServeInference::start(const std::string& name, const std::string& version,
   }
   if (admission_.draining()) {
     Admission::Ticket ticket = admission_.enter(1);
+    metrics_.request_answered(ep->metrics(), AnswerKind::kShutdown);
     metrics_.answered(ep->metrics(), AnswerKind::kShutdown, 0.0);
     stats.failed(name, since(start));
     return done(refusal(503, "the server is shutting down", {{"outcome", "shutdown"}}, true));
@@ -251,6 +264,7 @@ void KServeInference::start(const std::string& name, const std::string& version,
     // Admission first (1 for the request being parsed), before the body is parsed.
     Admission::Ticket probe = admission_.enter(1);
     if (probe.over_limit()) {
+      metrics_.request_answered(ep->metrics(), AnswerKind::kRejected);
       metrics_.answered(ep->metrics(), AnswerKind::kRejected, 0.0);
       stats.failed(name, since(start));
       return done(overloaded());
@@ -263,6 +277,7 @@ void KServeInference::start(const std::string& name, const std::string& version,
       call->request = parse(limits);
       items = items_of(*ep, *call, max_inflight);
     } catch (const ProtocolError& e) {
+      metrics_.request_answered(ep->metrics(), AnswerKind::kInvalid);
       metrics_.answered(ep->metrics(), AnswerKind::kInvalid, 0.0);
       stats.failed(name, since(start));
       return done(refusal(400, e.what()));
@@ -272,6 +287,7 @@ void KServeInference::start(const std::string& name, const std::string& version,
   call->guard = admission_.enter(n);
   if (call->guard.over_limit()) {
     call->guard.release();
+    metrics_.request_answered(ep->metrics(), AnswerKind::kRejected);
     for (int i = 0; i < n; ++i) metrics_.answered(ep->metrics(), AnswerKind::kRejected, 0.0);
     stats.failed(name, since(start));
     return done(overloaded());
@@ -281,11 +297,12 @@ void KServeInference::start(const std::string& name, const std::string& version,
   call->left = items.size();
   call->done = std::move(done);
   // Each item's callback runs once, on the loop thread.
-  const auto row_done = [&stats, call](std::size_t i) {
-    return [&stats, call, i](Answer&& a) {
+  const auto row_done = [&stats, &metrics = metrics_, call](std::size_t i) {
+    return [&stats, &metrics, call, i](Answer&& a) {
       call->answers[i] = std::move(a);
       if (--call->left > 0) return;
       call->guard.release();
+      metrics.request_answered(call->ep->metrics(), request_kind(*call));
       const DoneFn answer = std::move(call->done);
       answer(call_result(stats, *call));
     };
