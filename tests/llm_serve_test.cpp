@@ -357,7 +357,9 @@ std::vector<std::vector<int64_t>> shared_prefix_tokens(bool caching, uint64_t* h
     live.endpoint.submit(std::move(r), collect(got.back()));
     // One at a time for the first two: the second finds the first's blocks cached; the rest
     // arrive together and share them while running.
-    if (i < 2) EXPECT_TRUE(wait_for([&] { return got.back()->ended() == 1; }));
+    if (i < 2) {
+      EXPECT_TRUE(wait_for([&] { return got.back()->ended() == 1; }));
+    }
   }
   EXPECT_TRUE(wait_for([&] { return all_ended(got); }));
   EXPECT_TRUE(wait_for([&] { return live.endpoint.stats().in_flight == 0; }));
@@ -367,7 +369,9 @@ std::vector<std::vector<int64_t>> shared_prefix_tokens(bool caching, uint64_t* h
   for (const auto& g : got) {
     std::lock_guard lock(g->mutex);
     EXPECT_EQ(g->ends.size(), 1u);
-    if (!g->ends.empty()) EXPECT_EQ(g->ends[0].record.outcome, Outcome::kOk);
+    if (!g->ends.empty()) {
+      EXPECT_EQ(g->ends[0].record.outcome, Outcome::kOk);
+    }
     out.push_back(g->tokens);
   }
   return out;
@@ -487,13 +491,14 @@ TEST(LlmStep, OneBatchedPassAndABadInputFailsOnlyItsRequest) {
     return e;
   };
   // Step 1: a's prefill alone. Step 2: a's decode beside b's and bad's prefills.
-  const std::vector<LlmStepItem> first{{a, prefill(0, 4)}};
+  const std::vector<LlmStepItem> first{{a, prefill(0, 4), nullptr}};
   EXPECT_TRUE(run_llm_step(*decoder, first, clock).failed.empty());
   LlmInstanceScheduler::StepEntry decode;
   decode.request = 0;
   decode.decode = true;
   decode.emits = true;
-  const std::vector<LlmStepItem> second{{a, decode}, {b, prefill(1, 2)}, {bad, prefill(2, 2)}};
+  const std::vector<LlmStepItem> second{
+      {a, decode, nullptr}, {b, prefill(1, 2), nullptr}, {bad, prefill(2, 2), nullptr}};
   const LlmStepResult result = run_llm_step(*decoder, second, clock);
   EXPECT_EQ(result.failed, std::vector<uint64_t>{3});
   EXPECT_TRUE(result.stopped.empty());

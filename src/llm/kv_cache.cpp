@@ -34,7 +34,7 @@ void KvBlockPool::match(std::span<const int64_t> tokens, uint32_t max_blocks,
   uint64_t parent = 0;
   for (std::size_t i = 0; i < limit; ++i) {
     const auto block = tokens.subspan(i * block_tokens_, block_tokens_);
-    const uint64_t h = block_hash(parent_hash, block);
+    const uint64_t h = hash_(parent_hash, block);
     const auto found = by_hash_.find(h);
     if (found == by_hash_.end()) return;
     const Entry& e = entries_.at(found->second);
@@ -79,7 +79,7 @@ uint64_t KvBlockPool::commit(std::span<const int64_t> block, uint64_t parent) {
     if (p == entries_.end()) return 0;
     parent_hash = p->second.hash;
   }
-  const uint64_t h = block_hash(parent_hash, block);
+  const uint64_t h = hash_(parent_hash, block);
   const auto found = by_hash_.find(h);
   if (found != by_hash_.end()) {
     Entry& e = entries_.at(found->second);

@@ -31,10 +31,17 @@ namespace tessera {
 
 class KvBlockPool {
  public:
-  KvBlockPool(uint32_t blocks, uint32_t block_tokens, bool prefix_caching = false)
+  // The chained hash of a block after a prefix whose hash is `parent_hash` (0: none).
+  using BlockHash = uint64_t (*)(uint64_t parent_hash, std::span<const int64_t> block);
+  static uint64_t block_hash(uint64_t parent_hash, std::span<const int64_t> block);
+
+  // `hash`: block_hash, or (tests) a weaker one that collides.
+  KvBlockPool(uint32_t blocks, uint32_t block_tokens, bool prefix_caching = false,
+              BlockHash hash = &KvBlockPool::block_hash)
       : total_(blocks),
         block_tokens_(block_tokens == 0 ? 1 : block_tokens),
-        prefix_caching_(prefix_caching) {}
+        prefix_caching_(prefix_caching),
+        hash_(hash) {}
 
   uint32_t total() const { return total_; }
   // Blocks some request holds (anonymous, or cached with a reference).
@@ -75,9 +82,6 @@ class KvBlockPool {
   // Called with the serial of every evicted block (the live server frees its KV).
   void set_on_evict(std::function<void(uint64_t)> on_evict) { on_evict_ = std::move(on_evict); }
 
-  // The chained hash of a block after a prefix whose hash is `parent_hash` (0: none).
-  static uint64_t block_hash(uint64_t parent_hash, std::span<const int64_t> block);
-
  private:
   struct Entry {
     uint64_t hash = 0;
@@ -92,6 +96,7 @@ class KvBlockPool {
   uint32_t total_;
   uint32_t block_tokens_;
   bool prefix_caching_;
+  BlockHash hash_;
   uint32_t anonymous_ = 0;
   uint32_t held_cached_ = 0;  // cached blocks with refs > 0
   uint64_t next_serial_ = 1;

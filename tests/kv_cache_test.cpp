@@ -1,22 +1,17 @@
-// KvBlockPool's automatic prefix caching (llm/kv_cache.hpp) and the LLM scheduler's use of
-// it in simulated time: hits skip prefill, blocks are shared by reference, freed blocks stay
-// cached until evicted LRU, a block in use is never evicted, collisions never hit.
+// KvBlockPool's automatic prefix caching (llm/kv_cache.hpp): whole blocks of the same
+// prefix hit, blocks are shared by reference, freed blocks stay cached until evicted LRU, a
+// block in use is never evicted, a hash collision never hits, exhaustion is a clean refusal.
+
+#include "llm/kv_cache.hpp"
 
 #include <gtest/gtest.h>
 
 #include <numeric>
-#include <set>
+#include <span>
 #include <vector>
-
-#include "llm/kv_cache.hpp"
-#include "llm_harness.hpp"
 
 namespace tessera {
 namespace {
-
-using testing::llm_arrival;
-using testing::LlmHarness;
-using testing::SimpleLlmCost;
 
 std::vector<int64_t> ids(int64_t first, std::size_t n) {
   std::vector<int64_t> v(n);
@@ -144,86 +139,33 @@ TEST(KvPrefixCache, OffMeansNoCaching) {
   EXPECT_TRUE(hits.empty());
 }
 
+// Every block hashes alike: a hit must still compare tokens and the block before.
+uint64_t colliding_hash(uint64_t, std::span<const int64_t>) { return 42; }
+
+TEST(KvPrefixCache, AHashCollisionNeverServesAnotherPrefix) {
+  KvBlockPool pool(8, 2, true, &colliding_hash);
+  const auto a = ids(1, 2);
+  const auto serials = commit_all(pool, a);
+  std::vector<uint64_t> hits;
+  pool.match(ids(50, 2), 1, hits);  // same hash, other tokens
+  EXPECT_TRUE(hits.empty());
+  pool.match(a, 1, hits);
+  EXPECT_EQ(hits, serials);
+  // Committing a different block with the same hash keeps it the request's own.
+  ASSERT_TRUE(pool.take(1));
+  EXPECT_EQ(pool.commit(ids(50, 2), 0), 0u);
+  EXPECT_EQ(pool.cached(), 1u);
+  EXPECT_EQ(pool.used(), 2u);
+  // The second block of `a` collides with its first: a different parent, so no hit either.
+  const auto a4 = ids(1, 4);
+  pool.match(a4, 2, hits);
+  EXPECT_EQ(hits.size(), 1u);
+}
+
 TEST(KvPrefixCache, TheChainedHashDependsOnThePrefix) {
   const auto block = ids(5, 4);
   EXPECT_NE(KvBlockPool::block_hash(0, block), KvBlockPool::block_hash(1, block));
   EXPECT_EQ(KvBlockPool::block_hash(3, block), KvBlockPool::block_hash(3, block));
-}
-
-// The scheduler, simulated: prefill cost is 1 ms per token prefilled.
-LlmSchedulerConfig prefix_config(bool caching, uint32_t blocks = 1000) {
-  LlmSchedulerConfig c;
-  c.policy = LlmPolicy::kContinuous;
-  c.kv_blocks = blocks;
-  c.block_tokens = 16;
-  c.prefix_caching = caching;
-  return c;
-}
-
-Arrival shared(Time t, uint32_t prompt, uint32_t prefix, uint32_t group) {
-  Arrival a = llm_arrival(t, prompt, 4);
-  a.shared_prefix_tokens = prefix;
-  a.prefix_group = group;
-  return a;
-}
-
-uint64_t prefilled(const LlmHarness& h) {
-  uint64_t n = 0;
-  for (const auto& s : h.steps) n += s.prefill_tokens;
-  return n;
-}
-
-TEST(LlmPrefixCaching, ASharedPrefixIsPrefilledOnce) {
-  // Three requests of 100 tokens whose first 64 are the same system prompt, one after the
-  // other: the 2nd and 3rd prefill only 100 - 64 tokens (4 whole blocks hit).
-  const std::vector<Arrival> trace = {shared(0.0, 100, 64, 1), shared(1.0, 100, 64, 1),
-                                      shared(2.0, 100, 64, 1)};
-  LlmHarness on(prefix_config(true), std::make_shared<SimpleLlmCost>(0.010, 0.001));
-  on.run(trace);
-  LlmHarness off(prefix_config(false), std::make_shared<SimpleLlmCost>(0.010, 0.001));
-  off.run(trace);
-  ASSERT_EQ(on.records.size(), 3u);
-  EXPECT_EQ(prefilled(off), 300u);
-  EXPECT_EQ(prefilled(on), 100u + 36u + 36u);
-  EXPECT_EQ(on.scheduler().prefix_queries(), 300u);
-  EXPECT_EQ(on.scheduler().prefix_hits(), 128u);
-  EXPECT_EQ(off.scheduler().prefix_queries(), 0u);
-  uint64_t step_hits = 0;
-  for (const auto& s : on.steps) step_hits += s.prefix_hits;
-  EXPECT_EQ(step_hits, 128u);
-  // TTFT: 10 ms + 1 ms per token prefilled.
-  EXPECT_NEAR(on.record(1)->ttft, 0.010 + 0.036, 1e-9);
-  EXPECT_NEAR(off.record(1)->ttft, 0.010 + 0.100, 1e-9);
-  for (const auto& r : on.records) EXPECT_EQ(r.outcome, Outcome::kOk);
-  EXPECT_EQ(on.scheduler().kv().used(), 0u);
-  EXPECT_GT(on.scheduler().kv().cached(), 0u);
-}
-
-TEST(LlmPrefixCaching, NeverTheWholePromptAndOtherGroupsMiss) {
-  // A prompt that is all prefix (64 tokens, 4 blocks) still prefills its last block's worth:
-  // at most (64 - 1) / 16 = 3 blocks hit. Another group's prompt hits nothing.
-  LlmHarness h(prefix_config(true), std::make_shared<SimpleLlmCost>(0.010, 0.001));
-  h.run({shared(0.0, 64, 64, 1), shared(1.0, 64, 64, 1), shared(2.0, 64, 64, 2)});
-  EXPECT_EQ(h.scheduler().prefix_hits(), 48u);
-  EXPECT_EQ(prefilled(h), 64u + 16u + 64u);
-}
-
-TEST(LlmPrefixCaching, ConcurrentRequestsShareBlocksAndPoolExhaustionStillEndsAll) {
-  // 12 blocks of 16 tokens: a request of 100 tokens + 4 out needs 7 blocks; with a shared
-  // prefix of 64 tokens (4 blocks) two of them fit at once only by sharing. Every request
-  // ends exactly once and every block comes back.
-  std::vector<Arrival> trace;
-  for (int i = 0; i < 6; ++i) trace.push_back(shared(0.001 * i, 100, 64, 1));
-  trace.push_back(llm_arrival(0.01, 150, 40));  // no prefix: preempts, or waits
-  LlmHarness h(prefix_config(true, 12), std::make_shared<SimpleLlmCost>(0.010, 0.001));
-  h.run(trace);
-  ASSERT_EQ(h.records.size(), trace.size());
-  std::set<uint64_t> seen;
-  for (const auto& r : h.records) EXPECT_TRUE(seen.insert(r.id).second);
-  EXPECT_EQ(h.engine().requests_in_flight(), 0u);
-  for (const auto& s : h.steps) EXPECT_LE(s.kv_used_blocks, s.kv_total_blocks);
-  EXPECT_EQ(h.scheduler().kv().used(), 0u);
-  EXPECT_GT(h.scheduler().prefix_hits(), 0u);
 }
 
 }  // namespace
