@@ -214,7 +214,7 @@ LlmInstanceScheduler::Seq* LlmInstanceScheduler::admit_front(Worker& worker, boo
     seq.hit_tokens = hit_blocks * kv_.block_tokens();
     seq.prefilled = seq.hit_tokens;
     seq.cached = seq.hit_tokens;
-    if (kv_.prefix_caching()) {
+    if (seq.ids != nullptr) {  // (nothing to share: nothing looked up, nothing counted)
       prefix_queries_ += seq.prompt;
       prefix_hits_ += seq.hit_tokens;
     }

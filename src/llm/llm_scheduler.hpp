@@ -69,8 +69,9 @@ class LlmInstanceScheduler final : public InstanceScheduler {
   // Introspection for tests, metrics and benchmarks.
   const KvBlockPool& kv() const { return kv_; }
   KvBlockPool& kv() { return kv_; }
-  // Prompt tokens of the requests admitted so far, and how many of them were found cached
-  // (vLLM's prefix cache queries and hits, in tokens).
+  // Prompt tokens of the requests admitted so far with prompt ids (all, live; those with a
+  // shared prefix, simulated), and how many were found cached (vLLM's prefix cache queries
+  // and hits, in tokens).
   uint64_t prefix_queries() const { return prefix_queries_; }
   uint64_t prefix_hits() const { return prefix_hits_; }
   // The prompt ids of an item, or null when it has none to share.
