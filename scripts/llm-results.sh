@@ -194,4 +194,9 @@ if [ -f docs/results/llm-sim-vs-real.md ]; then
   { echo; echo "<!-- llm-serve:begin -->"; cat docs/results/llm-sim-vs-real.md
     echo "<!-- llm-serve:end -->"; } >> "$DOC"
 fi
+# The prefix caching section, as scripts/llm-prefix-results.sh last wrote it.
+if [ -f docs/results/llm-prefix.md ]; then
+  { echo; echo "<!-- llm-prefix:begin -->"; cat docs/results/llm-prefix.md
+    echo "<!-- llm-prefix:end -->"; } >> "$DOC"
+fi
 echo "wrote $DOC" >&2

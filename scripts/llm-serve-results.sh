@@ -279,16 +279,5 @@ print(f"The load average was {load0[0]} at the start and {load1[0]} at the end o
 PY
 
 # Splice the section into docs/results/llm.md (between its markers, else at the end).
-python3 - "$DOC" "$FRAG" <<'PY'
-import sys
-doc, frag = sys.argv[1], sys.argv[2]
-text = open(doc).read()
-section = "<!-- llm-serve:begin -->\n" + open(frag).read() + "<!-- llm-serve:end -->\n"
-b, e = text.find("<!-- llm-serve:begin -->"), text.find("<!-- llm-serve:end -->")
-if b >= 0 and e >= 0:
-    text = text[:b] + section + text[e + len("<!-- llm-serve:end -->\n"):]
-else:
-    text = text.rstrip("\n") + "\n\n" + section
-open(doc, "w").write(text)
-PY
+scripts/splice_section.py "$DOC" "$FRAG" llm-serve
 echo "wrote $FRAG and its section in $DOC" >&2

@@ -30,6 +30,7 @@ struct ServeArgs {
   std::string llm_step_log;            // a CSV line per LLM step
   uint32_t llm_max_tokens = 0;         // max_tokens cap; 0: the model's context
   uint32_t llm_max_prompt_tokens = 0;  // 0: the model's positions less one
+  bool llm_prefix_caching = true;      // --no-prefix-caching turns it off
   bool worker = false;  // --worker: `run` is a models file (docs/serve.md#worker-mode)
   int worker_batch = 32;
   std::string replan_file;       // --replan: live re-planning (serve/replan/live_controller.hpp)
@@ -70,7 +71,9 @@ void run_llm_serve(const RunSpec& run, const ServeArgs& args, sigset_t signals) 
   o.http_tls = args.options.http_tls;
   o.limits.max_new_tokens = args.llm_max_tokens;
   o.max_prompt_tokens = args.llm_max_prompt_tokens;
-  auto server = LlmServer::from_run(run, args.llm_checkpoint, o);
+  RunSpec served = run;
+  if (!args.llm_prefix_caching) served.llm->scheduler.prefix_caching = false;
+  auto server = LlmServer::from_run(served, args.llm_checkpoint, o);
   server->start();
   wait_then_shut_down(signals, o.drain_timeout_s + kShutdownSlackS, [&](const char* signal) {
     spdlog::info("{}: shutting down (in-flight requests get up to {} s)", signal,
@@ -262,6 +265,9 @@ void add_serve_command(CLI::App& app) {
                   "longer one gets 400")
       ->capture_default_str()
       ->check(CLI::Range(0u, 1u << 24));
+  cmd->add_flag("!--no-prefix-caching", args->llm_prefix_caching,
+                "LLM: turn automatic prefix caching off (on by default: a prompt that starts with "
+                "cached whole KV blocks skips their prefill; docs/llm.md#prefix-caching)");
   cmd->add_option("--llm-step-log", args->llm_step_log,
                   "For an llm: run: write a CSV line per step (prefill and decode tokens, the "
                   "cost model's and the measured ms) to this file");

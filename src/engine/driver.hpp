@@ -72,6 +72,10 @@ struct LlmStepStats {
   uint32_t prefill_tokens = 0;
   uint32_t decode_tokens = 0;
   uint32_t preemptions = 0;
+  // Prefix caching: prompt tokens of the requests admitted for this step, and how many of
+  // them were found in the cache (their prefill skipped).
+  uint64_t prefix_queries = 0;
+  uint64_t prefix_hits = 0;
   Time duration = 0.0;  // the cost model's time for the step
 };
 

@@ -281,6 +281,8 @@ uint64_t Engine::enter(const Arrival& arrival, Time now, std::vector<Item>& ente
     Item item{slot, root, 1.0, now, r.deadline, now};
     item.tokens_in = arrival.input_tokens;
     item.tokens_out = arrival.output_tokens;
+    item.shared_prefix_tokens = arrival.shared_prefix_tokens;
+    item.prefix_group = arrival.prefix_group;
     entering.push_back(item);
     ++r.live;
     if (track_tasks_) ++task_live_[std::size_t{slot} * app_.tasks.size() + root];
@@ -619,6 +621,8 @@ void Engine::route(const Item& item, int task_variant, double accuracy, int fano
     Item child{item.request, edge.to, accuracy, item.origin, item.deadline, 0.0};
     child.tokens_in = item.tokens_in;
     child.tokens_out = item.tokens_out;
+    child.shared_prefix_tokens = item.shared_prefix_tokens;
+    child.prefix_group = item.prefix_group;
     for (int i = 0; i < count; ++i) out.push_back(child);
     r.live += static_cast<uint32_t>(count);
     if (track_tasks_)

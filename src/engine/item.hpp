@@ -28,6 +28,10 @@ struct Item {
   // the workload has none), for cost models that depend on them.
   uint32_t tokens_in = 0;
   uint32_t tokens_out = 0;
+  // An LLM prompt's shared prefix in a simulated workload: its first shared_prefix_tokens
+  // are the same for every request of prefix_group (e.g. a system prompt; 0: none).
+  uint32_t shared_prefix_tokens = 0;
+  uint32_t prefix_group = 0;
   // The instance a transfer over a link already chose for this item (the receiving end of
   // the link); kAnyWorker lets the task's dispatcher choose on arrival.
   WorkerId target = kAnyWorker;

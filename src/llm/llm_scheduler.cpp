@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <span>
 
 #include "engine/policies.hpp"
 
@@ -15,7 +16,10 @@ constexpr uint32_t kNoLimit = std::numeric_limits<uint32_t>::max();
 
 LlmInstanceScheduler::LlmInstanceScheduler(const LlmSchedulerConfig& config, SchedulerHost& host,
                                            const CostModel& cost)
-    : config_(config), host_(host), cost_(cost), kv_(config.kv_blocks, config.block_tokens) {
+    : config_(config),
+      host_(host),
+      cost_(cost),
+      kv_(config.kv_blocks, config.block_tokens, config.prefix_caching) {
   config_.max_seqs = std::max<uint32_t>(1, config_.max_seqs);
   config_.token_budget = std::max<uint32_t>(1, config_.token_budget);
   running_.reserve(config_.max_seqs);
@@ -30,6 +34,21 @@ uint32_t LlmInstanceScheduler::predicted_output(const Item& item) const {
   return std::max<uint32_t>(1, config_.default_output_tokens);
 }
 
+std::shared_ptr<const std::vector<int64_t>> LlmInstanceScheduler::synthetic_prompt_ids(
+    const Item& item, uint64_t serial) {
+  if (item.shared_prefix_tokens == 0) return nullptr;
+  // Ids no real vocabulary holds, distinct between groups and requests: the group's for its
+  // shared prefix (negative), the request's own after it.
+  const uint32_t prompt = std::max<uint32_t>(1, item.tokens_in);
+  const uint32_t shared = std::min(prompt, item.shared_prefix_tokens);
+  auto ids = std::make_shared<std::vector<int64_t>>(prompt);
+  for (uint32_t i = 0; i < prompt; ++i) {
+    (*ids)[i] = i < shared ? -((int64_t{item.prefix_group} << 32) | i) - 1
+                           : static_cast<int64_t>((serial << 32) | i);
+  }
+  return ids;
+}
+
 void LlmInstanceScheduler::step_entries(std::vector<StepEntry>& out) const {
   out.clear();
   for (const Seq& seq : running_) {
@@ -40,6 +59,10 @@ void LlmInstanceScheduler::step_entries(std::vector<StepEntry>& out) const {
     e.prefill = seq.step_prefill;
     e.decode = seq.step_decode;
     e.emits = seq.step_decode || seq.prefilled + seq.step_prefill == seq.prompt;
+    if (seq.step_prefill > 0 && seq.hit_tokens > 0 && seq.prefilled == seq.hit_tokens &&
+        seq.cached == seq.hit_tokens) {
+      e.fork_from = seq.cached_blocks[seq.hit_tokens / kv_.block_tokens() - 1];
+    }
     out.push_back(e);
   }
 }
@@ -77,7 +100,7 @@ bool LlmInstanceScheduler::cancel(Worker& worker, RequestSlot request) {
       seq.cancelled = true;
       if (!in_step) seq.padding = true;
     } else {
-      kv_.give_back(seq.blocks);
+      free_blocks(seq);
       running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(i));
     }
     update_held(worker);
@@ -122,6 +145,9 @@ void LlmInstanceScheduler::take_queue(Worker& worker) {
     seq.item = item;
     seq.prompt = prompt;
     seq.target = target;
+    if (kv_.prefix_caching()) {
+      seq.ids = prompt_ids_ ? prompt_ids_(item) : synthetic_prompt_ids(item, next_serial_++);
+    }
     waiting_tokens_ += prompt;
     waiting_.push_back(seq);
   }
@@ -167,12 +193,32 @@ LlmInstanceScheduler::Seq* LlmInstanceScheduler::admit_front(Worker& worker, boo
     const uint64_t tokens =
         reserve_output ? uint64_t{front.prompt} + (front.target - front.generated) : front.prompt;
     const uint32_t blocks = kv_.blocks_for(tokens);
-    if (!kv_.take(blocks)) return nullptr;
+    // Prefix cache hits: whole blocks of the prompt, never its last token (it is prefilled
+    // for the logits of the first output token).
+    hits_.clear();
+    if (front.ids != nullptr) {
+      const uint32_t known =
+          std::min<uint32_t>(front.prompt, static_cast<uint32_t>(front.ids->size()));
+      kv_.match(std::span<const int64_t>(front.ids->data(), known),
+                (front.prompt - 1) / kv_.block_tokens(), hits_);
+    }
+    const auto hit_blocks = static_cast<uint32_t>(hits_.size());
+    if (!kv_.take_with(hits_, blocks - std::min(blocks, hit_blocks))) return nullptr;
     waiting_tokens_ -= front.prompt;
     running_.push_back(front);
     waiting_.pop_front();
-    running_.back().blocks = blocks;
-    return &running_.back();
+    Seq& seq = running_.back();
+    seq.blocks = blocks - std::min(blocks, hit_blocks);
+    seq.cached_blocks = hits_;
+    seq.commit_stopped = false;
+    seq.hit_tokens = hit_blocks * kv_.block_tokens();
+    seq.prefilled = seq.hit_tokens;
+    seq.cached = seq.hit_tokens;
+    if (seq.ids != nullptr) {  // (nothing to share: nothing looked up, nothing counted)
+      prefix_queries_ += seq.prompt;
+      prefix_hits_ += seq.hit_tokens;
+    }
+    return &seq;
   }
   return nullptr;
 }
@@ -220,8 +266,8 @@ bool LlmInstanceScheduler::plan_continuous(Worker& worker) {
     step_prefill_planned_ = config_.token_budget - budget;
     Seq* seq = admit_front(worker, false, admitted == 0 ? kNoLimit : budget);
     if (seq == nullptr) break;
-    seq->step_prefill = seq->prompt;
-    budget -= std::min(budget, seq->prompt);
+    seq->step_prefill = seq->prompt - seq->prefilled;
+    budget -= std::min(budget, seq->step_prefill);
     ++admitted;
   }
   if (admitted > 0) {
@@ -259,7 +305,8 @@ bool LlmInstanceScheduler::plan_chunked(Worker& worker) {
     step_budget_left_ = static_cast<uint32_t>(budget);
     Seq* seq = admit_front(worker, false, kNoLimit);
     if (seq == nullptr) break;
-    seq->step_prefill = static_cast<uint32_t>(std::min<int64_t>(seq->prompt, budget));
+    seq->step_prefill =
+        static_cast<uint32_t>(std::min<int64_t>(seq->prompt - seq->prefilled, budget));
     budget -= seq->step_prefill;
     any = true;
   }
@@ -273,9 +320,9 @@ uint32_t LlmInstanceScheduler::grow_for_decode() {
   for (std::size_t i = 0; i < running_.size(); ++i) {
     if (running_[i].prefilled < running_[i].prompt) continue;  // still prefilling
     const uint32_t need = kv_.blocks_for(uint64_t{running_[i].cached} + 1);
-    while (i < running_.size() && need > running_[i].blocks) {
-      if (kv_.take(need - running_[i].blocks)) {
-        running_[i].blocks = need;
+    while (i < running_.size() && need > held_blocks(running_[i])) {
+      if (kv_.take(need - held_blocks(running_[i]))) {
+        running_[i].blocks = need - static_cast<uint32_t>(running_[i].cached_blocks.size());
         break;
       }
       preempt_newest();  // possibly request i itself, the newest
@@ -288,9 +335,9 @@ uint32_t LlmInstanceScheduler::grow_for_decode() {
 void LlmInstanceScheduler::preempt_newest() {
   Seq seq = running_.back();
   running_.pop_back();
-  kv_.give_back(seq.blocks);
-  // Recompute: its prompt and the tokens it produced are prefilled again on readmission.
-  seq.blocks = 0;
+  free_blocks(seq);
+  // Recompute: its prompt and the tokens it produced are prefilled again on readmission
+  // (its blocks still cached are hits then).
   seq.prompt = std::max<uint32_t>(1, seq.item.tokens_in) + seq.generated;
   seq.prefilled = 0;
   seq.cached = 0;
@@ -331,6 +378,10 @@ void LlmInstanceScheduler::start(Worker& worker, uint32_t preempted, bool padded
     }
   }
   stats.kv_used_blocks = kv_.used();
+  stats.prefix_queries = prefix_queries_ - reported_queries_;
+  stats.prefix_hits = prefix_hits_ - reported_hits_;
+  reported_queries_ = prefix_queries_;
+  reported_hits_ = prefix_hits_;
   stats.kv_total_blocks = kv_.total();
   stats.prefill_tokens = static_cast<uint32_t>(contents.tokens_in);
   stats.decode_tokens = static_cast<uint32_t>(contents.tokens_out);
@@ -372,6 +423,7 @@ void LlmInstanceScheduler::on_step_done(Worker& worker) {
       seq.prefilled += seq.step_prefill;
       seq.cached += seq.step_prefill;
       seq.step_prefill = 0;
+      commit_prefilled(seq);
       if (seq.prefilled == seq.prompt) emit_token(seq, now);
     }
     if (seq.step_decode) {
@@ -391,14 +443,14 @@ void LlmInstanceScheduler::on_step_done(Worker& worker) {
       all_ended = all_ended && seq.padding;
     }
     if (all_ended) {
-      for (const Seq& seq : running_) kv_.give_back(seq.blocks);
+      for (Seq& seq : running_) free_blocks(seq);
       running_.clear();
     }
   } else {
     std::size_t kept = 0;
     for (std::size_t i = 0; i < running_.size(); ++i) {
       if (running_[i].done || running_[i].cancelled) {
-        kv_.give_back(running_[i].blocks);
+        free_blocks(running_[i]);
         continue;
       }
       if (kept != i) running_[kept] = running_[i];
@@ -415,7 +467,7 @@ void LlmInstanceScheduler::release(Worker& worker, std::vector<Item>& out) {
   waiting_.clear();
   waiting_tokens_ = 0;
   for (Seq& seq : running_) {
-    kv_.give_back(seq.blocks);
+    free_blocks(seq);
     if (seq.padding || seq.cancelled) continue;
     if (seq.done) {
       // Its item ends with the running step, which still finishes: report its tokens now,
@@ -428,6 +480,35 @@ void LlmInstanceScheduler::release(Worker& worker, std::vector<Item>& out) {
   }
   running_.clear();
   worker.held = 0;
+}
+
+void LlmInstanceScheduler::free_blocks(Seq& seq) {
+  kv_.give_back(seq.blocks);
+  seq.blocks = 0;
+  // Last block first: the blocks deepest in a prompt are evicted before its first ones.
+  std::reverse(seq.cached_blocks.begin(), seq.cached_blocks.end());
+  kv_.release(seq.cached_blocks);
+  seq.cached_blocks.clear();
+}
+
+void LlmInstanceScheduler::commit_prefilled(Seq& seq) {
+  if (seq.ids == nullptr || seq.commit_stopped) return;
+  const uint32_t b = kv_.block_tokens();
+  const uint64_t known = std::min<uint64_t>(seq.ids->size(), seq.prefilled);
+  const auto whole = static_cast<std::size_t>(known / b);
+  while (seq.cached_blocks.size() < whole && seq.blocks > 0) {
+    const std::size_t i = seq.cached_blocks.size();
+    const uint64_t parent = i == 0 ? 0 : seq.cached_blocks.back();
+    const uint64_t serial =
+        kv_.commit(std::span<const int64_t>(seq.ids->data() + i * b, b), parent);
+    if (serial == 0) {
+      seq.commit_stopped = true;
+      return;
+    }
+    --seq.blocks;
+    seq.cached_blocks.push_back(serial);
+    if (on_commit_) on_commit_(seq.item.request, serial);
+  }
 }
 
 uint64_t LlmInstanceScheduler::context_tokens() const {

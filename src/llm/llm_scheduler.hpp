@@ -13,6 +13,13 @@
 // blocks are freed and it goes back to the front of the waiting line, to be prefilled
 // again over its prompt and the tokens it had produced (recompute).
 //
+// Prefix caching (KvBlockPool): on admission the request takes a reference on the cached
+// blocks its prompt starts with (whole blocks, never its last token, as vLLM) and prefills
+// only the rest; every whole prompt block it prefills is committed to the cache. A request's
+// prompt ids come from set_prompt_ids (the live server's tokens) or, by default, are
+// synthesised from the item's shared prefix (Item::prefix_group, the simulator); a request
+// with neither has nothing to share and is never looked up.
+//
 // Accounting: the scheduler takes every item from the worker's queue into its own waiting
 // line at once; each item then ends exactly once through the engine: dropped through
 // SchedulerHost::drop_queued (KV capacity, tessera's SLO-aware admission), or finished by
@@ -25,6 +32,8 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
+#include <memory>
 #include <vector>
 
 #include "engine/instance_scheduler.hpp"
@@ -59,6 +68,23 @@ class LlmInstanceScheduler final : public InstanceScheduler {
 
   // Introspection for tests, metrics and benchmarks.
   const KvBlockPool& kv() const { return kv_; }
+  KvBlockPool& kv() { return kv_; }
+  // Prompt tokens of the requests admitted so far with prompt ids (all, live; those with a
+  // shared prefix, simulated), and how many were found cached (vLLM's prefix cache queries
+  // and hits, in tokens).
+  uint64_t prefix_queries() const { return prefix_queries_; }
+  uint64_t prefix_hits() const { return prefix_hits_; }
+  // The prompt ids of an item, or null when it has none to share.
+  using PromptIds = std::function<std::shared_ptr<const std::vector<int64_t>>(const Item&)>;
+  void set_prompt_ids(PromptIds ids) { prompt_ids_ = std::move(ids); }
+  // A prompt block `serial` was committed by `request` (its KV is that request's now).
+  void set_on_commit(std::function<void(RequestSlot, uint64_t)> on_commit) {
+    on_commit_ = std::move(on_commit);
+  }
+  // The ids the simulator gives an item with a shared prefix: the first
+  // item.shared_prefix_tokens are its group's, the rest its own (`serial`: unique per request).
+  static std::shared_ptr<const std::vector<int64_t>> synthetic_prompt_ids(const Item& item,
+                                                                          uint64_t serial);
   std::size_t admitted() const { return running_.size(); }
   std::size_t waiting() const { return waiting_.size(); }
   uint64_t preemptions() const { return preemptions_; }
@@ -77,6 +103,9 @@ class LlmInstanceScheduler final : public InstanceScheduler {
     uint32_t prefill = 0;
     bool decode = false;
     bool emits = false;
+    // Non-zero: the request's cache starts as a copy of the first `prefill_from` tokens of
+    // the cached prefix that ends with block `fork_from` (a prefix cache hit).
+    uint64_t fork_from = 0;
   };
   void step_entries(std::vector<StepEntry>& out) const;
 
@@ -84,11 +113,15 @@ class LlmInstanceScheduler final : public InstanceScheduler {
   struct Seq {
     Item item;
     uint32_t prompt = 0;  // tokens to prefill (the prompt, plus output so far after a preemption)
-    uint32_t prefilled = 0;  // of `prompt`
-    uint32_t cached = 0;     // tokens in the KV cache
-    uint32_t generated = 0;  // output tokens produced
-    uint32_t target = 1;     // output tokens to produce
-    uint32_t blocks = 0;     // KV blocks held
+    uint32_t prefilled = 0;                           // of `prompt`
+    uint32_t cached = 0;                              // tokens in the KV cache
+    uint32_t generated = 0;                           // output tokens produced
+    uint32_t target = 1;                              // output tokens to produce
+    uint32_t blocks = 0;                              // anonymous KV blocks held
+    std::shared_ptr<const std::vector<int64_t>> ids;  // prompt ids to share (null: none)
+    std::vector<uint64_t> cached_blocks;              // cached prompt blocks held, in prompt order
+    bool commit_stopped = false;  // a block could not be committed: none after it
+    uint32_t hit_tokens = 0;      // prefilled from the cache at admission
     uint32_t preemptions = 0;
     uint32_t step_prefill = 0;  // prompt tokens this step prefills
     bool step_decode = false;   // this step decodes one token
@@ -118,6 +151,13 @@ class LlmInstanceScheduler final : public InstanceScheduler {
   void start(Worker& worker, uint32_t preempted, bool padded);
   void emit_token(Seq& seq, Time now);
   void finish(const Seq& seq);
+  // Every block `seq` holds goes back to the pool (its cached ones stay cached).
+  void free_blocks(Seq& seq);
+  uint32_t held_blocks(const Seq& seq) const {
+    return seq.blocks + static_cast<uint32_t>(seq.cached_blocks.size());
+  }
+  // Commits the whole prompt blocks `seq` has prefilled.
+  void commit_prefilled(Seq& seq);
   uint64_t context_tokens() const;
   uint32_t decoding() const;
   void update_held(Worker& worker) const;
@@ -135,6 +175,14 @@ class LlmInstanceScheduler final : public InstanceScheduler {
   std::vector<Seq> running_;     // admitted, in admission order
   uint64_t waiting_tokens_ = 0;  // prompt tokens in waiting_
   uint64_t preemptions_ = 0;
+  uint64_t prefix_queries_ = 0;
+  uint64_t prefix_hits_ = 0;
+  uint64_t reported_queries_ = 0;  // up to the last step's LlmStepStats
+  uint64_t reported_hits_ = 0;
+  uint64_t next_serial_ = 1;  // for synthetic prompt ids
+  PromptIds prompt_ids_;
+  std::function<void(RequestSlot, uint64_t)> on_commit_;
+  std::vector<uint64_t> hits_;     // scratch
   double finished_outputs_ = 0.0;  // for the mean-output predictor
   double finished_count_ = 0.0;
   // The step being planned, for the admission-time TTFT check: prompt tokens already in it

@@ -40,6 +40,9 @@ struct LlmSchedulerConfig {
                                  // step; chunked: decode tokens plus prefill chunks)
   uint32_t kv_blocks = 0;        // the instance's KV cache
   uint32_t block_tokens = 16;
+  // Automatic prefix caching (docs/llm.md#prefix-caching): full prompt blocks stay cached
+  // after their request and a request whose prompt starts with them skips their prefill.
+  bool prefix_caching = true;
   // tessera's SLO-aware admission (continuous and chunked): drop what is predicted to miss
   // its TTFT SLO or its deadline, and hold back admissions that would push the decode
   // iteration past the TPOT SLO.

@@ -286,18 +286,19 @@ class KvSequence final : public Decoder::Sequence {
             v_[slot].narrow(1, 0, end).to(torch::kFloat) * v_scale_[slot].narrow(1, 0, end)};
   }
   void advance(int64_t tokens) { length_ += tokens; }
-  // This cache's first length() tokens copied into `into` (a fresh, larger sequence).
-  void copy_to(KvSequence& into) const {
+  // This cache's first `tokens` (<= length()) copied into `into` (a fresh sequence with
+  // room for them).
+  void copy_to(KvSequence& into, int64_t tokens) const {
     const auto copy = [&](const std::vector<torch::Tensor>& from, std::vector<torch::Tensor>& to) {
       for (std::size_t i = 0; i < from.size(); ++i) {
-        to[i].narrow(1, 0, length_).copy_(from[i].narrow(1, 0, length_));
+        to[i].narrow(1, 0, tokens).copy_(from[i].narrow(1, 0, tokens));
       }
     };
     copy(k_, into.k_);
     copy(v_, into.v_);
     copy(k_scale_, into.k_scale_);
     copy(v_scale_, into.v_scale_);
-    into.length_ = length_;
+    into.length_ = tokens;
   }
 
  private:
@@ -446,16 +447,21 @@ class TorchDecoder final : public Decoder {
                                         options_.kv_cache == KvQuant::kInt8, device_);
   }
 
-  std::unique_ptr<Sequence> fork(const Sequence& from, int64_t max_tokens) const override {
+  std::unique_ptr<Sequence> fork_prefix(const Sequence& from, int64_t tokens,
+                                        int64_t max_tokens) const override {
     const auto& source = dynamic_cast<const KvSequence&>(from);
-    if (max_tokens < source.length()) {
-      throw std::invalid_argument("a fork holds at least the " + std::to_string(source.length()) +
-                                  " tokens of its source");
+    if (tokens < 1 || tokens > source.length()) {
+      throw std::invalid_argument("a fork copies 1.." + std::to_string(source.length()) +
+                                  " tokens of its source, not " + std::to_string(tokens));
+    }
+    if (max_tokens < tokens) {
+      throw std::invalid_argument("a fork holds at least the " + std::to_string(tokens) +
+                                  " tokens it copies");
     }
     auto seq = start(max_tokens);
     std::lock_guard<std::mutex> lock(step_mutex_);
     c10::InferenceMode inference;
-    source.copy_to(dynamic_cast<KvSequence&>(*seq));
+    source.copy_to(dynamic_cast<KvSequence&>(*seq), tokens);
     return seq;
   }
 

@@ -102,7 +102,15 @@ class Decoder {
 
   // A new sequence holding a copy of `from`'s cache (its tokens so far), with room for
   // `max_tokens` in all (at least from's length); std::invalid_argument otherwise.
-  virtual std::unique_ptr<Sequence> fork(const Sequence& from, int64_t max_tokens) const = 0;
+  std::unique_ptr<Sequence> fork(const Sequence& from, int64_t max_tokens) const {
+    return fork_prefix(from, from.length(), max_tokens);
+  }
+  // A new sequence holding a copy of the first `tokens` (1..from's length) of `from`'s cache,
+  // with room for `max_tokens` in all (at least `tokens`); std::invalid_argument otherwise.
+  // The KV of a position depends only on the tokens up to it, so a prefix of any sequence
+  // is the cache of every sequence that starts with the same tokens (prefix caching).
+  virtual std::unique_ptr<Sequence> fork_prefix(const Sequence& from, int64_t tokens,
+                                                int64_t max_tokens) const = 0;
 
   // One sequence's part of a step: `tokens` appended to `sequence` (a prefill chunk when
   // several, a decode step when one); `logits`: whether to return the logits at its last

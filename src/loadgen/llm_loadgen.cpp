@@ -84,6 +84,18 @@ LoadgenResult run_llm_loadgen(const App& app, const std::vector<Arrival>& arriva
   std::mt19937_64 rng(options.seed);
   for (char& c : text) c = static_cast<char>('a' + rng() % 26);
 
+  // A shared prefix (workload.shared_prefix): its group's text, then the request's own.
+  const auto prompt_of = [&](std::size_t i, const Arrival& a) {
+    const uint32_t n = std::max<uint32_t>(1, a.input_tokens);
+    const uint32_t shared = std::min(n, a.shared_prefix_tokens);
+    std::string prompt;
+    if (shared > 0) {
+      std::mt19937_64 group_rng(options.seed ^ (0x5eedULL + a.prefix_group * 0x9e3779b9ULL));
+      prompt.resize(shared);
+      for (char& c : prompt) c = static_cast<char>('a' + group_rng() % 26);
+    }
+    return prompt + text.substr(i % 64, n - shared);
+  };
   const std::vector<double> offsets = offsets_from_first(arrivals);
   const OpenLoopClient client{options.host,      options.port, options.connections,
                               options.timeout_s, "/v1/models", options.progress};
@@ -92,7 +104,7 @@ LoadgenResult run_llm_loadgen(const App& app, const std::vector<Arrival>& arriva
         const Arrival& a = arrivals[i];
         LlmOutcome& o = outcomes[i];
         o.sent = offsets[i];
-        json body = {{"prompt", text.substr(i % 64, std::max<uint32_t>(1, a.input_tokens))},
+        json body = {{"prompt", prompt_of(i, a)},
                      {"max_tokens", std::max<uint32_t>(1, a.output_tokens)},
                      {"ignore_eos", true},  // replay the trace's output lengths
                      {"stream", true}};

@@ -4,7 +4,8 @@
 // docs/llm-serve.md#loadgen): replays arrivals open-loop against the live LLM server's
 // OpenAI endpoint POST /v1/completions with "stream": true. Request i is sent at its
 // arrival time with a prompt of arrival.input_tokens printable ASCII bytes (exactly that
-// many tokens with the byte tokenizer; fewer with a BPE one) and max_tokens =
+// many tokens with the byte tokenizer; fewer with a BPE one; its first
+// arrival.shared_prefix_tokens the same for every request of its prefix_group) and max_tokens =
 // arrival.output_tokens. Per request it measures, on the client: TTFT (the first streamed
 // token's arrival minus the scheduled send), TPOT ((last token - first token) / (tokens -
 // 1)) and the tokens received, and turns the answer into the RequestRecord the simulator

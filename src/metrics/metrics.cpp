@@ -21,6 +21,8 @@ MetricsCollector::MetricsCollector(const App& app, Time window)
 void MetricsCollector::on_llm_step(const Worker& /*worker*/, const LlmStepStats& step) {
   ++llm_.steps;
   llm_.preemptions += step.preemptions;
+  llm_.prefix_cache_queries += step.prefix_queries;
+  llm_.prefix_cache_hits += step.prefix_hits;
   llm_.prefill_tokens += step.prefill_tokens;
   llm_.decode_tokens += step.decode_tokens;
   llm_.kv_block_seconds += step.kv_used_blocks * step.duration;

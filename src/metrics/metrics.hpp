@@ -52,6 +52,8 @@ struct LlmStats {
   uint64_t preempted_requests = 0;
   uint64_t steps = 0;
   uint64_t preemptions = 0;
+  uint64_t prefix_cache_queries = 0;  // prompt tokens looked up in the prefix cache
+  uint64_t prefix_cache_hits = 0;     // ... and found there (prefill skipped)
   uint64_t prefill_tokens = 0;
   uint64_t decode_tokens = 0;
   double kv_block_seconds = 0.0;  // used blocks x step time, summed over steps

@@ -153,6 +153,13 @@ nlohmann::json summarize(const MetricsCollector& m, const App& app, const Unmeas
                  engine("kv_utilization", tidy(ratio(llm.kv_block_seconds, llm.kv_total_seconds)))},
                 {"kv_peak_utilization", engine("kv_peak_utilization", tidy(llm.kv_peak))},
                 {"kv_blocks_per_instance", engine("kv_blocks_per_instance", llm.kv_blocks)}};
+    if (llm.prefix_cache_queries > 0) {  // requests with prompts to share (shared_prefix)
+      s["llm"]["prefix_cache_queries"] = engine("prefix_cache_queries", llm.prefix_cache_queries);
+      s["llm"]["prefix_cache_hits"] = engine("prefix_cache_hits", llm.prefix_cache_hits);
+      s["llm"]["prefix_cache_hit_rate"] = engine(
+          "prefix_cache_hit_rate", tidy(ratio(static_cast<double>(llm.prefix_cache_hits),
+                                              static_cast<double>(llm.prefix_cache_queries))));
+    }
   }
   if (!not_measured.empty()) s["not_measured"] = not_measured;
   return s;
@@ -236,6 +243,12 @@ std::string format_summary(const nlohmann::json& s) {
           fmt::format("{:>10.4f}  mean, {:.4f} peak", llm["kv_utilization"].get<double>(),
                       llm["kv_peak_utilization"].get<double>()));
       row("preemptions", fmt::format("{:>10}", llm["preemptions"].get<uint64_t>()));
+      if (has(llm, "prefix_cache_hits")) {
+        row("prefix cache hits", fmt::format("{:>10}  of {} prompt tokens ({:.1f}%)",
+                                             llm["prefix_cache_hits"].get<uint64_t>(),
+                                             llm["prefix_cache_queries"].get<uint64_t>(),
+                                             100.0 * llm["prefix_cache_hit_rate"].get<double>()));
+      }
     }
   }
   if (gpu_measured) {

@@ -120,7 +120,7 @@ LlmSpec parse_llm_spec(const SpecNode& node, const App& app) {
   }
   if (auto s = node.get("scheduler")) {
     s->allow_only({"policy", "max_seqs", "token_budget", "slo_admission", "output_length",
-                   "default_output_tokens"});
+                   "default_output_tokens", "prefix_caching"});
     if (auto p = s->get("policy")) {
       const std::string policy = p->as_choice({"fcfs", "static", "continuous", "chunked"});
       c.policy = policy == "fcfs"         ? LlmPolicy::kFcfs
@@ -139,6 +139,7 @@ LlmSpec parse_llm_spec(const SpecNode& node, const App& app) {
                 std::string(llm_policy_name(c.policy)) + ")");
       }
     }
+    if (auto p = s->get("prefix_caching")) c.prefix_caching = p->as_bool();
     if (auto o = s->get("output_length"))
       c.output_known = o->as_choice({"known", "mean"}) == "known";
     if (auto d = s->get("default_output_tokens")) {

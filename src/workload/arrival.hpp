@@ -15,6 +15,10 @@ struct Arrival {
   uint32_t input_tokens = 0;
   uint32_t output_tokens = 0;
   double slo_s = 0.0;
+  // LLM prompts: the first shared_prefix_tokens of the prompt are those of every request of
+  // prefix_group (a shared system prompt; 0: none), for prefix caching.
+  uint32_t shared_prefix_tokens = 0;
+  uint32_t prefix_group = 0;
 };
 
 // A stream of arrivals in non-decreasing time order. Sources are pulled one arrival at a

@@ -1,5 +1,6 @@
 #include "workload/transforms.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include "workload/number_text.hpp"
@@ -95,6 +96,21 @@ std::string Overridden::describe() const {
   }
   if (overrides_.slo_s) out += sep + "slo=" + number_text(*overrides_.slo_s * 1e3) + " ms";
   return out + ")";
+}
+
+SharedPrefix::SharedPrefix(std::unique_ptr<ArrivalSource> inner, uint32_t tokens, uint32_t groups)
+    : inner_(std::move(inner)), tokens_(tokens), groups_(groups == 0 ? 1 : groups) {}
+
+bool SharedPrefix::next(Arrival& out) {
+  if (!inner_->next(out)) return false;
+  out.shared_prefix_tokens = std::min(tokens_, out.input_tokens);
+  out.prefix_group = static_cast<uint32_t>(count_++ % groups_);
+  return true;
+}
+
+std::string SharedPrefix::describe() const {
+  return inner_->describe() + " | shared_prefix(tokens=" + std::to_string(tokens_) +
+         ", groups=" + std::to_string(groups_) + ")";
 }
 
 }  // namespace tessera

@@ -68,6 +68,21 @@ struct ArrivalOverrides {
   bool empty() const { return !input_tokens && !output_tokens && !slo_s; }
 };
 
+// LLM prompts with a shared prefix (a system prompt): the first `tokens` of each prompt
+// (at most its length) are those of its group; groups take turns, arrival by arrival.
+class SharedPrefix final : public ArrivalSource {
+ public:
+  SharedPrefix(std::unique_ptr<ArrivalSource> inner, uint32_t tokens, uint32_t groups);
+  bool next(Arrival& out) override;
+  std::string describe() const override;
+
+ private:
+  std::unique_ptr<ArrivalSource> inner_;
+  uint32_t tokens_;
+  uint32_t groups_;
+  uint64_t count_ = 0;
+};
+
 class Overridden final : public ArrivalSource {
  public:
   Overridden(std::unique_ptr<ArrivalSource> inner, ArrivalOverrides overrides);

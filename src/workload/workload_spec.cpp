@@ -67,8 +67,8 @@ double scale_for_target_rate(const SpecNode& source_node, const SpecNode& target
 }  // namespace
 
 Workload build_workload(const SpecNode& workload, uint64_t seed) {
-  workload.allow_only({"source", "time_scale", "target_rate_rps", "rate_scale", "start_s",
-                       "duration_s", "limit", "slo_ms"});
+  workload.allow_only({"source", "shared_prefix", "time_scale", "target_rate_rps", "rate_scale",
+                       "start_s", "duration_s", "limit", "slo_ms"});
   const SpecNode source_node = workload.at("source");
   const uint64_t source_seed = derive_seed(seed, kSourceSalt);
   BuiltSource built = build_source(source_node, source_seed);
@@ -136,6 +136,13 @@ Workload build_workload(const SpecNode& workload, uint64_t seed) {
     ArrivalOverrides overrides;
     overrides.slo_s = v->as_positive(limits::kMaxMs) * 1e-3;
     built.source = std::make_unique<Overridden>(std::move(built.source), overrides);
+  }
+  if (auto v = workload.get("shared_prefix")) {
+    v->allow_only({"tokens", "groups"});
+    const auto tokens = static_cast<uint32_t>(v->at("tokens").as_integer_in(1, 1 << 24));
+    const auto groups =
+        v->get("groups") ? static_cast<uint32_t>(v->at("groups").as_integer_in(1, 1 << 20)) : 1u;
+    built.source = std::make_unique<SharedPrefix>(std::move(built.source), tokens, groups);
   }
   if (built.finite) check_size(workload, built.size, skipped, "this workload");
   return Workload{std::move(built.source), built.finite, built.size};

@@ -111,6 +111,13 @@ std::string LlmServeMetrics::render(const Gauges& g) const {
           decode_step_tokens_);
   counter("tessera_llm_preemptions_total", "Requests preempted (their KV freed, to recompute).",
           g.preemptions);
+  counter("tessera_llm_prefix_cache_queries_total",
+          "Prompt tokens of admitted requests looked up in the prefix cache (as "
+          "vllm:prefix_cache_queries).",
+          g.prefix_cache_queries);
+  counter("tessera_llm_prefix_cache_hits_total",
+          "Of those, tokens found cached: their prefill was skipped (as vllm:prefix_cache_hits).",
+          g.prefix_cache_hits);
   counter("tessera_llm_rejected_total", "Requests refused with 429 (too many in flight).",
           rejected_);
   out +=

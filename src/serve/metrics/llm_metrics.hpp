@@ -32,6 +32,8 @@ class LlmServeMetrics {
     std::size_t waiting = 0;
     std::size_t running = 0;
     uint64_t preemptions = 0;
+    uint64_t prefix_cache_queries = 0;     // prompt tokens looked up in the prefix cache
+    uint64_t prefix_cache_hits = 0;        // ... and found there
     std::vector<uint64_t> instance_steps;  // by instance
   };
 

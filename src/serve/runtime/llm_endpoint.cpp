@@ -22,7 +22,22 @@ LlmEndpoint::LlmEndpoint(const RunSpec& run, std::vector<std::shared_ptr<const D
                                            const CostModel& cost) {
     auto scheduler = std::make_unique<LlmInstanceScheduler>(config, host, cost);
     if (schedulers_.size() <= worker.id) schedulers_.resize(worker.id + 1, nullptr);
+    if (cached_kv_.size() <= worker.id) cached_kv_.resize(worker.id + 1);
     schedulers_[worker.id] = scheduler.get();
+    const WorkerId id = worker.id;
+    scheduler->set_prompt_ids([this](const Item& item) {
+      auto it = requests_.find(engine_->request_id(item.request));
+      return it == requests_.end()
+                 ? nullptr
+                 : std::make_shared<const std::vector<int64_t>>(it->second->prompt());
+    });
+    scheduler->set_on_commit([this, id](RequestSlot slot, uint64_t serial) {
+      auto it = requests_.find(engine_->request_id(slot));
+      if (it != requests_.end() && it->second->sequence() != nullptr) {
+        cached_kv_[id][serial] = it->second->shared_sequence();
+      }
+    });
+    scheduler->kv().set_on_evict([this, id](uint64_t serial) { cached_kv_[id].erase(serial); });
     return scheduler;
   };
   EngineOptions options;
@@ -74,7 +89,13 @@ void LlmEndpoint::start_batch(const Worker& worker) {
   items.reserve(entries_.size());
   for (const auto& e : entries_) {
     auto it = requests_.find(engine_->request_id(e.request));
-    if (it != requests_.end()) items.push_back(LlmStepItem{it->second, e});
+    if (it == requests_.end()) continue;
+    LlmStepItem item{it->second, e, nullptr};
+    if (e.fork_from != 0) {
+      auto kv = cached_kv_[worker.id].find(e.fork_from);
+      if (kv != cached_kv_[worker.id].end()) item.cached_prefix = kv->second;
+    }
+    items.push_back(std::move(item));
   }
   const WorkerId id = worker.id;
   std::shared_ptr<const Decoder> decoder = decoders_.size() == 1 ? decoders_[0] : decoders_[id];
@@ -181,6 +202,8 @@ void LlmEndpoint::publish_stats() {
     s.waiting += scheduler.waiting() + w.queue->size();
     s.running += scheduler.admitted();
     s.preemptions += scheduler.preemptions();
+    s.prefix_queries += scheduler.prefix_queries();
+    s.prefix_hits += scheduler.prefix_hits();
     s.steps += w.batches;
     s.instances.push_back(instance);
   }

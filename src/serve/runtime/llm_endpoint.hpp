@@ -62,8 +62,10 @@ struct LlmInstanceStats {
 struct LlmEndpointStats {
   uint32_t kv_used = 0;  // over the instances
   uint32_t kv_total = 0;
-  std::size_t waiting = 0;  // in the schedulers' waiting lines and queues
-  std::size_t running = 0;  // admitted
+  std::size_t waiting = 0;      // in the schedulers' waiting lines and queues
+  std::size_t running = 0;      // admitted
+  uint64_t prefix_queries = 0;  // prompt tokens looked up in the prefix cache
+  uint64_t prefix_hits = 0;     // ... and found there
   uint64_t preemptions = 0;
   uint64_t steps = 0;
   std::vector<LlmInstanceStats> instances;  // by instance (WorkerId)
@@ -119,6 +121,11 @@ class LlmEndpoint final : public EngineDriver, public EngineObserver {
   std::vector<LlmInstanceScheduler*> schedulers_;         // by WorkerId, owned by the engine
   std::vector<std::unique_ptr<Executor>> executors_;      // by WorkerId
   std::vector<LlmStepStats> step_stats_;                  // the running step's, by WorkerId
+  // Prefix caching: the KV of every cached prompt block of each instance (by WorkerId), by
+  // the block's serial in that instance's KvBlockPool: the cache of the request that
+  // computed it (which holds the block's whole prefix). Dropped when the pool evicts it.
+  using CachedKv = std::unordered_map<uint64_t, std::shared_ptr<const Decoder::Sequence>>;
+  std::vector<CachedKv> cached_kv_;
   std::unique_ptr<Engine> engine_;
 
   // Loop thread only.

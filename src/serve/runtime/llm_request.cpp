@@ -31,6 +31,14 @@ Decoder::Sequence& LlmLiveRequest::fresh_sequence(const Decoder& decoder) {
   return *seq_;
 }
 
+Decoder::Sequence& LlmLiveRequest::forked_sequence(const Decoder& decoder,
+                                                   const Decoder::Sequence& source,
+                                                   uint32_t tokens) {
+  seq_ = decoder.fork_prefix(
+      source, tokens, static_cast<int64_t>(request_.prompt.size() + request_.max_tokens) + 1);
+  return *seq_;
+}
+
 LlmLiveRequest::TokenFate LlmLiveRequest::take_token(const SampledToken& token) {
   std::lock_guard lock(mutex_);
   tokens_.push_back(token.id);

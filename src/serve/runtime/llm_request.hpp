@@ -85,7 +85,14 @@ class LlmLiveRequest {
   int64_t last_token() const { return tokens_.back(); }
   // A fresh KV cache for the whole request (a new request, or a recompute).
   Decoder::Sequence& fresh_sequence(const Decoder& decoder);
+  // A KV cache for the whole request that starts as a copy of the first `tokens` of
+  // `source` (a prefix cache hit: the cached prompt blocks it shares).
+  Decoder::Sequence& forked_sequence(const Decoder& decoder, const Decoder::Sequence& source,
+                                     uint32_t tokens);
   Decoder::Sequence* sequence() { return seq_.get(); }
+  // The cache shared, for the prefix cache to keep the KV of the blocks it committed.
+  std::shared_ptr<const Decoder::Sequence> shared_sequence() const { return seq_; }
+  const std::vector<int64_t>& prompt() const { return request_.prompt; }
   enum class TokenFate : uint8_t { kSent, kStop, kClientGone };
   // The next token from the logits of the request's last position, by its sampler
   // (std::invalid_argument when no logit is finite).
@@ -106,7 +113,7 @@ class LlmLiveRequest {
  private:
   const LlmRequest request_;
   std::vector<int64_t> tokens_;  // the prompt, then every token generated
-  std::unique_ptr<Decoder::Sequence> seq_;
+  std::shared_ptr<Decoder::Sequence> seq_;
   Sampler sampler_;           // the instance's thread, during a step
   mutable std::mutex mutex_;  // guards callbacks_, stopped_, error_ and the growth of tokens_
   LlmCallbacks callbacks_;

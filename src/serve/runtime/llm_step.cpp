@@ -26,7 +26,17 @@ LlmStepResult run_llm_step(const Decoder& decoder, std::span<const LlmStepItem> 
     if (r.ended()) continue;  // answered already (the server is stopping): nothing to compute
     try {
       Decoder::StepInput in;
-      if (e.prefill > 0) {
+      if (e.prefill > 0 && e.fork_from != 0) {
+        // A prefix cache hit: the cached blocks' KV, then the rest of the prompt; when that
+        // KV is gone, the whole prompt on a fresh cache.
+        if (item.cached_prefix != nullptr && item.cached_prefix->length() >= e.prefill_from) {
+          in.sequence = &r.forked_sequence(decoder, *item.cached_prefix, e.prefill_from);
+          in.tokens = r.tokens_between(e.prefill_from, e.prefill_from + e.prefill);
+        } else {
+          in.sequence = &r.fresh_sequence(decoder);
+          in.tokens = r.tokens_between(0, e.prefill_from + e.prefill);
+        }
+      } else if (e.prefill > 0) {
         // A new request, or a recompute after a preemption: a fresh cache.
         in.sequence = e.prefill_from == 0 || r.sequence() == nullptr ? &r.fresh_sequence(decoder)
                                                                      : r.sequence();

@@ -29,6 +29,10 @@ namespace tessera {
 struct LlmStepItem {
   std::shared_ptr<LlmLiveRequest> request;
   LlmInstanceScheduler::StepEntry entry;
+  // entry.fork_from's KV (a prefix cache hit): the request's cache starts as a copy of its
+  // first entry.prefill_from tokens. Null with a hit: the KV is gone, the request prefills
+  // its whole prompt (the same tokens come out, later).
+  std::shared_ptr<const Decoder::Sequence> cached_prefix;
 };
 
 // What happened to the step's requests, for the ledger.

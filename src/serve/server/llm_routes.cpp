@@ -225,6 +225,8 @@ LlmServeMetrics::Gauges llm_gauges(const LlmEndpointStats& s) {
   g.waiting = s.waiting;
   g.running = s.running;
   g.preemptions = s.preemptions;
+  g.prefix_cache_queries = s.prefix_queries;
+  g.prefix_cache_hits = s.prefix_hits;
   for (const LlmInstanceStats& i : s.instances) g.instance_steps.push_back(i.steps);
   return g;
 }
