@@ -14,6 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 T=$(scripts/release-build.sh)
+. scripts/llm-serve-replay.sh
 TT="$(dirname "$T")/tessera-torch"
 OUT=out/llm-prefix
 DOC=docs/results/llm.md
@@ -59,28 +60,11 @@ echo "==> simulate" >&2
 "$T" simulate "$OUT/run.yaml" --out "$OUT/sim-on" --quiet >/dev/null
 "$T" simulate "$OUT/run-off.yaml" --out "$OUT/sim-off" --quiet >/dev/null
 
-serve_and_replay() {  # NAME [serve flags...]
-  local name=$1
-  shift
-  "$TT" serve "$OUT/run.yaml" --llm-checkpoint "$OUT/model" --port "$PORT" \
-    --max-inflight 1000 "$@" > "$OUT/serve-$name.log" 2>&1 &
-  local server=$!
-  trap "kill -INT $server 2>/dev/null || true" EXIT
-  for _ in $(seq 1 600); do
-    curl -sf "http://127.0.0.1:$PORT/v2/health/ready" >/dev/null && break
-    sleep 0.1
-  done
-  "$T" loadgen "$OUT/run.yaml" --url "http://127.0.0.1:$PORT" --out "$OUT/live-$name" --quiet \
-    --connections 64 --timeout 600 >/dev/null
-  curl -sf "http://127.0.0.1:$PORT/metrics" > "$OUT/metrics-$name.txt"
-  kill -INT $server
-  wait $server || true
-  trap - EXIT
-}
 echo "==> serve + loadgen, prefix caching on" >&2
-serve_and_replay on
+llm_serve_replay "$OUT/serve-on.log" "$OUT/live-on" "$OUT/metrics-on.txt"
 echo "==> serve + loadgen, --no-prefix-caching" >&2
-serve_and_replay off --no-prefix-caching
+llm_serve_replay "$OUT/serve-off.log" "$OUT/live-off" "$OUT/metrics-off.txt" \
+  --no-prefix-caching
 cat /proc/loadavg > "$OUT/loadavg-end.txt"
 fi
 

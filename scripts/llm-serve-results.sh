@@ -15,6 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 T=$(scripts/release-build.sh)
+. scripts/llm-serve-replay.sh
 TT="$(dirname "$T")/tessera-torch"
 OUT=out/llm-serve
 DOC=docs/results/llm.md
@@ -60,20 +61,7 @@ echo "==> simulate" >&2
 "$T" simulate "$OUT/run-linear.yaml" --out "$OUT/sim-linear" --quiet >/dev/null
 
 echo "==> serve + loadgen" >&2
-"$TT" serve "$OUT/run.yaml" --llm-checkpoint "$OUT/model" --port "$PORT" \
-  --max-inflight 1000 --llm-step-log "$OUT/steps.csv" > "$OUT/serve.log" 2>&1 &
-SERVER=$!
-trap 'kill -INT $SERVER 2>/dev/null || true' EXIT
-for _ in $(seq 1 600); do
-  curl -sf "http://127.0.0.1:$PORT/v2/health/ready" >/dev/null && break
-  sleep 0.1
-done
-"$T" loadgen "$OUT/run.yaml" --url "http://127.0.0.1:$PORT" --out "$OUT/real" --quiet \
-  --connections 64 --timeout 600 >/dev/null
-curl -sf "http://127.0.0.1:$PORT/metrics" > "$OUT/metrics.txt"
-kill -INT $SERVER
-wait $SERVER || true
-trap - EXIT
+llm_serve_replay "$OUT/serve.log" "$OUT/real" "$OUT/metrics.txt" --llm-step-log "$OUT/steps.csv"
 
 cat /proc/loadavg > "$OUT/loadavg-end.txt"
 fi
