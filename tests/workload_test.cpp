@@ -883,5 +883,28 @@ TEST(OnOffSource, SpecErrorsNameTheField) {
   EXPECT_NEAR(static_cast<double>(v.size()), 10000.0, 5000.0);
 }
 
+TEST(SharedPrefixSpec, HostileFieldsAreSpecErrorsNamingTheField) {
+  const std::string source = "source: {kind: poisson, rate_rps: 10, limit: 4, input_tokens: 64}";
+  const std::pair<const char*, const char*> cases[] = {
+      {"{tokens: 0}", "workload.shared_prefix.tokens"},
+      {"{tokens: -5}", "workload.shared_prefix.tokens"},
+      {"{tokens: .nan}", "workload.shared_prefix.tokens"},
+      {"{tokens: 99999999999}", "workload.shared_prefix.tokens"},
+      {"{tokens: 16, groups: 0}", "workload.shared_prefix.groups"},
+      {"{tokens: 16, size: 3}", "workload.shared_prefix.size"},
+      {"{groups: 2}", "workload.shared_prefix.tokens"},
+  };
+  for (const auto& [value, field] : cases) {
+    auto e = spec_error([&] {
+      workload_from("workload: {" + source + ", shared_prefix: " + std::string(value) + "}");
+    });
+    EXPECT_EQ(e.field(), field) << value << ": " << e.what();
+  }
+  auto w = workload_from("workload: {" + source + ", shared_prefix: {tokens: 100, groups: 2}}");
+  const auto v = drain(*w.source);
+  ASSERT_EQ(v.size(), 4u);
+  for (const Arrival& a : v) EXPECT_EQ(a.shared_prefix_tokens, 64u);  // at most the prompt
+}
+
 }  // namespace
 }  // namespace tessera
