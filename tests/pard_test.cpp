@@ -401,6 +401,10 @@ TEST_P(PresetAccounting, EveryRequestEndsExactlyOnce) {
   if (GetParam() != "naive") {
     EXPECT_GT(m.count(Outcome::kDropped), 0u);
   }
+  // The wasted work, split by the task that did it, adds up to the run's wasted work.
+  Time by_task = 0.0;
+  for (const TaskStats& t : m.tasks()) by_task += t.wasted_gpu;
+  EXPECT_NEAR(by_task, m.wasted_gpu_seconds(), 1e-9 * (1.0 + m.wasted_gpu_seconds()));
 }
 
 // SuperServe's presets too: a task-wide EDF queue served by idle workers, on the same DAG
