@@ -32,6 +32,11 @@ struct PardSettings {
   // deadline even with no queueing and no batch wait from here on (the digest's reading
   // of the DEPQ popping both ends; DropReason::kStale).
   bool purge_hopeless = true;
+  // The load factor's input workload T_in counts the requests the task still holds: μ =
+  // (arrivals in the last sync period + items queued now) / (T_m x period). Off: T_in is
+  // the arrival rate alone, and μ falls below 1 as soon as a burst's arrivals do, while its
+  // backlog is still queued (see docs/policies.md#pard).
+  bool backlog_load = false;
 };
 
 }  // namespace tessera

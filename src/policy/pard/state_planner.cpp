@@ -146,10 +146,12 @@ void StatePlanner::sync(const DeploymentView& view, Time now) {
     // batch size, averaged over the task's workers.
     Time backlog = 0.0;
     int live = 0;
+    std::size_t queued = 0;
     for (const Worker* w : workers) {
       if (!w->alive) continue;
       ++live;
       if (w->queue == nullptr || w->max_batch < 1) continue;
+      queued += w->queue->size();
       const double per_item = w->profiled_latency(0, w->max_batch) / w->max_batch;
       backlog += static_cast<double>(w->queue->size()) * per_item;
     }
@@ -209,7 +211,8 @@ void StatePlanner::sync(const DeploymentView& view, Time now) {
       total += r;
     }
     t.epsilon = total > 0 ? deviation / total : 0.0;
-    t.mu = capacity > 0 ? rate / capacity : 0.0;
+    const double load = settings_.backlog_load ? rate + static_cast<double>(queued) / period : rate;
+    t.mu = capacity > 0 ? load / capacity : 0.0;
     t.mode = next_mode(t.mode, t.mu, t.epsilon, settings_.hysteresis);
   }
 
