@@ -131,6 +131,13 @@ const std::vector<PresetRow>& preset_table() {
        "PARD with the load factor's input workload counting the queued requests", D::kRoundRobin,
        Q::kAdaptive, B::kEager, X::kPard, V::kFixed,
        [](P& c, S, S) { c.pard.backlog_load = true; }},
+      {"pard-local-mu", kPard, "", false, true,
+       "PARD whose tasks re-read their own load factor every 0.1 s, counting queued requests",
+       D::kRoundRobin, Q::kAdaptive, B::kEager, X::kPard, V::kFixed,
+       [](P& c, S, S) {
+         c.pard.backlog_load = true;
+         c.pard.mode_period = 0.1;
+       }},
       {"slackfit", kSuperServe, "BUCKETS", false, true,
        "SuperServe's SlackFit: variant and batch from the most urgent request's slack; no "
        "bucket fits: drop what cannot meet its deadline, fit a batch if that is not slower",
