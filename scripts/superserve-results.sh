@@ -14,16 +14,17 @@ OUT=out/superserve
 DOC=docs/results/superserve.md
 mkdir -p "$OUT" docs/results/superserve
 # Clipper+ at three accuracy points (76.4, 78.6, 79.5 % top-1), as the paper's versions.
-PRESETS="slackfit,maxbatch,maxacc,infaas,clipper+:d00000-e210011001111001100-w210000"
+PRESETS="slackfit,slackfit-drain,maxbatch,maxacc,infaas,clipper+:d00000-e210011001111001100-w210000"
 PRESETS="$PRESETS,clipper+:d02100-e222211001222001200-w210000,clipper+:d22222-e222222222222222222-w220000"
 
-# Long bursts: the paper's SlackFit, tessera's early-dropping readings
-# (slackfit-drop: dropping only; slackfit-early: dropping and the fit fallback, with 5, 8
-# and the default 10 buckets) and the baselines with and without the same dropping.
-LONG="slackfit,slackfit-drop,slackfit-early,slackfit-early:8,slackfit-early:5,infaas"
+# Long bursts: SlackFit (the default reading: early dropping and the rate fallback) and its
+# other readings of the no-fit case (slackfit-drain: serve late with the fastest subnet at
+# batch 16; slackfit-drop: dropping only; slackfit-early: dropping and the fit fallback,
+# with 5, 8 and the default 10 buckets) and the baselines with and without the same dropping.
+LONG="slackfit,slackfit-drain,slackfit-drop,slackfit-early,slackfit-early:8,slackfit-early:5,infaas"
 LONG="$LONG,infaas-early,maxbatch,maxbatch-early"
 # MaxBatch against SlackFit on the synthetic GPU-like profile (examples/superserve-gpu).
-GPU="slackfit,slackfit-drop,slackfit-early,maxbatch,maxbatch-early,maxacc,infaas"
+GPU="slackfit,slackfit-drain,slackfit-drop,slackfit-early,maxbatch,maxbatch-early,maxacc,infaas"
 
 run() {  # run NAME [FOLDER] [PRESETS]
   echo "==> $1" >&2

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include "engine/deployment_view.hpp"
 #include "metrics/metrics.hpp"
@@ -58,7 +59,10 @@ void drive(MetricsCollector& m, const App& app) {
     RequestRecord r;
     r.arrival = t;
     r.finish = t;
-    r.outcome = i % 5 == 0 ? Outcome::kLate : Outcome::kOk;
+    r.outcome = i % 5 == 0 ? Outcome::kLate : i % 7 == 0 ? Outcome::kDropped : Outcome::kOk;
+    r.drop_task = static_cast<TaskId>(i % 2);
+    const std::vector<Time> gpu = {0.001 * (i % 3), 0.002};
+    r.gpu_by_task = gpu;
     r.subrequests = 1.0;
     r.accuracy = 0.5;
     m.on_request_done(r);
@@ -94,6 +98,8 @@ TEST(MetricsSpill, SameWindowsAndTimeSeriesAsInMemory) {
     EXPECT_EQ(w.accuracy_sum, k.accuracy_sum);
     EXPECT_EQ(w.subrequests, k.subrequests);
     EXPECT_EQ(w.queue_length, k.queue_length);
+    EXPECT_EQ(w.wasted_gpu, k.wasted_gpu);
+    EXPECT_EQ(w.dropped_at, k.dropped_at);
   });
   EXPECT_EQ(seen, kept.windows().size());
   // The report reads them back the same way, twice (the file is rewound each time).

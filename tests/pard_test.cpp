@@ -371,6 +371,32 @@ TEST(StatePlanner, LoadFactorSwitchesToHighBudgetFirstUnderOverload) {
   EXPECT_EQ(planner.mode(0), PriorityMode::kLowBudgetFirst);
 }
 
+// A burst that starts just after a sync: with the load factor read only at the once-per-
+// second sync the task serves the burst's first second low-budget-first; with its own
+// mode period it turns high-budget-first within 0.1 s.
+TEST(StatePlanner, ModePeriodCatchesABurstBeforeTheNextSync) {
+  App app = chain(1, 1.0);
+  ProfileTable p;
+  add_affine(p, "t0", 10.0, 0.0, 1);  // capacity 100 req/s
+  PolicySet policies(preset_config("pard"));
+  Simulator sim(app, uniform_deployment(app, 1, 1), p, policies, {});
+  for (Time period : {0.0, 0.1}) {
+    PardSettings settings;
+    settings.mode_period = period;
+    StatePlanner planner(app, settings, 1);
+    for (int s = 0; s <= 5; ++s) {  // calm: 50 req/s
+      for (int i = 0; i < 50 && s > 0; ++i) planner.on_arrival(0, s - 0.5);
+      planner.maybe_sync(sim.engine(), s);
+    }
+    ASSERT_EQ(planner.mode(0), PriorityMode::kLowBudgetFirst);
+    for (int i = 0; i < 40; ++i) planner.on_arrival(0, 5.05);  // 400 req/s from 5.0 s
+    planner.maybe_sync(sim.engine(), 5.1);
+    EXPECT_EQ(planner.mode(0),
+              period > 0 ? PriorityMode::kHighBudgetFirst : PriorityMode::kLowBudgetFirst)
+        << "mode period " << period;
+  }
+}
+
 // Every preset keeps the accounting invariant on an overloaded DAG with a join.
 class PresetAccounting : public ::testing::TestWithParam<std::string> {};
 
@@ -401,6 +427,10 @@ TEST_P(PresetAccounting, EveryRequestEndsExactlyOnce) {
   if (GetParam() != "naive") {
     EXPECT_GT(m.count(Outcome::kDropped), 0u);
   }
+  // The wasted work, split by the task that did it, adds up to the run's wasted work.
+  Time by_task = 0.0;
+  for (const TaskStats& t : m.tasks()) by_task += t.wasted_gpu;
+  EXPECT_NEAR(by_task, m.wasted_gpu_seconds(), 1e-9 * (1.0 + m.wasted_gpu_seconds()));
 }
 
 // SuperServe's presets too: a task-wide EDF queue served by idle workers, on the same DAG

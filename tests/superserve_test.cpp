@@ -106,6 +106,25 @@ TEST(SlackPolicies, FitFallbackRunsTheLargestBatchThatStillFits) {
   EXPECT_EQ(none.max_size, 16);
 }
 
+TEST(SlackPolicies, RateFallbackFitsOnlyWhenThatServesOnTimeAsFastAsDraining) {
+  // A fixed cost per batch (small: 2 + 0.5 b ms): at a slack of 5 ms the fit batch (5 in
+  // 4.5 ms, 1.1 requests/ms) is slower than draining even after losing the head (15 in
+  // 10 ms): the rate fallback drains, where `fit` would cut the throughput.
+  OneWorker w(0.0);
+  SlackFit rate(w.app, 10, SlackFallback::kRate);
+  const BatchChoice d = rate.choose(w.worker, -0.005);
+  EXPECT_EQ(w.name(d), "small");
+  EXPECT_EQ(d.max_size, 16);
+  // Latency in proportion to the batch (small: 0.6 b ms): at a slack of 2.9 ms the fit batch
+  // (4 in 2.4 ms, 1.67 requests/ms) beats draining (15 in 9.6 ms, 1.56): it fits.
+  OneWorker p(0.0);
+  for (int b = 1; b <= 16; ++b) p.worker.latency[0][static_cast<std::size_t>(b)] = 0.0006 * b;
+  SlackFit proportional(p.app, 10, SlackFallback::kRate);
+  const BatchChoice f = proportional.choose(p.worker, -0.0029);
+  EXPECT_EQ(p.name(f), "small");
+  EXPECT_EQ(f.max_size, 4);
+}
+
 TEST(DropInfeasible, PurgesWhatNoChoiceCanServeInTimeAndWhatABatchWouldFinishLate) {
   OneWorker w(0.0);
   DropInfeasible drop;
@@ -130,7 +149,10 @@ TEST(SlackPolicies, EarlyPresetsAndTheFallbackField) {
   EXPECT_EQ(c.slack.buckets, 8);
   EXPECT_EQ(c.dropping, DroppingKind::kInfeasible);
   EXPECT_EQ(c.slack.fallback, SlackFallback::kFit);
-  EXPECT_EQ(preset_config("slackfit").slack.fallback, SlackFallback::kDrain);
+  EXPECT_EQ(preset_config("slackfit").slack.fallback, SlackFallback::kRate);
+  EXPECT_EQ(preset_config("slackfit").dropping, DroppingKind::kInfeasible);
+  EXPECT_EQ(preset_config("slackfit-drain").slack.fallback, SlackFallback::kDrain);
+  EXPECT_EQ(preset_config("slackfit-drain").dropping, DroppingKind::kExpired);
   EXPECT_EQ(preset_config("infaas-early").dropping, DroppingKind::kInfeasible);
   EXPECT_EQ(preset_config("slackfit-drop").dropping, DroppingKind::kInfeasible);
   EXPECT_EQ(preset_config("slackfit-drop").slack.fallback, SlackFallback::kDrain);
@@ -220,7 +242,7 @@ TEST(SuperServeRouter, EarlyDroppingTurnsLateRequestsIntoFewerMisses) {
   // Past capacity in bursts (CV^2 = 8 at ~0.95 of the small variant's 6,400 req/s):
   // SlackFit with the paper's bucket rule and tessera's drain fallback finishes requests
   // late; the early reading never does, and misses fewer.
-  const Result paper = serve("slackfit", 6000, 8);
+  const Result paper = serve("slackfit-drain", 6000, 8);
   const Result early = serve("slackfit-early", 6000, 8);
   EXPECT_GT(paper.late, 0u);
   EXPECT_EQ(early.late, 0u);

@@ -39,7 +39,10 @@ struct RequestRecord {
   Outcome outcome = Outcome::kOk;
   TaskId drop_task = 0;  // for kDropped / kFailed: where it happened
   DropReason reason = DropReason::kNone;
-  Time gpu_time = 0.0;    // device time spent on this request's items
+  Time gpu_time = 0.0;  // device time spent on this request's items
+  // ... per task (indexed by TaskId), when the engine tracks it; empty otherwise. Points
+  // into the engine's memory: valid only during EngineObserver::on_request_done.
+  std::span<const Time> gpu_by_task;
   double accuracy = 0.0;  // mean over its leaf results (completed requests)
   // Per-sub-request accounting (JigsawServe §4.5): final results delivered plus items lost
   // (dropped, failed or cancelled), each lost item weighted by the results it would have

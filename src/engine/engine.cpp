@@ -233,6 +233,9 @@ RequestSlot Engine::allocate_request() {
     RequestSlot slot = free_slots_.back();
     free_slots_.pop_back();
     requests_[slot] = RequestState{};
+    std::fill_n(
+        gpu_by_task_.begin() + static_cast<std::ptrdiff_t>(std::size_t{slot} * app_.tasks.size()),
+        app_.tasks.size(), 0.0);
     if (track_tasks_) {
       const std::size_t base = std::size_t{slot} * app_.tasks.size();
       std::fill_n(task_live_.begin() + static_cast<std::ptrdiff_t>(base), app_.tasks.size(), 0u);
@@ -243,6 +246,7 @@ RequestSlot Engine::allocate_request() {
     return slot;
   }
   requests_.emplace_back();
+  gpu_by_task_.resize(gpu_by_task_.size() + app_.tasks.size(), 0.0);
   if (track_tasks_) {
     task_live_.resize(task_live_.size() + app_.tasks.size(), 0);
     join_inputs_.resize(join_inputs_.size() + app_.tasks.size(), 0);
@@ -581,6 +585,7 @@ void Engine::kill_worker(WorkerId id) {
 void Engine::finish_item(const Item& item, int task_variant, int fanout, Time gpu_share) {
   RequestState& r = requests_[item.request];
   r.gpu_time += gpu_share;
+  gpu_by_task_[std::size_t{item.request} * app_.tasks.size() + item.task] += gpu_share;
   if (cancelled(r)) {
     discard(item);  // it ran, but its request's answer is already decided
     return;
@@ -738,6 +743,8 @@ void Engine::finish_request(RequestSlot slot) {
   rec.arrival = r.arrival;
   rec.finish = clock_.now();
   rec.gpu_time = r.gpu_time;
+  rec.gpu_by_task = std::span<const Time>(gpu_by_task_)
+                        .subspan(std::size_t{slot} * app_.tasks.size(), app_.tasks.size());
   rec.subrequests = r.sub_done + r.sub_lost;
   rec.subrequests_violated = r.sub_late + r.sub_lost;
   rec.ttft = r.tokens.ttft;

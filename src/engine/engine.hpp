@@ -222,6 +222,9 @@ class Engine final : public DeploymentView, private SchedulerHost {
   std::vector<uint32_t> join_inputs_;
   std::vector<double> join_accuracy_;
   std::vector<uint8_t> join_released_;
+  // Per request slot and task: device time spent on the request's items there
+  // (RequestRecord::gpu_by_task), slot-major.
+  std::vector<Time> gpu_by_task_;
 
   std::mt19937_64 rng_;
   uint64_t next_id_ = 0;

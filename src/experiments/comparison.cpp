@@ -115,7 +115,7 @@ std::string pard_versus_baselines(const std::vector<ComparisonRow>& rows, const 
 }
 
 // Which windows were overloaded: arrivals above the capacity of the workers alive then.
-OverloadGoodput overload_goodput(const Simulator& sim, const RunSpec& run) {
+std::vector<bool> overloaded_windows(const Simulator& sim, const RunSpec& run) {
   const auto& workers = sim.engine().workers();
   const std::size_t tasks = run.app.tasks.size();
   std::vector<Time> lost_at(workers.size(), std::numeric_limits<Time>::infinity());
@@ -124,7 +124,7 @@ OverloadGoodput overload_goodput(const Simulator& sim, const RunSpec& run) {
   }
   const MetricsCollector& m = sim.metrics();
   const Time w = m.window();
-  OverloadGoodput out;
+  std::vector<bool> out(m.windows().size(), false);
   for (std::size_t i = 0; i < m.windows().size(); ++i) {
     const Time start = static_cast<double>(i) * w;
     std::vector<double> capacity(tasks, 0.0);
@@ -134,14 +134,46 @@ OverloadGoodput overload_goodput(const Simulator& sim, const RunSpec& run) {
       capacity[wk.task] += wk.max_batch / wk.profiled_latency(0, wk.max_batch);
     }
     const double cap = tasks ? *std::min_element(capacity.begin(), capacity.end()) : 0.0;
+    out[i] = static_cast<double>(m.windows()[i].arrivals) > cap * w;
+  }
+  return out;
+}
+
+OverloadGoodput overload_goodput(const MetricsCollector& m, const std::vector<bool>& overloaded) {
+  OverloadGoodput out;
+  for (std::size_t i = 0; i < overloaded.size() && i < m.windows().size(); ++i) {
+    if (!overloaded[i]) continue;
     const WindowStats& ws = m.windows()[i];
-    if (static_cast<double>(ws.arrivals) <= cap * w) continue;
     ++out.windows;
-    out.seconds += w;
+    out.seconds += m.window();
     out.arrivals += ws.arrivals;
     out.ok += ws.ok;
   }
   return out;
+}
+
+// Per case and burst phase: windows, requests, device time, and per task (pipeline order)
+// the wasted work done there and the drops made there.
+std::string phases_csv(const std::vector<ComparisonRow>& rows, const App& app) {
+  const auto order = app.topological_order();
+  std::string csv = "label,phase,windows,seconds,arrivals,ok,late,dropped,gpu_seconds";
+  for (TaskId t : order) csv += ",wasted_gpu_" + app.tasks[t].name;
+  for (TaskId t : order) csv += ",dropped_at_" + app.tasks[t].name;
+  csv += "\n";
+  for (const ComparisonRow& r : rows) {
+    for (std::size_t ph = 0; ph < kBurstPhases; ++ph) {
+      const PhaseStats& p = r.phases[ph];
+      csv += fmt::format("\"{}\",{},{},{:g},{},{},{},{},{:.6g}", r.run.label,
+                         burst_phase_name(static_cast<BurstPhase>(ph)), p.windows, p.seconds,
+                         p.arrivals, p.ok, p.late, p.dropped, p.gpu_busy);
+      for (TaskId t : order)
+        csv += fmt::format(",{:.6g}", t < p.wasted_gpu.size() ? p.wasted_gpu[t] : 0.0);
+      for (TaskId t : order)
+        csv += fmt::format(",{}", t < p.dropped_at.size() ? p.dropped_at[t] : 0);
+      csv += "\n";
+    }
+  }
+  return csv;
 }
 
 }  // namespace
@@ -192,8 +224,11 @@ std::vector<ComparisonRow> run_comparison(
     }
     Simulator sim(run.app, run.deployment, run.profiles, PolicySet(config), run.sim);
     sim.run(*arrivals);
+    const std::vector<bool> overloaded = overloaded_windows(sim, run);
     rows.push_back({c, summarize(sim.metrics(), run.app), sim.metrics().latency(),
-                    overload_goodput(sim, run)});
+                    overload_goodput(sim.metrics(), overloaded),
+                    burst_phase_stats(sim.metrics(), classify_burst_phases(overloaded),
+                                      run.app.tasks.size())});
     if (progress) progress(rows.back(), rows.size());
   }
   return rows;
@@ -276,6 +311,7 @@ void write_comparison(const std::filesystem::path& dir, const std::vector<Compar
     }
   }
   write_text(dir / "comparison_latency.csv", latency);
+  write_text(dir / "comparison_phases.csv", phases_csv(rows, app));
 
   // One chart per metric, one bar per case; the baseline case is marked.
   const int baseline = rows.empty() ? -1 : static_cast<int>(comparison_baseline(rows));

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/log_histogram.hpp"
+#include "experiments/burst_phases.hpp"
 #include "policy/policy_set.hpp"
 #include "spec/run_spec.hpp"
 
@@ -38,6 +39,7 @@ struct ComparisonRow {
   nlohmann::json summary;  // as in summary.json
   LogHistogram latency{};  // end-to-end latency of completed requests
   OverloadGoodput overload{};
+  std::array<PhaseStats, kBurstPhases> phases{};  // per BurstPhase (burst_phases.hpp)
 };
 
 // The case the charts mark as the baseline: "naive" when present, else the first case.
@@ -68,8 +70,10 @@ std::vector<ComparisonRow> run_comparison(
 std::string comparison_markdown(const std::vector<ComparisonRow>& rows, const App& app,
                                 const std::vector<std::string>& fixed = {});
 
-// Writes DIR/comparison.csv, DIR/comparison.md, DIR/comparison.svg and
-// DIR/comparison_latency.csv (each case's latency histogram: label,lower_ms,upper_ms,count).
+// Writes DIR/comparison.csv, DIR/comparison.md, DIR/comparison.svg,
+// DIR/comparison_latency.csv (each case's latency histogram: label,lower_ms,upper_ms,count)
+// and DIR/comparison_phases.csv (per case and burst phase: requests, device time, wasted
+// work and drops per task; burst_phases.hpp).
 void write_comparison(const std::filesystem::path& dir, const std::vector<ComparisonRow>& rows,
                       const App& app, const std::vector<std::string>& fixed = {});
 

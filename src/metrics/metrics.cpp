@@ -56,13 +56,16 @@ WindowStats& MetricsCollector::window_at(Time t) {
   while (spilled_ + windows_.size() <= idx) {
     windows_.emplace_back();
     windows_.back().queue_length.assign(task_count_, 0);
+    windows_.back().wasted_gpu.assign(task_count_, 0.0);
+    windows_.back().dropped_at.assign(task_count_, 0);
   }
   return windows_[idx - spilled_];
 }
 
 namespace {
 
-// A spilled window: the counters and sums, then the task count's queue lengths.
+// A spilled window: the sums, then the task count's wasted device times; the counters,
+// then the task count's queue lengths and drops.
 constexpr std::size_t kSpillCounts = 6;
 constexpr std::size_t kSpillSums = 4;
 
@@ -75,7 +78,8 @@ void MetricsCollector::spill_closed_windows() {
 }
 
 void MetricsCollector::spill(std::size_t count) {
-  std::vector<uint64_t> counts(kSpillCounts + task_count_);
+  std::vector<uint64_t> counts(kSpillCounts + 2 * task_count_);
+  std::vector<double> sums(kSpillSums + task_count_);
   for (std::size_t i = 0; i < count; ++i) {
     const WindowStats& w = windows_[i];
     counts[0] = w.arrivals;
@@ -85,8 +89,13 @@ void MetricsCollector::spill(std::size_t count) {
     counts[4] = w.failed;
     counts[5] = w.accuracy_count;
     std::copy(w.queue_length.begin(), w.queue_length.end(), counts.begin() + kSpillCounts);
-    const std::array<double, kSpillSums> sums{w.gpu_busy, w.accuracy_sum, w.subrequests,
-                                              w.subrequests_violated};
+    std::copy(w.dropped_at.begin(), w.dropped_at.end(),
+              counts.begin() + static_cast<std::ptrdiff_t>(kSpillCounts + task_count_));
+    sums[0] = w.gpu_busy;
+    sums[1] = w.accuracy_sum;
+    sums[2] = w.subrequests;
+    sums[3] = w.subrequests_violated;
+    std::copy(w.wasted_gpu.begin(), w.wasted_gpu.end(), sums.begin() + kSpillSums);
     if (std::fwrite(sums.data(), sizeof(double), sums.size(), spill_file_.get()) != sums.size() ||
         std::fwrite(counts.data(), sizeof(uint64_t), counts.size(), spill_file_.get()) !=
             counts.size()) {
@@ -104,8 +113,8 @@ void MetricsCollector::for_each_window(
     std::fflush(f);
     std::rewind(f);
     WindowStats w;
-    std::vector<uint64_t> counts(kSpillCounts + task_count_);
-    std::array<double, kSpillSums> sums{};
+    std::vector<uint64_t> counts(kSpillCounts + 2 * task_count_);
+    std::vector<double> sums(kSpillSums + task_count_);
     for (std::size_t i = 0; i < spilled_; ++i) {
       if (std::fread(sums.data(), sizeof(double), sums.size(), f) != sums.size() ||
           std::fread(counts.data(), sizeof(uint64_t), counts.size(), f) != counts.size()) {
@@ -121,7 +130,10 @@ void MetricsCollector::for_each_window(
       w.dropped = counts[3];
       w.failed = counts[4];
       w.accuracy_count = counts[5];
-      w.queue_length.assign(counts.begin() + kSpillCounts, counts.end());
+      const auto drops = counts.begin() + static_cast<std::ptrdiff_t>(kSpillCounts + task_count_);
+      w.queue_length.assign(counts.begin() + kSpillCounts, drops);
+      w.dropped_at.assign(drops, counts.end());
+      w.wasted_gpu.assign(sums.begin() + kSpillSums, sums.end());
       fn(i, w);
     }
     std::fseek(f, 0, SEEK_END);  // later spills append
@@ -157,6 +169,14 @@ uint64_t MetricsCollector::finished() const {
   return n;
 }
 
+void MetricsCollector::add_wasted(WindowStats& w, const RequestRecord& r) {
+  const std::size_t n = std::min({r.gpu_by_task.size(), w.wasted_gpu.size(), tasks_.size()});
+  for (std::size_t t = 0; t < n; ++t) {
+    w.wasted_gpu[t] += r.gpu_by_task[t];
+    tasks_[t].wasted_gpu += r.gpu_by_task[t];
+  }
+}
+
 void MetricsCollector::on_request_done(const RequestRecord& r) {
   outcomes_[static_cast<std::size_t>(r.outcome)]++;
   subrequests_ += r.subrequests;
@@ -172,10 +192,13 @@ void MetricsCollector::on_request_done(const RequestRecord& r) {
     case Outcome::kLate:
       w.late++;
       wasted_gpu_seconds_ += r.gpu_time;
+      add_wasted(w, r);
       break;
     case Outcome::kDropped:
       w.dropped++;
       tasks_[r.drop_task].dropped++;
+      if (r.drop_task < w.dropped_at.size()) w.dropped_at[r.drop_task]++;
+      add_wasted(w, r);
       reasons_[static_cast<std::size_t>(r.reason)]++;
       wasted_gpu_seconds_ += r.gpu_time;
       break;

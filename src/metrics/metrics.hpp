@@ -31,6 +31,10 @@ struct WindowStats {
   double subrequests = 0.0;            // RequestRecord::subrequests of the finished requests
   double subrequests_violated = 0.0;   // and their violated share
   std::vector<uint64_t> queue_length;  // per task, sampled when the window closed
+  // Per task, over the requests that ended (dropped or late) in this window: device time
+  // spent at the task on them (wasted work, where it was done), and drops made at the task.
+  std::vector<Time> wasted_gpu;
+  std::vector<uint64_t> dropped_at;
 };
 
 // Per-task totals.
@@ -40,6 +44,7 @@ struct TaskStats {
   Time gpu_busy = 0.0;
   uint64_t dropped = 0;  // requests whose drop happened at this task
   uint64_t failed = 0;
+  Time wasted_gpu = 0.0;  // device time spent here on requests that ended dropped or late
 };
 
 // An LLM run's totals (requests that reported tokens; docs/llm.md#metrics).
@@ -122,6 +127,7 @@ class MetricsCollector final : public EngineObserver {
 
  private:
   WindowStats& window_at(Time t);
+  void add_wasted(WindowStats& w, const RequestRecord& r);  // r ended dropped or late
   void spill(std::size_t count);     // the first `count` windows in memory to the file
   std::size_t window_index(Time t);  // floor(t / window), at least 0
 

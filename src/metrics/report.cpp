@@ -102,6 +102,8 @@ nlohmann::json summarize(const MetricsCollector& m, const App& app, const Unmeas
         {"items", measured(un.batch_items, "tasks.*.items", ts.items)},
         {"mean_batch_size", measured(un.batch_items, "tasks.*.mean_batch_size", tidy(mean_batch))},
         {"gpu_seconds", measured(un.gpu, "tasks.*.gpu_seconds", tidy(ts.gpu_busy))},
+        {"wasted_gpu_seconds",
+         measured(un.waste, "tasks.*.wasted_gpu_seconds", tidy(ts.wasted_gpu))},
         {"dropped", ts.dropped},
         {"failed", ts.failed}};
   }
@@ -312,6 +314,13 @@ void write_report(const std::filesystem::path& dir, const nlohmann::json& summar
   if (queues) {
     for (const Task& t : app.tasks) row += ",queue_" + t.name;
   }
+  // Where the lost requests' work was done and where they were dropped, by the window in
+  // which each ended (simulated runs; a load generator cannot see the stages).
+  const bool stages = queues && gpu;
+  if (stages) {
+    for (const Task& t : app.tasks) row += ",wasted_gpu_" + t.name;
+    for (const Task& t : app.tasks) row += ",dropped_at_" + t.name;
+  }
   row += "\n";
   csv << row;
   // The charts get every window, or, for a run of more than kChartPoints windows, the
@@ -354,6 +363,10 @@ void write_report(const std::filesystem::path& dir, const nlohmann::json& summar
     if (gpu) row += fmt::format(",{:.6g}", ws.gpu_busy / w);
     if (queues) {
       for (uint64_t q : ws.queue_length) row += fmt::format(",{}", q);
+    }
+    if (stages) {
+      for (Time g : ws.wasted_gpu) row += fmt::format(",{:.6g}", g);
+      for (uint64_t d : ws.dropped_at) row += fmt::format(",{}", d);
     }
     row += "\n";
     csv << row;

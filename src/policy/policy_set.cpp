@@ -16,7 +16,8 @@ namespace {
 
 PardSettings parse_pard_settings(const SpecNode& node, PardSettings s) {
   node.allow_only({"estimate", "lambda", "queue_window_s", "samples", "sync_period_s", "hysteresis",
-                   "rate_window_s", "backlog_queueing", "purge_hopeless"});
+                   "rate_window_s", "backlog_queueing", "purge_hopeless", "backlog_load",
+                   "mode_period_s"});
   if (auto n = node.get("estimate")) {
     s.estimate = spec_enum<DownstreamEstimate>(*n, {{"full", DownstreamEstimate::kFull},
                                                     {"backward", DownstreamEstimate::kBackward},
@@ -33,6 +34,8 @@ PardSettings parse_pard_settings(const SpecNode& node, PardSettings s) {
   if (auto n = node.get("hysteresis")) s.hysteresis = n->as_bool();
   if (auto n = node.get("backlog_queueing")) s.backlog_queueing = n->as_bool();
   if (auto n = node.get("purge_hopeless")) s.purge_hopeless = n->as_bool();
+  if (auto n = node.get("backlog_load")) s.backlog_load = n->as_bool();
+  if (auto n = node.get("mode_period_s")) s.mode_period = n->as_number_in(0.0, 86'400.0);
   if (auto n = node.get("rate_window_s")) {
     s.rate_window = n->as_number_in(limits::kMinPeriodS, limits::kMaxSpanS);
   }
@@ -120,8 +123,13 @@ std::string PolicyConfig::describe() const {
   if (queue == QueueKind::kAdaptive && !pard.hysteresis) out += " hysteresis=off";
   if (dropping == DroppingKind::kPard && !pard.purge_hopeless) out += " purge=off";
   if (runs_state_planner(*this) && pard.backlog_queueing) out += " backlog_q=on";
+  if (runs_state_planner(*this) && pard.backlog_load) out += " backlog_load=on";
+  if (runs_state_planner(*this) && pard.mode_period > 0) {
+    out += fmt::format(" mode_period={:g}s", pard.mode_period);
+  }
   out += " " + describe_choice(variant_policies(), variant, *this);
   if (slack.fallback == SlackFallback::kFit) out += " fallback=fit";
+  if (slack.fallback == SlackFallback::kRate) out += " fallback=rate";
   if (max_queue > 0) out += " max_queue=" + std::to_string(max_queue);
   if (!cancel_siblings) out += " cancel_siblings=off";
   return out;

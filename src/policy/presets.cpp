@@ -127,10 +127,30 @@ const std::vector<PresetRow>& preset_table() {
       {"pard-backlog-q", kPard, "", false, true,
        "PARD with q_i at least the time to serve the task's backlog", D::kRoundRobin, Q::kAdaptive,
        B::kEager, X::kPard, V::kFixed, [](P& c, S, S) { c.pard.backlog_queueing = true; }},
+      {"pard-backlog-mu", kPard, "", false, true,
+       "PARD with the load factor's input workload counting the queued requests", D::kRoundRobin,
+       Q::kAdaptive, B::kEager, X::kPard, V::kFixed,
+       [](P& c, S, S) { c.pard.backlog_load = true; }},
+      {"pard-local-mu", kPard, "", false, true,
+       "PARD whose tasks re-read their own load factor every 0.1 s, counting queued requests",
+       D::kRoundRobin, Q::kAdaptive, B::kEager, X::kPard, V::kFixed,
+       [](P& c, S, S) {
+         c.pard.backlog_load = true;
+         c.pard.mode_period = 0.1;
+       }},
       {"slackfit", kSuperServe, "BUCKETS", false, true,
-       "SuperServe's SlackFit: variant and batch from the most urgent request's slack", D::kCentral,
-       Q::kLbf, B::kIdle, X::kExpired, V::kSlackFit,
-       [](P& c, S spec, S param) { buckets_parameter(c, spec, param, "slackfit:BUCKETS"); }},
+       "SuperServe's SlackFit: variant and batch from the most urgent request's slack; no "
+       "bucket fits: drop what cannot meet its deadline, fit a batch if that is not slower",
+       D::kCentral, Q::kLbf, B::kIdle, X::kInfeasible, V::kSlackFit,
+       [](P& c, S spec, S param) {
+         c.slack.fallback = SlackFallback::kRate;
+         buckets_parameter(c, spec, param, "slackfit:BUCKETS");
+       }},
+      {"slackfit-drain", kSuperServe, "BUCKETS", false, false,
+       "SlackFit serving late what nothing fits: fastest variant at the max batch, expired "
+       "dropped",
+       D::kCentral, Q::kLbf, B::kIdle, X::kExpired, V::kSlackFit,
+       [](P& c, S spec, S param) { buckets_parameter(c, spec, param, "slackfit-drain:BUCKETS"); }},
       {"slackfit-early", kSuperServe, "BUCKETS", false, false,
        "SlackFit dropping early what cannot meet its deadline; nothing fits: largest batch "
        "that does",

@@ -116,11 +116,12 @@ const PolicyParameter kFixedVariant{
     "variant", "a fixed variant",
     [](const SpecNode& n, PolicyConfig& c) { c.slack.fixed_variant = n.as_string(); }};
 
-const PolicyParameter kFallback{
-    "fallback", "a fallback", [](const SpecNode& n, PolicyConfig& c) {
-      c.slack.fallback = spec_enum<SlackFallback>(
-          n, {{"drain", SlackFallback::kDrain}, {"fit", SlackFallback::kFit}});
-    }};
+const PolicyParameter kFallback{"fallback", "a fallback", [](const SpecNode& n, PolicyConfig& c) {
+                                  c.slack.fallback =
+                                      spec_enum<SlackFallback>(n, {{"drain", SlackFallback::kDrain},
+                                                                   {"fit", SlackFallback::kFit},
+                                                                   {"rate", SlackFallback::kRate}});
+                                }};
 
 // ---------------------------------------------------------------- factories
 

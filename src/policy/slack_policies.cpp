@@ -54,7 +54,16 @@ BatchChoice SlackPolicy::nothing_fits(const Worker& worker, const Menu& menu, Ti
     const int b = largest_batch(worker, slot, menu.max_batch, slack);
     if (b > 0 && b >= best.max_size) best = {slot, b};
   }
-  return best.variant_slot < 0 ? drain(menu) : best;
+  if (best.variant_slot < 0) return drain(menu);
+  if (fallback_ == SlackFallback::kRate) {
+    const BatchChoice d = drain(menu);
+    const double fit_rate = static_cast<double>(best.max_size) /
+                            worker.profiled_latency(best.variant_slot, best.max_size);
+    const double drain_rate =
+        static_cast<double>(d.max_size - 1) / worker.profiled_latency(d.variant_slot, d.max_size);
+    if (fit_rate < drain_rate) return d;
+  }
+  return best;
 }
 
 int SlackPolicy::largest_batch(const Worker& worker, int slot, int max_batch, Time slack) {

@@ -22,7 +22,12 @@ namespace tessera {
 // - kFit (SlackFit, MaxBatch, MaxAcc): the largest batch, then the most accurate variant,
 //   of any (variant, batch) whose latency is below θ, so that the head request still
 //   makes its deadline; kDrain when nothing at all fits.
-enum class SlackFallback { kDrain, kFit };
+// - kRate (attainment first): kFit's choice when it serves requests on time at least as
+//   fast as draining can, b_fit / l(b_fit) >= (max_batch - 1) / l_fastest(max_batch) (the
+//   drain batch loses at least the head, whose slack it overruns); kDrain otherwise. Where
+//   latency grows in proportion to the batch this is kFit; under a large fixed cost per
+//   batch it refuses the small batches that would cut throughput in a burst.
+enum class SlackFallback { kDrain, kFit, kRate };
 
 struct SlackSettings {
   int buckets = 10;             // SlackFit's latency buckets (the paper gives no number)

@@ -32,6 +32,16 @@ struct PardSettings {
   // deadline even with no queueing and no batch wait from here on (the digest's reading
   // of the DEPQ popping both ends; DropReason::kStale).
   bool purge_hopeless = true;
+  // The load factor's input workload T_in counts the requests the task still holds: μ =
+  // (arrivals in the last sync period + items queued now) / (T_m x period). Off: T_in is
+  // the arrival rate alone, and μ falls below 1 as soon as a burst's arrivals do, while its
+  // backlog is still queued (see docs/policies.md#pard).
+  bool backlog_load = false;
+  // How often each task re-evaluates its own load factor μ and priority mode from its own
+  // arrivals and queue (ε stays the sync's); 0: only at the sync. The paper syncs state
+  // across modules once per second (§5.4) but does not say how often a module reads its
+  // own load: at 1 s a burst's first second runs in the mode of the calm before it.
+  Time mode_period = 0.0;
 };
 
 }  // namespace tessera

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "engine/deployment_view.hpp"
 #include "engine/policies.hpp"
@@ -91,7 +92,10 @@ Time StatePlanner::join_wait(uint32_t edge) const {
   return slowest - own;
 }
 
-void StatePlanner::on_arrival(TaskId task, Time) { tasks_[task].arrivals_since_sync++; }
+void StatePlanner::on_arrival(TaskId task, Time) {
+  tasks_[task].arrivals_since_sync++;
+  tasks_[task].arrivals_since_mode++;
+}
 
 void StatePlanner::on_queue_delay(TaskId task, Time delay, Time now) {
   tasks_[task].delays.emplace_back(now, delay);
@@ -111,7 +115,46 @@ void StatePlanner::prune(TaskState& t, Time now) const {
 }
 
 void StatePlanner::maybe_sync(const DeploymentView& view, Time now) {
-  if (!synced_once_ || now >= next_sync_) sync(view, now);
+  if (!synced_once_ || now >= next_sync_) {
+    sync(view, now);
+  } else if (settings_.mode_period > 0 && now >= next_mode_) {
+    update_modes(view, now);
+  }
+}
+
+namespace {
+
+// A task's load: T_m at the configured batch sizes and the items queued at its live workers.
+std::pair<double, std::size_t> capacity_and_queued(const std::vector<Worker*>& workers) {
+  double capacity = 0.0;
+  std::size_t queued = 0;
+  for (const Worker* w : workers) {
+    if (!w->alive || w->max_batch < 1) continue;
+    capacity += w->max_batch / w->profiled_latency(0, w->max_batch);
+    if (w->queue != nullptr) queued += w->queue->size();
+  }
+  return {capacity, queued};
+}
+
+}  // namespace
+
+void StatePlanner::update_modes(const DeploymentView& view, Time now) {
+  const Time period = std::max(now - last_mode_, 1e-9);
+  bool changed = false;
+  for (std::size_t i = 0; i < tasks_.size(); ++i) {
+    TaskState& t = tasks_[i];
+    const auto [capacity, queued] = capacity_and_queued(view.workers_of(static_cast<TaskId>(i)));
+    double load = static_cast<double>(t.arrivals_since_mode) / period;
+    if (settings_.backlog_load) load += static_cast<double>(queued) / period;
+    t.arrivals_since_mode = 0;
+    t.mu = capacity > 0 ? load / capacity : 0.0;
+    const PriorityMode mode = next_mode(t.mode, t.mu, t.epsilon, settings_.hysteresis);
+    changed = changed || mode != t.mode;
+    t.mode = mode;
+  }
+  last_mode_ = now;
+  next_mode_ = now + settings_.mode_period;
+  if (changed) ++syncs_;
 }
 
 PriorityMode StatePlanner::next_mode(PriorityMode current, double mu, double epsilon,
@@ -146,10 +189,12 @@ void StatePlanner::sync(const DeploymentView& view, Time now) {
     // batch size, averaged over the task's workers.
     Time backlog = 0.0;
     int live = 0;
+    std::size_t queued = 0;
     for (const Worker* w : workers) {
       if (!w->alive) continue;
       ++live;
       if (w->queue == nullptr || w->max_batch < 1) continue;
+      queued += w->queue->size();
       const double per_item = w->profiled_latency(0, w->max_batch) / w->max_batch;
       backlog += static_cast<double>(w->queue->size()) * per_item;
     }
@@ -209,9 +254,13 @@ void StatePlanner::sync(const DeploymentView& view, Time now) {
       total += r;
     }
     t.epsilon = total > 0 ? deviation / total : 0.0;
-    t.mu = capacity > 0 ? rate / capacity : 0.0;
+    const double load = settings_.backlog_load ? rate + static_cast<double>(queued) / period : rate;
+    t.mu = capacity > 0 ? load / capacity : 0.0;
     t.mode = next_mode(t.mode, t.mu, t.epsilon, settings_.hysteresis);
+    t.arrivals_since_mode = 0;
   }
+  last_mode_ = now;
+  next_mode_ = now + settings_.mode_period;
 
   // Each task's expected finish after the request's start, for the joins' waits.
   for (TaskId t : order_) {

@@ -36,6 +36,9 @@ class StatePlanner {
   void on_batch_start(TaskId task, int size, Time now);
   void maybe_sync(const DeploymentView& view, Time now);
   void sync(const DeploymentView& view, Time now);  // recompute everything now
+  // Re-evaluates every task's μ and mode from its arrivals and queue since the last
+  // evaluation (PardSettings::mode_period).
+  void update_modes(const DeploymentView& view, Time now);
 
   // State as of the last sync.
   Time downstream_latency(TaskId task) const { return tasks_[task].lsub; }
@@ -68,6 +71,7 @@ class StatePlanner {
     std::deque<std::pair<Time, int>> batches;    // (when, batch size)
     std::deque<std::pair<Time, Time>> backlogs;  // (sync time, backlog delay)
     uint64_t arrivals_since_sync = 0;
+    uint64_t arrivals_since_mode = 0;
     std::deque<std::pair<double, double>> rates;  // per period: (T_in, smoothed T_s)
     Time q = 0.0;
     Time d = 0.0;
@@ -99,6 +103,8 @@ class StatePlanner {
   std::vector<Time> cycles_;
   Time last_sync_ = 0.0;
   Time next_sync_ = 0.0;
+  Time last_mode_ = 0.0;
+  Time next_mode_ = 0.0;
   bool synced_once_ = false;
   uint64_t syncs_ = 0;
 };
