@@ -494,21 +494,17 @@ double metric_sum(const std::string& text, const std::string& prefix) {
 // addresses. Requests to the front end run the pipeline over gRPC on the backends; each is
 // answered exactly once, the front end counts each once, and every task's backends took batches.
 //
-// The plan is the suite's with every variant as `tessera plan` writes it without --models
-// (an emulation on Triton's Python backend, input `input`): the stand-in worker names its
-// input `input` and refuses Triton's TorchScript name INPUT__0.
+// The plan is the suite's, one variant a TorchScript model: the front end sends it Triton's
+// input name INPUT__0, which the stand-in worker takes (a tessera endpoint takes its one
+// input under any name).
 TEST_F(Export, LoopbackClusterServesThePlanThroughItsBackends) {
   const fs::path out = dir_ / "loopback";
   fs::create_directories(out);
   fs::copy(dir_ / "plan", out / "plan", fs::copy_options::recursive);
-  {
-    std::vector<std::string> variants;
-    for (const auto& m : exporter::load_plan_dir(dir_ / "plan").models)
-      variants.push_back(m.variant);
-    write(out / "plan/models.yaml",
-          plan::models_file_yaml(variants, SpecNode::load_string("input: [3, 32, 32]\n", "user")));
-  }
   const exporter::PlanDir p = exporter::load_plan_dir(out / "plan");
+  // The suite's plan as it is: one variant a TorchScript model (Triton input INPUT__0, its
+  // output shape unknown to the export, so the front end asks the backend's metadata).
+  ASSERT_EQ(p.model(scripted_).source, exporter::ModelEntry::Source::kTorchScript);
   const auto files = exporter::write_kubernetes_manifests(p, out / "manifests", {});
   const std::string part_of = "tessera-" + exporter::dns_label(p.run.app.name);
   YAML::Node plan_files;
@@ -521,11 +517,15 @@ TEST_F(Export, LoopbackClusterServesThePlanThroughItsBackends) {
   std::string models = plan_files["models.yaml"].as<std::string>();
   std::vector<LoopbackProcess> backends;
   std::vector<std::string> backend_tasks;
-  // "Cluster DNS": Service i at 127.77.0.(i + 2); the front end at 127.77.0.1.
+  // "Cluster DNS": Service i at 127.77.B.(i + 2), the front end at 127.77.B.1, with B from
+  // this process's id: runs side by side (ctest -j, the sanitizer suite) use different
+  // address blocks, so the Services' fixed ports do not collide.
+  const std::string block = "127.77." + std::to_string(::getpid() % 250 + 1) + ".";
+  const std::string front_address = block + "1";
   for (std::size_t i = 0; i < p.kinds.size(); ++i) {
     const exporter::InstanceKind& k = p.kinds[i];
     const std::string name = exporter::backend_service_name(p, k);
-    const std::string address = "127.77.0." + std::to_string(i + 2);
+    const std::string address = block + std::to_string(i + 2);
     const std::string from = name + ":8001";
     const auto at = models.find(from);
     ASSERT_NE(at, std::string::npos) << name << " is not in the front end's models.yaml";
@@ -546,14 +546,14 @@ TEST_F(Export, LoopbackClusterServesThePlanThroughItsBackends) {
     write(etc / f, plan_files[f].as<std::string>());
   write(etc / "models.yaml", models);
   for (const auto& b : backends) ASSERT_TRUE(wait_ready(b)) << "backend " << b.address;
-  LoopbackProcess front = spawn_serve({"serve", (etc / "run.yaml").string(), "--host", "127.77.0.1",
-                                       "--port", "8000", "--no-warmup"},
-                                      "127.77.0.1", 8000, etc, out / "frontend.log");
+  LoopbackProcess front = spawn_serve({"serve", (etc / "run.yaml").string(), "--host",
+                                       front_address, "--port", "8000", "--no-warmup"},
+                                      front_address, 8000, etc, out / "frontend.log");
   const bool front_ready = wait_ready(front);
   int answered = 0, ok = 0;
   std::string metrics, failure;
   if (front_ready) {
-    httplib::Client cli("127.77.0.1", 8000);
+    httplib::Client cli(front_address, 8000);
     cli.set_read_timeout(30, 0);
     const auto& shape = p.model(p.models.front().variant).input;
     int64_t values = 1;
@@ -575,7 +575,7 @@ TEST_F(Export, LoopbackClusterServesThePlanThroughItsBackends) {
     std::mutex failure_mutex;
     for (int c = 0; c < 4; ++c) {
       clients.emplace_back([&] {
-        httplib::Client one("127.77.0.1", 8000);
+        httplib::Client one(front_address, 8000);
         one.set_read_timeout(30, 0);
         for (int r = 0; r < kRequests / 4; ++r) {
           auto res = one.Post("/v2/models/" + p.run.app.name + "/infer", text, "application/json");

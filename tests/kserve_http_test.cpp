@@ -86,11 +86,13 @@ TEST(KServeHttp, BatchedInputIsAnsweredTogether) {
   EXPECT_EQ(out["model_version"], "1");
   EXPECT_EQ(out["parameters"]["tag"], "t1");  // passed through
   EXPECT_EQ(out["parameters"]["outcome"], "ok");
-  ASSERT_EQ(out["outputs"].size(), 1u);
+  ASSERT_EQ(out["outputs"].size(), 2u);  // the output and, for 3 rows, its input rows
   EXPECT_EQ(out["outputs"][0]["shape"], json::array({3, 4}));
   json expect = json::array();
   for (int i = 0; i < 12; ++i) expect.push_back(i);
   EXPECT_EQ(out["outputs"][0]["data"], expect);
+  EXPECT_EQ(out["outputs"][1]["name"], "classify.input_row");
+  EXPECT_EQ(out["outputs"][1]["data"], json::array({0, 1, 2}));
 
   // Three items went through the engine; the statistics extension counts them.
   const json stats = json::parse(cli.Get("/v2/models/chain/stats")->body)["model_stats"][0];

@@ -6,7 +6,9 @@
 #include <httplib.h>
 
 #include <chrono>
+#include <cstring>
 #include <future>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -354,6 +356,135 @@ TEST(Serve, DropsAreAnsweredAt503WithStageAndReason) {
   EXPECT_EQ(err["outcome"], "dropped");
   EXPECT_EQ(err["stage"], "classify");
   EXPECT_EQ(err["reason"], "expired");
+  server->shutdown();
+}
+
+// A request of several rows, as KServe v2 sends a batch: `rows` values of `width` each.
+std::string rows_of(const std::vector<std::vector<float>>& rows, const std::string& extra = "") {
+  FloatTensor t{{static_cast<int64_t>(rows.size()), static_cast<int64_t>(rows[0].size())}, {}};
+  for (const auto& r : rows) t.data.insert(t.data.end(), r.begin(), r.end());
+  std::string body = make_infer_body(t);
+  if (!extra.empty()) body.insert(body.size() - 1, "," + extra);
+  return body;
+}
+
+// A fan-out stage answers any number of rows per input row: each output comes with its
+// INT64 companion `<task>.input_row` naming, per output row, the input row it came from.
+TEST(Serve, FanOutOutputsNameTheInputRowOfEachOutputRow) {
+  Fixture f;
+  f.app.name = "dag";
+  f.app.slo = 5.0;
+  f.app.tasks = {make_task("detect"), make_task("classify")};
+  f.app.tasks[0].variants[0].fanout_mean = 1.0;
+  f.app.edges = {make_edge(0, 1)};
+  f.app.finalize();
+  ModelSpec detect = noop_spec("detect", {6});
+  detect.fanout = FanoutRule{0.5, 8};
+  f.models.models = {detect, noop_spec("classify", {6})};
+  f.add_worker(0);
+  f.add_worker(1);
+  int port = 0;
+  auto server = f.start(port);
+  httplib::Client cli("127.0.0.1", port);
+  // Row 0: three objects; row 1: none (its path ends at detect); row 2: two objects.
+  const std::string body =
+      rows_of({{1, -1, 2, -2, 3, 0}, {-1, -1, -1, -1, -1, -1}, {-1, 1, -1, 1, -1, -1}});
+  auto res = cli.Post("/v2/models/dag/infer", body, kJson);
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  json out = json::parse(res->body);
+  std::map<std::string, json> by_name;
+  for (const json& o : out["outputs"]) by_name[o["name"]] = o;
+  ASSERT_EQ(by_name.size(), 4u) << res->body;
+  EXPECT_EQ(by_name["classify"]["shape"], json::array({5, 6}));
+  EXPECT_EQ(by_name["classify.input_row"]["datatype"], "INT64");
+  EXPECT_EQ(by_name["classify.input_row"]["shape"], json::array({5}));
+  EXPECT_EQ(by_name["classify.input_row"]["data"], json::array({0, 0, 0, 2, 2}));
+  EXPECT_EQ(by_name["detect"]["shape"], json::array({1, 6}));
+  EXPECT_EQ(by_name["detect.input_row"]["data"], json::array({1}));
+
+  // Asked for by name, in binary: 8 little-endian bytes per output row.
+  res = cli.Post("/v2/models/dag/infer",
+                 rows_of({{1, -1, 2, -2, 3, 0}, {-1, 1, -1, 1, -1, -1}},
+                         R"("outputs":[{"name":"classify.input_row","parameters":)"
+                         R"({"binary_data":true}}])"),
+                 kJson);
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  const std::size_t n = std::stoul(res->get_header_value("Inference-Header-Content-Length"));
+  out = json::parse(res->body.substr(0, n));
+  ASSERT_EQ(out["outputs"].size(), 1u);
+  EXPECT_EQ(out["outputs"][0]["parameters"]["binary_data_size"], 40);
+  std::vector<int64_t> rows(5);
+  ASSERT_EQ(res->body.size(), n + 40);
+  std::memcpy(rows.data(), res->body.data() + n, 40);
+  EXPECT_EQ(rows, (std::vector<int64_t>{0, 0, 0, 1, 1}));
+  server->shutdown();
+}
+
+// A request is answered whole: a row not completed makes it a 503 naming that row, and
+// `rows` gives every row's outcome, so a client knows what to resend.
+TEST(Serve, ADroppedRowIsNamedWithEveryRowsOutcome) {
+  Fixture f = chain_fixture();
+  f.app.slo = 0.001;
+  f.models.models = {noop_spec("detect", {4}, 5.0), noop_spec("classify", {4})};
+  f.policies.dropping = DroppingKind::kExpired;
+  int port = 0;
+  auto server = f.start(port);
+  httplib::Client cli("127.0.0.1", port);
+  auto res = cli.Post("/v2/models/chain/infer", rows_of({{1, 2, 3, 4}, {5, 6, 7, 8}}), kJson);
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 503);
+  const json err = json::parse(res->body);
+  EXPECT_EQ(err["outcome"], "dropped");
+  EXPECT_NE(err["error"].get<std::string>().find("row 0 of 2"), std::string::npos) << res->body;
+  ASSERT_EQ(err["rows"].size(), 2u) << res->body;
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(err["rows"][i]["row"], i);
+    EXPECT_EQ(err["rows"][i]["outcome"], "dropped");
+    EXPECT_EQ(err["rows"][i]["stage"], "classify");
+    EXPECT_EQ(err["rows"][i]["reason"], "expired");
+  }
+  server->shutdown();
+}
+
+// More rows than the first stage batches at once would queue behind each other (and a
+// policy purging items that wait past their batch timeout drops them on an idle server):
+// such a request is refused at once, naming the limit. A request that fits is served.
+TEST(Serve, MoreRowsThanTheFirstStageBatchesAreRefusedAtOnce) {
+  Fixture f = slow_fixture(20.0, 1);
+  f.policies.dropping = DroppingKind::kJigsaw;
+  f.policies.stale_after = 0.001;
+  int port = 0;
+  auto server = f.start(port);
+  httplib::Client cli("127.0.0.1", port);
+  auto res = cli.Post("/v2/models/slow/infer", rows_of({{1, 2, 3, 4}, {5, 6, 7, 8}}), kJson);
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400) << res->body;
+  EXPECT_NE(res->body.find("a batch of 2 rows is more than model 'slow' takes at once: its "
+                           "first stage batches at most 1"),
+            std::string::npos)
+      << res->body;
+  res = cli.Post("/v2/models/slow/infer", rows_of({{1, 2, 3, 4}}), kJson);
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200) << res->body;
+  server->shutdown();
+}
+
+// The model's one input is taken whatever its name: a client of the Triton model the
+// worker stands in for sends Triton's name (INPUT__0).
+TEST(Serve, TheOneInputIsTakenUnderAnyName) {
+  Fixture f = slow_fixture(0.0, 4);
+  f.models.models = {noop_spec("work", {4})};
+  int port = 0;
+  auto server = f.start(port);
+  httplib::Client cli("127.0.0.1", port);
+  auto res = cli.Post(
+      "/v2/models/slow/infer",
+      R"({"inputs":[{"name":"INPUT__0","datatype":"FP32","shape":[1,4],"data":[1,2,3,4]}]})",
+      kJson);
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200) << res->body;
   server->shutdown();
 }
 

@@ -733,7 +733,7 @@ EncodedResponse encode_infer_response(const InferResponseHead& head,
   EncodedResponse r;
   std::string& out = r.body;
   std::size_t values = 0;
-  for (const ResponseOutput& o : outputs) values += o.data.size();
+  for (const ResponseOutput& o : outputs) values += o.data.size() + o.row_index.size();
   out.reserve(128 + values * 12);
   out += '{';
   bool first = true;
@@ -760,19 +760,27 @@ EncodedResponse encode_infer_response(const InferResponseHead& head,
     if (i) out += ',';
     out += "{\"name\":";
     append_json_string(out, o.name);
-    out += ",\"datatype\":\"FP32\",\"shape\":";
+    out += ",\"datatype\":\"";
+    out += o.datatype();
+    out += "\",\"shape\":";
     append_shape(out, o.shape);
     if (o.binary) {
       any_binary = true;
-      out += ",\"parameters\":{\"binary_data_size\":" + std::to_string(o.data.size() * 4) + "}}";
+      out += ",\"parameters\":{\"binary_data_size\":" + std::to_string(o.byte_size()) + "}}";
       continue;
     }
-    out += ",\"data\":[";
-    for (std::size_t k = 0; k < o.data.size(); ++k) {
-      if (k) out += ',';
-      append_float(out, o.data[k]);
+    out += ",\"data\":";
+    if (o.indices) {
+      append_shape(out, o.row_index);  // a list of integers, as a shape is written
+    } else {
+      out += '[';
+      for (std::size_t k = 0; k < o.data.size(); ++k) {
+        if (k) out += ',';
+        append_float(out, o.data[k]);
+      }
+      out += ']';
     }
-    out += "]}";
+    out += '}';
   }
   out += "]}";
   if (any_binary) {
@@ -780,7 +788,7 @@ EncodedResponse encode_infer_response(const InferResponseHead& head,
     for (const ResponseOutput& o : outputs) {
       if (!o.binary) continue;
       static_assert(std::endian::native == std::endian::little);
-      out.append(reinterpret_cast<const char*>(o.data.data()), o.data.size() * sizeof(float));
+      out.append(o.bytes());
     }
   }
   return r;

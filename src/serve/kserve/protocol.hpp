@@ -79,12 +79,26 @@ void decode_binary_input(std::size_t index, RequestInput& in, std::string_view r
 // Checks `in`'s values (set from typed data) against its shape and datatype, as for JSON.
 void check_input_values(std::size_t index, const RequestInput& in, std::size_t max_values);
 
-// One output tensor of a response. FP32 data (the server's models produce floats).
+// One output tensor of a response: FP32 `data` (the server's models produce floats), or,
+// when `indices` is set, INT64 `row_index` values (which input row each row of another
+// output came from).
 struct ResponseOutput {
   std::string name;
   std::vector<int64_t> shape;
   std::vector<float> data;
   bool binary = false;
+  bool indices = false;
+  std::vector<int64_t> row_index = {};
+
+  std::string_view datatype() const { return indices ? "INT64" : "FP32"; }
+  std::size_t byte_size() const {
+    return indices ? row_index.size() * sizeof(int64_t) : data.size() * sizeof(float);
+  }
+  // The little-endian bytes of the values (the binary extension; gRPC raw contents).
+  std::string_view bytes() const {
+    return indices ? std::string_view(reinterpret_cast<const char*>(row_index.data()), byte_size())
+                   : std::string_view(reinterpret_cast<const char*>(data.data()), byte_size());
+  }
 };
 
 struct InferResponseHead {

@@ -56,6 +56,7 @@ Endpoint::Endpoint(std::string name, App app, const Deployment& deployment,
   for (std::size_t t = 0; t < app_.tasks.size(); ++t) {
     if (app_.tasks[t].is_leaf()) outputs_.emplace_back(app_.tasks[t].name, task_output[t]);
   }
+  set_max_request_rows(deployment);
   engine_ = std::make_unique<Engine>(app_, deployment, profiles, policies.instantiate(app_, seed),
                                      clock_, *this, *this, seed);
   for (std::size_t w = 0; w < engine_->workers().size(); ++w) {
@@ -65,6 +66,16 @@ Endpoint::Endpoint(std::string name, App app, const Deployment& deployment,
 }
 
 Endpoint::~Endpoint() { stop_executors(); }
+
+void Endpoint::set_max_request_rows(const Deployment& deployment) {
+  int rows = 1;
+  for (const WorkerGroup& g : deployment.groups) {
+    if (std::find(app_.roots.begin(), app_.roots.end(), g.task) != app_.roots.end()) {
+      rows = std::max(rows, g.max_batch);
+    }
+  }
+  max_request_rows_.store(rows, std::memory_order_relaxed);
+}
 
 void Endpoint::stop_executors(std::chrono::steady_clock::time_point deadline) {
   std::lock_guard lock(executors_mutex_);

@@ -50,6 +50,11 @@ class Endpoint final : public EngineDriver, public EngineObserver {
     return outputs_;
   }
   EndpointMetrics& metrics() { return metrics_; }
+  // The most rows one request may carry (any thread): the largest batch an instance of a
+  // root task takes, so that a request's rows start together in one batch; more would
+  // queue behind each other on an idle server (and be purged as stale by policies that
+  // drop items waiting past their batch timeout).
+  int max_request_rows() const { return max_request_rows_.load(std::memory_order_relaxed); }
   // The deployed variants served by a profile-timed emulation, not a real model (any
   // thread; a reconfiguration may add to them).
   std::vector<std::string> emulated() const;
@@ -127,6 +132,7 @@ class Endpoint final : public EngineDriver, public EngineObserver {
   void answer(Pending& p, Answer&& a);
   std::vector<NamedOutput> stack_results(Pending& p) const;
   const LoadedModel& model_of(const Worker& worker) const;
+  void set_max_request_rows(const Deployment& deployment);
   // A worker out of service whose last batch is done: its thread is let go.
   void retire_if_idle(WorkerId worker);
 
@@ -144,6 +150,7 @@ class Endpoint final : public EngineDriver, public EngineObserver {
   std::vector<std::pair<std::string, std::vector<int64_t>>> outputs_;
   mutable std::mutex emulated_mutex_;  // emulated_ grows on reconfiguration
   std::vector<std::string> emulated_;
+  std::atomic<int> max_request_rows_{1};
   std::unordered_map<uint64_t, Pending> pending_;
   std::size_t waiting_ = 0;                         // pending requests not yet answered
   std::deque<std::pair<Time, uint64_t>> expiries_;  // (deadline, request id), in order

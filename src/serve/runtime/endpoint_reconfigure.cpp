@@ -130,6 +130,7 @@ std::pair<int, int> Endpoint::reconfigure(const Deployment& target, const Profil
       }
     }
   }
+  set_max_request_rows(target);
   return {static_cast<int>(started.size()), static_cast<int>(edit.stop.size())};
 }
 

@@ -373,11 +373,14 @@ struct GrpcFrontEnd::Impl final : public pb::GRPCInferenceService::WithRawCallba
     for (ResponseOutput& o : res.outputs) {
       auto* t = r.add_outputs();
       t->set_name(o.name);
-      t->set_datatype("FP32");
+      t->set_datatype(std::string(o.datatype()));
       for (int64_t d : o.shape) t->add_shape(d);
       if (raw) {
-        r.add_raw_output_contents(reinterpret_cast<const char*>(o.data.data()),
-                                  o.data.size() * sizeof(float));
+        const std::string_view bytes = o.bytes();
+        r.add_raw_output_contents(bytes.data(), bytes.size());
+      } else if (o.indices) {
+        t->mutable_contents()->mutable_int64_contents()->Add(o.row_index.begin(),
+                                                             o.row_index.end());
       } else {
         t->mutable_contents()->mutable_fp32_contents()->Add(o.data.begin(), o.data.end());
       }

@@ -1,12 +1,17 @@
 #include "serve/server/infer_call.hpp"
 
 #include <algorithm>
+#include <string_view>
 
 namespace tessera {
 namespace {
 
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
+
+// The INT64 companion of output T, `T.input_row`: for each row of T, the input row it came
+// from (a fan-out stage answers any number of rows per input row).
+constexpr std::string_view kRowIndexSuffix = ".input_row";
 
 double since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
@@ -72,11 +77,37 @@ AnswerKind request_kind(const Call& c) {
   return late ? AnswerKind::kLate : AnswerKind::kOk;
 }
 
+// A request is answered whole: if any row was not completed (dropped, failed, an error),
+// the request gets that first row's status, and with more than one row its message names
+// the row and the body's `rows` lists every row's outcome (index, outcome, stage, reason),
+// so that a client knows which rows to resend. No partial outputs: a client reading
+// `outputs` never sees fewer rows than it sent without an error.
+InferResult row_error(const Call& c, std::size_t first_bad) {
+  InferResult r = answer_error(c.answers[first_bad]);
+  if (c.answers.size() < 2) return r;
+  nlohmann::json body = nlohmann::json::parse(r.error_body);
+  nlohmann::json rows = nlohmann::json::array();
+  for (std::size_t i = 0; i < c.answers.size(); ++i) {
+    const Answer& a = c.answers[i];
+    nlohmann::json row = {{"row", i}, {"outcome", std::string(answer_kind_name(a.kind))}};
+    if (!a.stage.empty()) row["stage"] = a.stage;
+    if (a.kind == AnswerKind::kDropped) row["reason"] = std::string(drop_reason_name(a.reason));
+    rows.push_back(std::move(row));
+  }
+  r.error = "row " + std::to_string(first_bad) + " of " + std::to_string(c.answers.size()) + ": " +
+            r.error + " (the request is answered whole; 'rows' has every row's outcome)";
+  body["error"] = r.error;
+  body["rows"] = std::move(rows);
+  r.error_body = body.dump();
+  return r;
+}
+
 InferResult call_result(ModelStatsTable& stats, Call& c) {
-  for (const Answer& a : c.answers) {
+  for (std::size_t i = 0; i < c.answers.size(); ++i) {
+    const Answer& a = c.answers[i];
     if (a.kind != AnswerKind::kOk && a.kind != AnswerKind::kLate) {
       stats.failed(c.ep->name(), since(c.start));
-      return answer_error(a);
+      return row_error(c, i);
     }
   }
   RequestTiming t;
@@ -108,6 +139,12 @@ InferResult call_result(ModelStatsTable& stats, Call& c) {
       if (held) {
         c.outputs.push_back(task.name);
         c.binary.push_back(c.request.binary_data_output);
+        // More than one row through a pipeline (whose stages may fan out): each output's
+        // rows are tied to the input rows they came from.
+        if (c.answers.size() > 1 && c.ep->app().tasks.size() > 1) {
+          c.outputs.push_back(task.name + std::string(kRowIndexSuffix));
+          c.binary.push_back(c.request.binary_data_output);
+        }
       }
     }
   }
@@ -115,14 +152,28 @@ InferResult call_result(ModelStatsTable& stats, Call& c) {
     ResponseOutput out;
     out.name = c.outputs[o];
     out.binary = c.binary[o];
+    std::string of_task = out.name;
+    out.indices = of_task.ends_with(kRowIndexSuffix);
+    if (out.indices) of_task.resize(of_task.size() - kRowIndexSuffix.size());
     int64_t rows = 0;
-    for (Answer& a : c.answers) {
-      for (NamedOutput& n : a.outputs) {
-        if (n.name != out.name) continue;
+    for (std::size_t i = 0; i < c.answers.size(); ++i) {
+      for (NamedOutput& n : c.answers[i].outputs) {
+        if (n.name != of_task) continue;
+        const int64_t these = n.tensor.shape.empty() ? 1 : n.tensor.shape[0];
+        rows += these;
+        if (out.indices) {
+          out.row_index.insert(out.row_index.end(), static_cast<std::size_t>(these),
+                               static_cast<int64_t>(i));
+          continue;
+        }
         if (out.shape.empty()) out.shape = n.tensor.shape;
-        rows += n.tensor.shape.empty() ? 1 : n.tensor.shape[0];
         out.data.insert(out.data.end(), n.tensor.data.begin(), n.tensor.data.end());
       }
+    }
+    if (out.indices) {
+      out.shape = {rows};
+      r.outputs.push_back(std::move(out));
+      continue;
     }
     if (out.shape.empty()) {  // no row produced it (every path ended elsewhere)
       out.shape = {0};
@@ -167,11 +218,15 @@ std::vector<std::shared_ptr<const FloatTensor>> items_of(const Endpoint& ep, Cal
                         " does not match the model's input " + shape_string(shape) +
                         " (or [batch, " + shape_string(shape).substr(1) + ")");
   }
-  if (!in.name.empty() && in.name != "input") {
-    throw ProtocolError("unknown input '" + in.name + "': model '" + ep.name() +
-                        "' takes one input, 'input'");
-  }
+  // The model's one input is taken whatever its name ('input' in the metadata; a client
+  // of Triton's model sends Triton's, e.g. INPUT__0).
   if (n < 1) throw ProtocolError("inputs[0].shape has a batch of 0");
+  if (n > ep.max_request_rows()) {
+    throw ProtocolError("a batch of " + std::to_string(n) + " rows is more than model '" +
+                        ep.name() + "' takes at once: its first stage batches at most " +
+                        std::to_string(ep.max_request_rows()) + " (send at most " +
+                        std::to_string(ep.max_request_rows()) + " rows per request)");
+  }
   if (n > max_items) {
     throw ProtocolError("a batch of " + std::to_string(n) + " is more than --max-inflight (" +
                         std::to_string(max_items) + ")");
@@ -192,7 +247,9 @@ std::vector<std::shared_ptr<const FloatTensor>> items_of(const Endpoint& ep, Cal
     for (const auto& [task, shape_] : ep.outputs()) {
       names += (names.empty() ? "'" : ", '") + task + "'";
     }
-    for (const Task& task : ep.app().tasks) known = known || task.name == o.name;
+    for (const Task& task : ep.app().tasks) {
+      known = known || task.name == o.name || task.name + std::string(kRowIndexSuffix) == o.name;
+    }
     if (!known) {
       throw ProtocolError("unknown output '" + o.name + "': model '" + ep.name() +
                           "' has outputs " + names);
