@@ -336,6 +336,7 @@ TEST(LlmGatewayProxy, ABackendOutOfServiceStaysOutUntilItsHealthCheckPasses) {
   EXPECT_EQ(health->status, 503) << "no backend in service";
   const Answer refused = post(g.port, "/v1/completions", kWholeBody);
   EXPECT_EQ(refused.status, 503);
+  EXPECT_NE(refused.body.find(a.url() + "/health answered 503"), std::string::npos) << refused.body;
   EXPECT_EQ(a.requests, 0);
   a.healthy = true;
   g.gateway->check_now();

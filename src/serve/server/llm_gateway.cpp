@@ -109,6 +109,18 @@ struct LlmGateway::Impl {
     }
   }
 
+  // "URL: why; ..." of the backends out of service.
+  std::string out_of_service() const {
+    std::lock_guard lock(mutex);
+    std::string why;
+    for (const Backend& b : backends) {
+      if (b.stats.up) continue;
+      if (!why.empty()) why += "; ";
+      why += b.stats.url + ": " + (b.stats.last_error.empty() ? "down" : b.stats.last_error);
+    }
+    return why.substr(0, 2000);
+  }
+
   void end(uint64_t LlmGatewayLedger::*outcome) {
     std::lock_guard lock(mutex);
     ++(ledger.*outcome);
@@ -159,7 +171,7 @@ void LlmGateway::Impl::proxy(const std::string& path, json body, bool stream,
   double first_at = -1.0, last_at = -1.0;
   int64_t token_events = 0;
   bool client_gone = false;
-  std::string last_error = "no backend is in service";
+  std::string last_error;
   const auto on_event = [&](SseEvent&& e) {
     if (out == nullptr) {
       held.push_back(std::move(e.raw));
@@ -199,7 +211,10 @@ void LlmGateway::Impl::proxy(const std::string& path, json body, bool stream,
   };
   for (int attempt = 0;; ++attempt) {
     const int b = pick(tried);
-    if (b < 0) return fail(tried.empty() ? 503 : 502, last_error);
+    if (b < 0) {
+      if (!tried.empty()) return fail(502, "the backend failed: " + last_error);
+      return fail(503, "no backend is in service (" + out_of_service() + ")");
+    }
     tried.push_back(b);
     const Backend& backend = backends[static_cast<std::size_t>(b)];
     body["model"] = backend.spec.model;
