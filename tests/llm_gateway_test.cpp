@@ -20,12 +20,12 @@
 #include "core/error.hpp"
 #include "engine/worker.hpp"
 #include "fake_llm_backend.hpp"
-#include "llm_arch/checkpoint_layout.hpp"
 #include "llm_torch/decoder.hpp"
 #include "serve/server/llm_gateway.hpp"
 #include "serve/server/llm_server.hpp"
 #include "spec/llm_backend_spec.hpp"
 #include "spec/run_spec.hpp"
+#include "tiny_llm_checkpoint.hpp"
 #include "tokenizer/tokenizer.hpp"
 
 namespace tessera {
@@ -386,18 +386,8 @@ TEST(LlmGatewayProxy, HostileRequestsAndTheBoundAreAnsweredOnce) {
 
 std::filesystem::path tiny_checkpoint() {
   static const std::filesystem::path written = [] {
-    LlmArchitecture a =
-        load_llm_architecture(std::string(TESSERA_SOURCE_DIR) + "/data/llm/llama-2-7b/config.json");
-    a.layers = 2;
-    a.hidden = 32;
-    a.heads = 4;
-    a.kv_heads = 2;
-    a.ffn = 64;
-    a.vocab = 260;
-    a.max_positions = 512;
-    a.rotary_dim = 8;
     const auto dir = temp_dir("model");
-    write_random_checkpoint(a, dir, Dtype::kF32, 5);
+    testing::write_tiny_llm_checkpoint(dir);
     return dir;
   }();
   return written;
