@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
@@ -63,7 +64,8 @@ struct LlmGateway::Impl {
   std::size_t next = 0;
   LlmGatewayLedger ledger;
   int threads = 0;  // request threads running
-  bool started = false, stopped = false, stopping = false;
+  bool started = false, stopped = false;
+  std::atomic<bool> stopping{false};  // set under `mutex` (the health thread waits on it)
   std::thread health;
   std::condition_variable health_cv;
 
@@ -147,7 +149,7 @@ struct LlmGateway::Impl {
         std::chrono::microseconds(static_cast<int64_t>(spec.health_interval_ms * 1e3));
     std::unique_lock lock(mutex);
     while (!stopping) {
-      health_cv.wait_for(lock, every, [&] { return stopping; });
+      health_cv.wait_for(lock, every, [&] { return stopping.load(); });
       if (stopping) break;
       lock.unlock();
       check_now();
