@@ -22,7 +22,6 @@
 
 #include "closed_port.hpp"
 #include "core/error.hpp"
-#include "llm_arch/checkpoint_layout.hpp"
 #include "llm_torch/decoder.hpp"
 #include "loadgen/llm_loadgen.hpp"
 #include "metrics/report.hpp"
@@ -33,6 +32,7 @@
 #include "serve/runtime/step_log.hpp"
 #include "serve/server/llm_server.hpp"
 #include "spec/run_spec.hpp"
+#include "tiny_llm_checkpoint.hpp"
 #include "tls_test_client.hpp"
 #include "tokenizer/tokenizer.hpp"
 
@@ -40,8 +40,6 @@ namespace tessera {
 namespace {
 
 using nlohmann::json;
-
-const std::string kModels = std::string(TESSERA_SOURCE_DIR) + "/data/llm/";
 
 std::filesystem::path temp_dir(const std::string& tag) {
   const auto dir = std::filesystem::temp_directory_path() /
@@ -54,17 +52,8 @@ std::filesystem::path temp_dir(const std::string& tag) {
 // A tiny Llama-shaped random model with a byte-sized vocabulary; written once.
 std::filesystem::path tiny_decoder_dir() {
   static const std::filesystem::path written = [] {
-    LlmArchitecture a = load_llm_architecture(kModels + "llama-2-7b/config.json");
-    a.layers = 2;
-    a.hidden = 32;
-    a.heads = 4;
-    a.kv_heads = 2;
-    a.ffn = 64;
-    a.vocab = 260;
-    a.max_positions = 512;
-    a.rotary_dim = 8;
     const auto dir = temp_dir("model");
-    write_random_checkpoint(a, dir, Dtype::kF32, 5);
+    testing::write_tiny_llm_checkpoint(dir);
     return dir;
   }();
   return written;

@@ -8,10 +8,12 @@
 #include "llm_torch/decoder.hpp"
 #include "models/model_spec.hpp"
 #include "serve/replan/live_controller.hpp"
+#include "serve/server/llm_gateway.hpp"
 #include "serve/server/llm_server.hpp"
 #include "serve/server/server.hpp"
 #include "serve/server/shutdown_signal.hpp"
 #include "serve/server/worker_mode.hpp"
+#include "spec/llm_backend_spec.hpp"
 #include "spec/run_spec.hpp"
 
 namespace tessera::cli {
@@ -40,24 +42,49 @@ struct ServeArgs {
   bool allow_control = false;    // --allow-control: serve the state-changing endpoints
 };
 
-// A run spec with an `llm:` section: the live LLM server (docs/llm-serve.md).
-void run_llm_serve(const RunSpec& run, const ServeArgs& args, sigset_t signals) {
-  if (args.llm_checkpoint.empty()) {
-    throw SpecError(args.run_file, "llm",
-                    "serving an llm: run needs --llm-checkpoint DIR (config.json and safetensors; "
-                    "`tessera llm random-checkpoint` writes one)");
-  }
-  LlmServeOptions o;
+// The HTTP options both LLM servers take from `tessera serve`'s flags.
+template <class Options>
+void set_llm_http_options(Options& o, const ServeArgs& args) {
   o.host = args.options.host;
   o.port = args.options.port;
   o.max_inflight = args.options.max_inflight;
   o.http_threads = args.options.http_threads > 0 ? args.options.http_threads : 2;
   o.max_body_bytes = args.options.max_body_bytes;
   o.max_connections = args.options.max_connections;
-  o.max_client_connections = args.options.max_client_connections;
-  o.header_timeout_s = args.options.header_timeout_s;
   o.read_timeout_s = args.options.read_timeout_s;
   o.drain_timeout_s = args.options.drain_timeout_s;
+  o.access = args.options.access;
+}
+
+// A run spec whose `llm:` section lists backends: the LLM gateway (docs/llm-gateway.md).
+void run_llm_gateway(const RunSpec& run, const ServeArgs& args, sigset_t signals) {
+  if (!args.llm_checkpoint.empty()) {
+    throw SpecError(args.run_file, "llm.backends",
+                    "a gateway run serves its backends: give no --llm-checkpoint");
+  }
+  LlmGatewayOptions o;
+  set_llm_http_options(o, args);
+  LlmGateway gateway(run, o);
+  gateway.start();
+  wait_then_shut_down(signals, o.drain_timeout_s + kShutdownSlackS, [&](const char* signal) {
+    spdlog::info("{}: shutting down (in-flight requests get up to {} s)", signal,
+                 o.drain_timeout_s);
+    gateway.shutdown();
+  });
+}
+
+// A run spec with an `llm:` section: the live LLM server (docs/llm-serve.md).
+void run_llm_serve(const RunSpec& run, const ServeArgs& args, sigset_t signals) {
+  if (load_llm_gateway(run)) return run_llm_gateway(run, args, signals);
+  if (args.llm_checkpoint.empty()) {
+    throw SpecError(args.run_file, "llm",
+                    "serving an llm: run needs --llm-checkpoint DIR (config.json and safetensors; "
+                    "`tessera llm random-checkpoint` writes one)");
+  }
+  LlmServeOptions o;
+  set_llm_http_options(o, args);
+  o.max_client_connections = args.options.max_client_connections;
+  o.header_timeout_s = args.options.header_timeout_s;
   if (!args.device.empty()) {
     try {
       o.device = parse_device(args.device);
@@ -67,7 +94,6 @@ void run_llm_serve(const RunSpec& run, const ServeArgs& args, sigset_t signals) 
     }
   }
   o.step_log = args.llm_step_log;
-  o.access = args.options.access;
   o.http_tls = args.options.http_tls;
   o.limits.max_new_tokens = args.llm_max_tokens;
   o.max_prompt_tokens = args.llm_max_prompt_tokens;

@@ -6,6 +6,7 @@
 
 #include "llm/llm_cost_model.hpp"
 #include "llm/llm_scheduler.hpp"
+#include "spec/llm_backend_spec.hpp"
 
 namespace tessera {
 namespace {
@@ -40,7 +41,9 @@ LlmModel parse_model(const SpecNode& node) {
   return m;
 }
 
-LlmGpu parse_gpu(const SpecNode& node) {
+}  // namespace
+
+LlmGpu parse_llm_gpu(const SpecNode& node) {
   node.allow_only({"name", "memory_gb", "memory_utilization", "bandwidth_gbs", "tflops", "mfu",
                    "mbu", "step_overhead_ms"});
   LlmGpu g;
@@ -62,6 +65,8 @@ LlmLink parse_link(const SpecNode& node) {
   l.bus_bandwidth = node.at("bus_gbs").as_positive(1e6) * 1e9;
   return l;
 }
+
+namespace {
 
 LlmParallelism parse_parallel(const SpecNode& node) {
   node.allow_only(
@@ -87,15 +92,22 @@ LlmParallelism parse_parallel(const SpecNode& node) {
 
 }  // namespace
 
+LlmParallelism parse_llm_parallel(const SpecNode& node) { return parse_parallel(node); }
+
+double parse_llm_weight_bytes(const SpecNode& node) {
+  if (node.as_string() == "fp8") node.fail("weights: fp16, bf16, int8 or int4");
+  return bytes_per_value(node);
+}
+
 LlmSpec parse_llm_spec(const SpecNode& node, const App& app) {
-  node.allow_only({"model", "gpu", "kv_cache", "scheduler", "parallel"});
+  node.allow_only({"model", "gpu", "kv_cache", "scheduler", "parallel", "backends", "gateway"});
   if (app.tasks.size() != 1) {
     node.fail("an LLM run serves an app of one task (the app has " +
               std::to_string(app.tasks.size()) + ")");
   }
   LlmSpec spec;
   spec.model = parse_model(node.at("model"));
-  spec.gpu = parse_gpu(node.at("gpu"));
+  spec.gpu = parse_llm_gpu(node.at("gpu"));
   if (auto p = node.get("parallel")) spec.parallel = parse_parallel(*p);
   LlmSchedulerConfig& c = spec.scheduler;
   if (auto kv = node.get("kv_cache")) {
@@ -148,6 +160,12 @@ LlmSpec parse_llm_spec(const SpecNode& node, const App& app) {
   }
   c.ttft_slo = app.ttft_slo;
   c.tpot_slo = app.tpot_slo;
+  if (node.has("gateway") && !node.has("backends")) {
+    node.at("gateway").fail("a gateway needs llm.backends (a list of backends with url:)");
+  }
+  // Checked here, so that a bad backend fails at load; the gateway reads it again
+  // (load_llm_gateway).
+  if (auto b = node.get("backends")) parse_llm_gateway(*b, node.get("gateway"), spec);
   return spec;
 }
 

@@ -247,6 +247,11 @@ void add_llm_routes(HttpRouter& router, LlmRoutes routes) {
         const bool ready = !st->k.admission.draining();
         respond(HttpResponse{ready ? 200 : 503, ready ? "{\"ready\":true}" : "{\"ready\":false}"});
       });
+  // vLLM's (and SGLang's, TGI's) health check: 200 while serving, 503 while draining.
+  router.add("GET", "/health", RouteAccess::kOpen,
+             [st](HttpRequest&&, const Responder& respond, auto&) {
+               respond(HttpResponse{st->k.admission.draining() ? 503 : 200, ""});
+             });
   router.add("GET", "/v1/models", [st](HttpRequest&&, const Responder& respond, auto&) {
     const json doc = {{"object", "list"},
                       {"data", json::array({{{"id", st->k.model},

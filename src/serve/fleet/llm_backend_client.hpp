@@ -1,0 +1,80 @@
+#pragma once
+
+// LlmBackendClient: the gateway's client of one remote OpenAI-compatible engine (a backend
+// of the run spec's `llm.backends`, docs/llm-gateway.md): a POST of /v1/completions or
+// /v1/chat/completions, streamed (server-sent events handed over one whole event at a time,
+// as they arrive: nothing is buffered beyond the event being read) or whole, and the health
+// check (GET the gateway's health_path).
+//
+// Each call has its own connection (cpp-httplib), closed when the call ends: a caller that
+// stops a stream (its client went away) closes the connection, which is how an engine learns
+// to cancel the request. stop_all() closes every call's connection (shutdown).
+//
+// Threads: post() and ready() from any number of threads at once, each blocking its
+// caller; stop_all() from any thread.
+
+#include <functional>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "serve/fleet/sse_events.hpp"
+#include "spec/llm_backend_spec.hpp"
+
+namespace httplib {
+class Client;
+}
+
+namespace tessera {
+
+struct LlmUpstreamResult {
+  enum class Kind {
+    kOk,           // whole answer (2xx JSON), or a stream that ended with data: [DONE]
+    kUnavailable,  // no answer: connect failed, reset, timeout, 5xx or 429 before any event
+    kRefused,      // 4xx (not 429): the request's fault; `status` and `body` are the backend's
+    kBroken,       // a stream or body that broke the protocol, an error event, a disconnect
+                   // or a timeout after the answer began
+    kStopped,      // the caller stopped it (on_event returned false) or stop_all()
+  };
+  Kind kind = Kind::kOk;
+  int status = 0;            // the backend's HTTP status (0: none)
+  std::string content_type;  // the backend's Content-Type
+  std::string body;          // a whole answer's body (kOk not streamed, kRefused)
+  std::string detail;        // why, for anything but kOk
+  std::string usage;         // the last "usage" object seen (JSON text), or ""
+};
+
+class LlmBackendClient {
+ public:
+  // `api_key`: sent as `Authorization: Bearer KEY` ("": none).
+  LlmBackendClient(const LlmBackendSpec& backend, const LlmGatewaySpec& gateway,
+                   std::string api_key = "");
+  ~LlmBackendClient();
+  LlmBackendClient(const LlmBackendClient&) = delete;
+  LlmBackendClient& operator=(const LlmBackendClient&) = delete;
+
+  // POSTs `body` to the backend's prefix + `path`. With `stream`, each whole event of a 2xx
+  // text/event-stream answer goes to `on_event` as it arrives (return false to stop);
+  // without, a 2xx answer's body is returned. Never throws.
+  LlmUpstreamResult post(const std::string& path, const std::string& body, bool stream,
+                         const std::function<bool(SseEvent&&)>& on_event);
+  // GET health_path: true on a 2xx within the health timeout; else `why` says what failed.
+  bool ready(std::string& why);
+  // Closes every call's connection; later calls end at once as kStopped.
+  void stop_all();
+
+  const std::string& url() const { return backend_.url; }
+
+ private:
+  bool track(httplib::Client* client);
+  void untrack(httplib::Client* client);
+
+  LlmBackendSpec backend_;
+  LlmGatewaySpec gateway_;
+  std::string api_key_;
+  std::mutex mutex_;
+  std::set<httplib::Client*> active_;
+  bool stopped_ = false;
+};
+
+}  // namespace tessera

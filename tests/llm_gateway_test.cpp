@@ -1,0 +1,448 @@
+// The LLM gateway (docs/llm-gateway.md): the `llm.backends` schema and its hostile values;
+// the streaming proxy against a scripted misbehaving backend (tests/fake_llm_backend.hpp)
+// and against tessera's own LLM servers (tiny random-weight checkpoints): events relayed
+// as sent, usage kept, retries before the first token only, error events after it, client
+// disconnects cancelling upstream, health checks, and every request ending once.
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "core/error.hpp"
+#include "engine/worker.hpp"
+#include "fake_llm_backend.hpp"
+#include "llm_torch/decoder.hpp"
+#include "serve/server/llm_gateway.hpp"
+#include "serve/server/llm_server.hpp"
+#include "spec/llm_backend_spec.hpp"
+#include "spec/run_spec.hpp"
+#include "tiny_llm_checkpoint.hpp"
+#include "tokenizer/tokenizer.hpp"
+
+namespace tessera {
+namespace {
+
+using nlohmann::json;
+using testing::FakeLlmBackend;
+using Script = FakeLlmBackend::Script;
+
+std::filesystem::path temp_dir(const std::string& tag) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("tessera_llm_gateway_test_" + std::to_string(::getpid()) + "_" + tag);
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+// A run spec whose llm: section has `llm_extra` (YAML lines, indented two spaces) after the
+// model and GPU; app, deployment and profiles of one task.
+std::filesystem::path write_run(const std::string& tag, const std::string& llm_extra,
+                                double ttft_slo_ms = 0.0) {
+  const auto dir = temp_dir(tag);
+  std::ofstream(dir / "app.yaml") << "name: tiny\nslo_ms: 600000\n"
+                                  << (ttft_slo_ms > 0
+                                          ? "ttft_slo_ms: " + std::to_string(ttft_slo_ms) + "\n"
+                                          : "")
+                                  << "tasks:\n  - name: llm\n    variants:\n      - {name: tiny}\n";
+  std::ofstream(dir / "deployment.yaml")
+      << "workers:\n  - {task: llm, variant: tiny, segment: cpu, count: 1}\n";
+  std::ofstream(dir / "profiles.yaml")
+      << "profiles:\n  - {variant: tiny, segment: cpu, latency_ms: {1: 1.0}}\n";
+  std::ofstream(dir / "run.yaml")
+      << "app: app.yaml\ndeployment: deployment.yaml\nprofiles: [{file: profiles.yaml}]\n"
+      << "workload:\n  source: {kind: poisson, rate_rps: 1, duration_s: 1}\n"
+      << "policies: {dispatch: round_robin}\n"
+      << "llm:\n  model: {name: tiny, layers: 2, kv_heads: 2, head_dim: 8, params_b: 0.0001}\n"
+      << "  gpu: {name: cpu, memory_gb: 1, bandwidth_gbs: 10, tflops: 0.1}\n"
+      << llm_extra;
+  return dir / "run.yaml";
+}
+
+std::string backends_yaml(const std::vector<std::string>& urls, const std::string& gateway) {
+  std::string y = "  backends:\n";
+  for (const auto& u : urls) y += "    - {url: " + u + "}\n";
+  return y + "  gateway: {" + gateway + "}\n";
+}
+
+// The field a spec error names ("" when it loads).
+std::string spec_error(const std::string& llm_extra) {
+  try {
+    load_run_spec(write_run("bad", llm_extra));
+  } catch (const SpecError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(LlmGatewaySpec, HostileBackendValuesAreErrorsNamingFileAndField) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"  backends: []\n", "llm.backends"},
+      {"  backends: {url: http://a:1}\n", "llm.backends"},
+      {"  backends:\n    - {url: https://a:1}\n", "llm.backends[0].url"},
+      {"  backends:\n    - {url: a:1}\n", "llm.backends[0].url"},
+      {"  backends:\n    - {url: 'http://:1'}\n", "llm.backends[0].url"},
+      {"  backends:\n    - {url: 'http://a:70000'}\n", "llm.backends[0].url"},
+      {"  backends:\n    - {url: 'http://a:0'}\n", "llm.backends[0].url"},
+      {"  backends:\n    - {url: 'http://a:x'}\n", "llm.backends[0].url"},
+      {"  backends:\n    - {url: 'http://u:p@a:1'}\n", "llm.backends[0].url"},
+      {"  backends:\n    - {url: 'http://a:1/v1?x=1'}\n", "llm.backends[0].url"},
+      {"  backends:\n    - {url: \"http://a:1/\\nx\"}\n", "llm.backends[0].url"},
+      {"  backends:\n    - {url: 'http://a:1'}\n    - {url: 'http://a:1/'}\n",
+       "llm.backends[1].url"},
+      {"  backends:\n    - {url: 'http://a:1', colour: red}\n", "colour"},
+      {"  backends:\n    - {model: m}\n", "url"},
+      {"  backends:\n    - {url: 'http://a:1', weights: fp8}\n", "llm.backends[0].weights"},
+      {"  backends:\n    - {url: 'http://a:1', gpu: {memory_gb: -1, bandwidth_gbs: 1, tflops: "
+       "1}}\n",
+       "llm.backends[0].gpu.memory_gb"},
+      {"  backends:\n    - {url: 'http://a:1', gpu: {memory_gb: .nan, bandwidth_gbs: 1, tflops: "
+       "1}}\n",
+       "llm.backends[0].gpu.memory_gb"},
+      {"  backends:\n    - {url: 'http://a:1', parallel: {tp: 0}}\n",
+       "llm.backends[0].parallel.tp"},
+      {"  backends:\n    - {url: 'http://a:1', api_key_env: 'A B'}\n",
+       "llm.backends[0].api_key_env"},
+      {"  backends:\n    - {url: 'http://a:1', model: ''}\n", "llm.backends[0].model"},
+      {backends_yaml({"http://a:1"}, "routing: random"), "llm.gateway.routing"},
+      {backends_yaml({"http://a:1"}, "retries: -1"), "llm.gateway.retries"},
+      {backends_yaml({"http://a:1"}, "timeout_ms: 0"), "llm.gateway.timeout_ms"},
+      {backends_yaml({"http://a:1"}, "health_path: health"), "llm.gateway.health_path"},
+      {backends_yaml({"http://a:1"}, "speed: 2"), "speed"},
+      {"  gateway: {retries: 1}\n", "llm.gateway"},
+  };
+  for (const auto& [yaml, field] : cases) {
+    const std::string error = spec_error(yaml);
+    EXPECT_NE(error.find(field), std::string::npos) << yaml << " -> " << error;
+    EXPECT_NE(error.find("run.yaml"), std::string::npos) << yaml << " -> " << error;
+  }
+}
+
+TEST(LlmGatewaySpec, EachBackendHasItsDeploymentsOwnCostModel) {
+  const RunSpec run = load_run_spec(
+      write_run("hetero",
+                "  backends:\n"
+                "    - {url: 'http://10.0.0.1:8000', model: tiny-a}\n"
+                "    - url: 'http://10.0.0.2:8000/engine/'\n"
+                "      weights: int4\n"
+                "      gpu: {name: slow, memory_gb: 1, bandwidth_gbs: 1, tflops: 0.01}\n"
+                "    - url: 'http://[::1]:9000'\n"
+                "      parallel: {tp: 2, tp_link: {bus_gbs: 50}}\n"
+                "  gateway: {routing: round_robin, retries: 2, health_interval_ms: 0}\n"));
+  const std::optional<LlmGatewaySpec> loaded = load_llm_gateway(run);
+  ASSERT_TRUE(loaded);
+  const LlmGatewaySpec& g = *loaded;
+  ASSERT_EQ(g.backends.size(), 3u);
+  EXPECT_EQ(g.routing, "round_robin");
+  EXPECT_EQ(g.retries, 2);
+  EXPECT_EQ(g.backends[0].model, "tiny-a");
+  EXPECT_EQ(g.backends[1].model, "tiny");  // the llm: model's name by default
+  EXPECT_EQ(g.backends[1].host, "10.0.0.2");
+  EXPECT_EQ(g.backends[1].prefix, "/engine");
+  EXPECT_EQ(g.backends[2].host, "::1");
+  EXPECT_EQ(g.backends[2].port, 9000);
+  EXPECT_DOUBLE_EQ(g.backends[1].shape.weight_bytes, 0.5);
+  EXPECT_EQ(g.backends[2].parallel.tp, 2u);
+  // The same step costs each backend its own time: the slow GPU's the longest.
+  Worker w;
+  StepContents step;
+  step.tokens_in = 512;
+  step.context_tokens = 512;
+  const Time t0 = g.backends[0].cost->step_time(w, step);
+  const Time t1 = g.backends[1].cost->step_time(w, step);
+  const Time t2 = g.backends[2].cost->step_time(w, step);
+  EXPECT_GT(t1, t0);
+  EXPECT_NE(t2, t0);
+  EXPECT_GT(g.backends[1].kv_blocks, 0u);
+}
+
+// ---- the proxy against scripted backends ----
+
+struct Answer {
+  int status = 0;
+  std::string body;
+  bool error = false;  // no answer at all
+};
+
+Answer post(int port, const std::string& path, const std::string& body) {
+  httplib::Client cli("127.0.0.1", port);
+  cli.set_read_timeout(30, 0);
+  auto res = cli.Post(path, body, "application/json");
+  if (!res) return Answer{0, "", true};
+  return Answer{res->status, res->body, false};
+}
+
+const std::string kStreamBody = R"({"prompt":"hi","max_tokens":3,"stream":true})";
+const std::string kWholeBody = R"({"prompt":"hi","max_tokens":3})";
+
+struct Gateway {
+  Gateway(const std::vector<std::string>& urls, const std::string& gateway_yaml,
+          int max_inflight = 16) {
+    const RunSpec run = load_run_spec(write_run("gw", backends_yaml(urls, gateway_yaml)));
+    LlmGatewayOptions o;
+    o.port = 0;
+    o.max_inflight = max_inflight;
+    o.drain_timeout_s = 2.0;
+    gateway = std::make_unique<LlmGateway>(run, o);
+    port = gateway->start();
+  }
+  ~Gateway() {
+    gateway->shutdown();
+    const LlmGatewayLedger l = gateway->ledger();
+    EXPECT_EQ(l.admitted, l.ended()) << "every admitted request ends exactly once";
+  }
+  std::unique_ptr<LlmGateway> gateway;
+  int port = 0;
+};
+
+bool wait_for(const std::function<bool()>& done, double seconds = 20.0) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return true;
+}
+
+const std::string kNoChecks = "routing: round_robin, health_interval_ms: 0, timeout_ms: 500";
+
+TEST(LlmGatewayProxy, RelaysTheStreamAsSentWithUsageAndTheWholeAnswer) {
+  FakeLlmBackend good(Script::kGood);
+  Gateway g({good.url()}, kNoChecks);
+  const Answer s = post(g.port, "/v1/completions", kStreamBody);
+  EXPECT_EQ(s.status, 200);
+  EXPECT_EQ(s.body, FakeLlmBackend::good_stream());  // byte for byte, usage included
+  const Answer w = post(g.port, "/v1/completions", kWholeBody);
+  EXPECT_EQ(w.status, 200);
+  EXPECT_EQ(json::parse(w.body)["usage"]["completion_tokens"], 3);
+  // The backend's model name went upstream.
+  EXPECT_EQ(json::parse(good.last_body)["model"], "tiny");
+  const LlmGatewayLedger l = g.gateway->ledger();
+  EXPECT_EQ(l.ok, 2u);
+  EXPECT_EQ(l.retried, 0u);
+}
+
+TEST(LlmGatewayProxy, EventsAreRelayedAsTheyArriveNotBuffered) {
+  FakeLlmBackend gated(Script::kGoodAfterGate);
+  Gateway g({gated.url()}, kNoChecks);
+  // The client opens the gate when it has the first event: a gateway that buffered the
+  // stream would hold it back and the backend would wait out its 10 s gate.
+  httplib::Client cli("127.0.0.1", g.port);
+  std::string got;
+  httplib::Request req;
+  req.method = "POST";
+  req.path = "/v1/completions";
+  req.body = kStreamBody;
+  req.set_header("Content-Type", "application/json");
+  req.content_receiver = [&](const char* data, std::size_t n, uint64_t, uint64_t) {
+    got.append(data, n);
+    if (got.find("\n\n") != std::string::npos) gated.open_gate();
+    return true;
+  };
+  auto res = cli.send(req);
+  ASSERT_TRUE(res);
+  EXPECT_FALSE(gated.gate_timed_out);
+  EXPECT_EQ(got, FakeLlmBackend::good_stream());
+}
+
+TEST(LlmGatewayProxy, AFailureBeforeTheFirstTokenIsRetriedOnceElsewhere) {
+  for (Script bad : {Script::kStatus500, Script::kGarbage, Script::kStallBeforeFirst}) {
+    FakeLlmBackend failing(bad);
+    FakeLlmBackend good(Script::kGood);
+    Gateway g({failing.url(), good.url()}, kNoChecks);
+    const Answer s = post(g.port, "/v1/completions", kStreamBody);
+    EXPECT_EQ(s.status, 200);
+    EXPECT_EQ(s.body, FakeLlmBackend::good_stream());
+    EXPECT_EQ(failing.requests, 1);
+    EXPECT_EQ(good.requests, 1);
+    const auto b = g.gateway->backends();
+    EXPECT_FALSE(b[0].up) << "a failed backend is out of service";
+    EXPECT_TRUE(b[1].up);
+    const LlmGatewayLedger l = g.gateway->ledger();
+    EXPECT_EQ(l.retried, 1u);
+    EXPECT_EQ(l.ok, 1u);
+    failing.release();
+  }
+}
+
+TEST(LlmGatewayProxy, OnlyOneRetryThenAnErrorAnswer) {
+  FakeLlmBackend a(Script::kStatus500), b(Script::kStatus500), c(Script::kGood);
+  Gateway g({a.url(), b.url(), c.url()}, kNoChecks);
+  const Answer s = post(g.port, "/v1/completions", kStreamBody);
+  EXPECT_EQ(s.status, 502);
+  EXPECT_NE(s.body.find("500"), std::string::npos) << s.body;
+  EXPECT_EQ(a.requests + b.requests, 2);
+  EXPECT_EQ(c.requests, 0);
+  EXPECT_EQ(g.gateway->ledger().failed, 1u);
+}
+
+TEST(LlmGatewayProxy, AFailureAfterTheFirstTokenEndsTheStreamWithAnErrorEvent) {
+  for (Script bad : {Script::kDisconnectAfterFirst, Script::kStallAfterFirst}) {
+    FakeLlmBackend failing(bad);
+    FakeLlmBackend good(Script::kGood);
+    Gateway g({failing.url(), good.url()}, kNoChecks);
+    const Answer s = post(g.port, "/v1/completions", kStreamBody);
+    EXPECT_EQ(s.status, 200);
+    // The first token as sent, then an error event and [DONE]: never a second answer.
+    ASSERT_EQ(s.body.rfind(FakeLlmBackend::first_event(), 0), 0u) << s.body;
+    EXPECT_NE(s.body.find("data: {\"error\""), std::string::npos) << s.body;
+    EXPECT_EQ(s.body.substr(s.body.size() - 14), "data: [DONE]\n\n");
+    EXPECT_EQ(good.requests, 0) << "no retry after the first token";
+    const LlmGatewayLedger l = g.gateway->ledger();
+    EXPECT_EQ(l.failed, 1u);
+    EXPECT_EQ(l.retried, 0u);
+    failing.release();
+  }
+}
+
+TEST(LlmGatewayProxy, AClientThatGoesAwayCancelsUpstream) {
+  FakeLlmBackend slow(Script::kLongStream);
+  Gateway g({slow.url()}, kNoChecks);
+  {
+    httplib::Client cli("127.0.0.1", g.port);
+    httplib::Request req;
+    req.method = "POST";
+    req.path = "/v1/completions";
+    req.body = kStreamBody;
+    req.set_header("Content-Type", "application/json");
+    int events = 0;
+    req.content_receiver = [&](const char*, std::size_t, uint64_t, uint64_t) {
+      return ++events < 3;  // hang up after a few chunks
+    };
+    cli.send(req);
+  }
+  ASSERT_TRUE(wait_for([&] { return g.gateway->ledger().cancelled == 1; }));
+  // The backend saw its connection close long before its 2000 events.
+  ASSERT_TRUE(wait_for([&] { return slow.saw_client_gone.load(); }));
+  EXPECT_EQ(g.gateway->ledger().ok, 0u);
+}
+
+TEST(LlmGatewayProxy, ABackendOutOfServiceStaysOutUntilItsHealthCheckPasses) {
+  FakeLlmBackend a(Script::kGood);
+  a.healthy = false;
+  Gateway g({a.url()}, kNoChecks);
+  EXPECT_FALSE(g.gateway->backends()[0].up);
+  httplib::Client cli("127.0.0.1", g.port);
+  auto health = cli.Get("/health");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 503) << "no backend in service";
+  const Answer refused = post(g.port, "/v1/completions", kWholeBody);
+  EXPECT_EQ(refused.status, 503);
+  EXPECT_NE(refused.body.find(a.url() + "/health answered 503"), std::string::npos) << refused.body;
+  EXPECT_EQ(a.requests, 0);
+  a.healthy = true;
+  g.gateway->check_now();
+  EXPECT_TRUE(g.gateway->backends()[0].up);
+  EXPECT_EQ(post(g.port, "/v1/completions", kWholeBody).status, 200);
+  const LlmGatewayLedger l = g.gateway->ledger();
+  EXPECT_EQ(l.failed, 1u);
+  EXPECT_EQ(l.ok, 1u);
+}
+
+TEST(LlmGatewayProxy, PeriodicHealthChecksBringABackendBack) {
+  FakeLlmBackend a(Script::kStatus500);
+  Gateway g({a.url()}, "health_interval_ms: 20, timeout_ms: 500");
+  EXPECT_EQ(post(g.port, "/v1/completions", kWholeBody).status, 502);
+  EXPECT_FALSE(g.gateway->backends()[0].up);
+  ASSERT_TRUE(wait_for([&] { return g.gateway->backends()[0].up; }));
+}
+
+TEST(LlmGatewayProxy, HostileRequestsAndTheBoundAreAnsweredOnce) {
+  FakeLlmBackend a(Script::kGood);
+  Gateway g({a.url()}, kNoChecks);
+  EXPECT_EQ(post(g.port, "/v1/completions", "[1]").status, 400);
+  EXPECT_EQ(post(g.port, "/v1/completions", "{").status, 400);
+  EXPECT_EQ(post(g.port, "/v1/completions", R"({"model":"other"})").status, 404);
+  EXPECT_EQ(post(g.port, "/v1/completions", R"({"stream":"yes"})").status, 400);
+  EXPECT_EQ(a.requests, 0);
+  // A backend's 4xx (the request's fault) is relayed as is, not retried, the backend kept.
+  const Answer refused = post(g.port, "/v1/completions", R"({"prompt":"refuse_me"})");
+  EXPECT_EQ(refused.status, 400);
+  EXPECT_NE(refused.body.find("refused by the fake"), std::string::npos);
+  EXPECT_EQ(a.requests, 1);
+  EXPECT_TRUE(g.gateway->backends()[0].up);
+  EXPECT_EQ(g.gateway->ledger().failed, 1u);
+  const Answer models = post(g.port, "/v1/models", "");
+  EXPECT_EQ(models.status, 405);
+  httplib::Client cli("127.0.0.1", g.port);
+  auto m = cli.Get("/v1/models");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(json::parse(m->body)["data"][0]["id"], "tiny");
+  auto metrics = cli.Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_NE(metrics->body.find("tessera_gateway_backend_up{backend=\"" + a.url() + "\"} 1"),
+            std::string::npos);
+}
+
+// ---- against tessera's own LLM servers ----
+
+std::filesystem::path tiny_checkpoint() {
+  static const std::filesystem::path written = [] {
+    const auto dir = temp_dir("model");
+    testing::write_tiny_llm_checkpoint(dir);
+    return dir;
+  }();
+  return written;
+}
+
+TEST(LlmGatewayWorkers, TesseraLlmServersBehindTheGatewayAnswerAsDirectly) {
+  std::vector<std::unique_ptr<LlmServer>> workers;
+  std::vector<std::string> urls;
+  const RunSpec worker_run = load_run_spec(write_run("worker", ""));
+  for (int i = 0; i < 2; ++i) {
+    LlmServeOptions o;
+    o.port = 0;
+    o.max_inflight = 8;
+    workers.push_back(LlmServer::from_run(worker_run, tiny_checkpoint(), o));
+    urls.push_back("http://127.0.0.1:" + std::to_string(workers.back()->start()));
+  }
+  const int direct = std::stoi(urls[0].substr(urls[0].rfind(':') + 1));
+  {
+    Gateway g(urls, "routing: least_outstanding, health_interval_ms: 0");
+    EXPECT_TRUE(g.gateway->backends()[0].up) << "tessera's LLM server answers GET /health";
+    const std::string body =
+        R"({"prompt":"def f(x):","max_tokens":6,"temperature":0,"ignore_eos":true)";
+    const Answer d = post(direct, "/v1/completions", body + "}");
+    const Answer w = post(g.port, "/v1/completions", body + "}");
+    ASSERT_EQ(d.status, 200) << d.body;
+    ASSERT_EQ(w.status, 200) << w.body;
+    EXPECT_EQ(json::parse(w.body)["choices"][0]["text"], json::parse(d.body)["choices"][0]["text"]);
+    EXPECT_EQ(json::parse(w.body)["usage"], json::parse(d.body)["usage"]);
+    // Streamed, chat too: usage kept, [DONE] last, text the same as whole.
+    const Answer s = post(g.port, "/v1/completions",
+                          body + R"(,"stream":true,"stream_options":{"include_usage":true}})");
+    ASSERT_EQ(s.status, 200);
+    EXPECT_NE(s.body.find("\"completion_tokens\":6"), std::string::npos) << s.body;
+    EXPECT_EQ(s.body.substr(s.body.size() - 14), "data: [DONE]\n\n");
+    std::string text;
+    for (std::size_t at = 0; (at = s.body.find("data: {", at)) != std::string::npos;) {
+      const json e = json::parse(s.body.substr(at + 6, s.body.find("\n\n", at) - at - 6));
+      if (!e["choices"].empty()) text += e["choices"][0]["text"].get<std::string>();
+      at += 6;
+    }
+    EXPECT_EQ(text, json::parse(d.body)["choices"][0]["text"]);
+    const Answer c = post(g.port, "/v1/chat/completions",
+                          R"({"messages":[{"role":"user","content":"hi"}],"max_tokens":4,)"
+                          R"("stream":true,"ignore_eos":true})");
+    EXPECT_EQ(c.status, 200);
+    EXPECT_NE(c.body.find("\"role\":\"assistant\""), std::string::npos) << c.body;
+    // Both workers served (least outstanding spreads, ties in turn).
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(post(g.port, "/v1/completions", body + "}").status, 200);
+    const auto b = g.gateway->backends();
+    EXPECT_GT(b[0].requests, 0u);
+    EXPECT_GT(b[1].requests, 0u);
+    EXPECT_EQ(g.gateway->ledger().ok, 7u);
+  }
+  for (auto& w : workers) w->shutdown();
+}
+
+}  // namespace
+}  // namespace tessera
