@@ -326,7 +326,8 @@ TEST(RunReport, WritesSummaryTimeSeriesAndChart) {
   ASSERT_EQ(lines.size(), 1 + r.m().windows().size());
   EXPECT_EQ(lines[0],
             "window_start_s,arrivals_rps,goodput_rps,late_rps,dropped_rps,failed_rps,gpu_busy,"
-            "queue_detect,queue_classify");
+            "queue_detect,queue_classify,wasted_gpu_detect,wasted_gpu_classify,dropped_at_detect,"
+            "dropped_at_classify");
   EXPECT_EQ(lines[1].rfind("0,", 0), 0u) << lines[1];
   // 100 arrivals at 20 rps in half-second windows: 10 per window, i.e. 20 per second.
   EXPECT_EQ(lines[1].rfind("0,20,", 0), 0u) << lines[1];
