@@ -9,6 +9,7 @@
 
 #include "engine/deployment_view.hpp"
 #include "metrics/metrics.hpp"
+#include "two_task_app.hpp"
 
 namespace tessera {
 namespace {
@@ -26,20 +27,6 @@ TEST(BurstPhases, OnsetPlateauDecayCalm) {
             (std::vector<P>{P::kOnset, P::kDecay, P::kOnset, P::kPlateau}));
 }
 
-App two_stages() {
-  App app;
-  app.name = "phases";
-  app.slo = 0.1;
-  for (const char* name : {"a", "b"}) {
-    Task t;
-    t.name = name;
-    t.variants.push_back(Variant{name, 1.0, 1.0});
-    app.tasks.push_back(t);
-  }
-  app.finalize();
-  return app;
-}
-
 RequestRecord ended(Time at, Outcome outcome, TaskId task, const std::vector<Time>& gpu) {
   RequestRecord r;
   r.arrival = at;
@@ -52,7 +39,7 @@ RequestRecord ended(Time at, Outcome outcome, TaskId task, const std::vector<Tim
 }
 
 TEST(BurstPhases, WastedWorkIsChargedToTheTasksThatDidItInTheWindowTheRequestEnded) {
-  const App app = two_stages();
+  const App app = testing::two_task_app("phases");
   MetricsCollector m(app, 1.0);
   const std::vector<Time> both = {0.010, 0.020};
   const std::vector<Time> first = {0.005, 0.0};

@@ -13,6 +13,7 @@
 #include "engine/deployment_view.hpp"
 #include "metrics/metrics.hpp"
 #include "metrics/report.hpp"
+#include "two_task_app.hpp"
 
 namespace tessera {
 namespace {
@@ -31,20 +32,6 @@ class FakeDeployment final : public DeploymentView {
   const App& app_;
   std::vector<Worker*> none_;
 };
-
-App two_tasks() {
-  App app;
-  app.name = "spill";
-  app.slo = 0.1;
-  for (const char* name : {"a", "b"}) {
-    Task t;
-    t.name = name;
-    t.variants.push_back(Variant{name, 1.0, 1.0});
-    app.tasks.push_back(t);
-  }
-  app.finalize();
-  return app;
-}
 
 // Drives both collectors through the same run: arrivals and finished requests over 2,000
 // windows of 0.1 s, some windows empty.
@@ -79,7 +66,7 @@ std::string read(const std::filesystem::path& p) {
 }
 
 TEST(MetricsSpill, SameWindowsAndTimeSeriesAsInMemory) {
-  const App app = two_tasks();
+  const App app = testing::two_task_app("spill");
   MetricsCollector kept(app, 0.1);
   MetricsCollector spilled(app, 0.1);
   spilled.spill_closed_windows();

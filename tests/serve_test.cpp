@@ -143,9 +143,9 @@ TEST(Serve, PipelineAnswersWithTheLeafOutput) {
   server->shutdown();
 }
 
-TEST(Serve, DagFanOutComesFromTheModelOutput) {
-  // detect's fan-out is the number of its outputs with sigmoid(x) > 0.5, i.e. x > 0.
-  Fixture f;
+// The app "dag": detect, whose fan-out is the number of its outputs with sigmoid(x) > 0.5
+// (i.e. x > 0), then classify; one worker each.
+void use_detect_classify_dag(Fixture& f) {
   f.app.name = "dag";
   f.app.slo = 5.0;
   f.app.tasks = {make_task("detect"), make_task("classify")};
@@ -157,6 +157,11 @@ TEST(Serve, DagFanOutComesFromTheModelOutput) {
   f.models.models = {detect, noop_spec("classify", {6})};
   f.add_worker(0);
   f.add_worker(1);
+}
+
+TEST(Serve, DagFanOutComesFromTheModelOutput) {
+  Fixture f;
+  use_detect_classify_dag(f);
   int port = 0;
   auto server = f.start(port);
   httplib::Client cli("127.0.0.1", port);
@@ -372,17 +377,7 @@ std::string rows_of(const std::vector<std::vector<float>>& rows, const std::stri
 // INT64 companion `<task>.input_row` naming, per output row, the input row it came from.
 TEST(Serve, FanOutOutputsNameTheInputRowOfEachOutputRow) {
   Fixture f;
-  f.app.name = "dag";
-  f.app.slo = 5.0;
-  f.app.tasks = {make_task("detect"), make_task("classify")};
-  f.app.tasks[0].variants[0].fanout_mean = 1.0;
-  f.app.edges = {make_edge(0, 1)};
-  f.app.finalize();
-  ModelSpec detect = noop_spec("detect", {6});
-  detect.fanout = FanoutRule{0.5, 8};
-  f.models.models = {detect, noop_spec("classify", {6})};
-  f.add_worker(0);
-  f.add_worker(1);
+  use_detect_classify_dag(f);
   int port = 0;
   auto server = f.start(port);
   httplib::Client cli("127.0.0.1", port);
