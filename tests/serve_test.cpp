@@ -345,12 +345,18 @@ TEST(Serve, ShutdownAnswersEveryRequestInFlight) {
   EXPECT_EQ(server->in_flight(), 0);
 }
 
-TEST(Serve, DropsAreAnsweredAt503WithStageAndReason) {
-  // A 1 ms SLO and expired dropping: the second stage's items are past their deadline.
+// The chain with a 1 ms SLO and expired dropping: detect takes 5 ms, so the second
+// stage's items are past their deadline and dropped there.
+Fixture expired_chain_fixture() {
   Fixture f = chain_fixture();
   f.app.slo = 0.001;
   f.models.models = {noop_spec("detect", {4}, 5.0), noop_spec("classify", {4})};
   f.policies.dropping = DroppingKind::kExpired;
+  return f;
+}
+
+TEST(Serve, DropsAreAnsweredAt503WithStageAndReason) {
+  Fixture f = expired_chain_fixture();
   int port = 0;
   auto server = f.start(port);
   httplib::Client cli("127.0.0.1", port);
@@ -420,10 +426,7 @@ TEST(Serve, FanOutOutputsNameTheInputRowOfEachOutputRow) {
 // A request is answered whole: a row not completed makes it a 503 naming that row, and
 // `rows` gives every row's outcome, so a client knows what to resend.
 TEST(Serve, ADroppedRowIsNamedWithEveryRowsOutcome) {
-  Fixture f = chain_fixture();
-  f.app.slo = 0.001;
-  f.models.models = {noop_spec("detect", {4}, 5.0), noop_spec("classify", {4})};
-  f.policies.dropping = DroppingKind::kExpired;
+  Fixture f = expired_chain_fixture();
   int port = 0;
   auto server = f.start(port);
   httplib::Client cli("127.0.0.1", port);
