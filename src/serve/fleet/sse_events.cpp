@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/error.hpp"
+
 namespace tessera {
 namespace {
 
@@ -85,8 +87,7 @@ bool SseEvents::parse(std::string raw, SseEvent& out) {
       data.append(value);
       has_data = true;
     } else if (field != "event" && field != "id" && field != "retry") {
-      error_ =
-          "a line that is not a server-sent event field: '" + std::string(line.substr(0, 60)) + "'";
+      error_ = "a line that is not a server-sent event field: '" + printable(line) + "'";
       return false;
     }
   }
