@@ -26,6 +26,7 @@
 #include "spec/llm_backend_spec.hpp"
 #include "spec/run_spec.hpp"
 #include "tiny_llm_checkpoint.hpp"
+#include "tiny_llm_run.hpp"
 #include "tokenizer/tokenizer.hpp"
 
 namespace tessera {
@@ -47,24 +48,7 @@ std::filesystem::path temp_dir(const std::string& tag) {
 // model and GPU; app, deployment and profiles of one task.
 std::filesystem::path write_run(const std::string& tag, const std::string& llm_extra,
                                 double ttft_slo_ms = 0.0) {
-  const auto dir = temp_dir(tag);
-  std::ofstream(dir / "app.yaml") << "name: tiny\nslo_ms: 600000\n"
-                                  << (ttft_slo_ms > 0
-                                          ? "ttft_slo_ms: " + std::to_string(ttft_slo_ms) + "\n"
-                                          : "")
-                                  << "tasks:\n  - name: llm\n    variants:\n      - {name: tiny}\n";
-  std::ofstream(dir / "deployment.yaml")
-      << "workers:\n  - {task: llm, variant: tiny, segment: cpu, count: 1}\n";
-  std::ofstream(dir / "profiles.yaml")
-      << "profiles:\n  - {variant: tiny, segment: cpu, latency_ms: {1: 1.0}}\n";
-  std::ofstream(dir / "run.yaml")
-      << "app: app.yaml\ndeployment: deployment.yaml\nprofiles: [{file: profiles.yaml}]\n"
-      << "workload:\n  source: {kind: poisson, rate_rps: 1, duration_s: 1}\n"
-      << "policies: {dispatch: round_robin}\n"
-      << "llm:\n  model: {name: tiny, layers: 2, kv_heads: 2, head_dim: 8, params_b: 0.0001}\n"
-      << "  gpu: {name: cpu, memory_gb: 1, bandwidth_gbs: 10, tflops: 0.1}\n"
-      << llm_extra;
-  return dir / "run.yaml";
+  return testing::write_tiny_llm_run(temp_dir(tag), 1, ttft_slo_ms, llm_extra);
 }
 
 std::string backends_yaml(const std::vector<std::string>& urls, const std::string& gateway) {

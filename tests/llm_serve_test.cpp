@@ -33,6 +33,7 @@
 #include "serve/server/llm_server.hpp"
 #include "spec/run_spec.hpp"
 #include "tiny_llm_checkpoint.hpp"
+#include "tiny_llm_run.hpp"
 #include "tls_test_client.hpp"
 #include "tokenizer/tokenizer.hpp"
 
@@ -190,20 +191,8 @@ TEST(LlmProtocol, EosStopUnlessIgnoreEos) {
 // serve` reads it; the scheduler is `config`, steps are predicted by FixedCost, and a
 // request is ok within 10 minutes (and `ttft_slo_s`, if > 0).
 RunSpec llm_run(int instances, const LlmSchedulerConfig& config, double ttft_slo_s = 0.0) {
-  const auto dir = temp_dir("run" + std::to_string(instances));
-  std::ofstream(dir / "app.yaml") << "name: tiny\nslo_ms: 600000\n"
-                                  << "tasks:\n  - name: llm\n    variants:\n      - {name: tiny}\n";
-  std::ofstream(dir / "deployment.yaml")
-      << "workers:\n  - {task: llm, variant: tiny, segment: cpu, count: " << instances << "}\n";
-  std::ofstream(dir / "profiles.yaml")
-      << "profiles:\n  - {variant: tiny, segment: cpu, latency_ms: {1: 1.0}}\n";
-  std::ofstream(dir / "run.yaml")
-      << "app: app.yaml\ndeployment: deployment.yaml\nprofiles: [{file: profiles.yaml}]\n"
-      << "workload:\n  source: {kind: poisson, rate_rps: 1, duration_s: 1}\n"
-      << "policies: {dispatch: round_robin}\n"
-      << "llm:\n  model: {name: tiny, layers: 2, kv_heads: 2, head_dim: 8, params_b: 0.0001}\n"
-      << "  gpu: {name: cpu, memory_gb: 1, bandwidth_gbs: 10, tflops: 0.1}\n";
-  RunSpec run = load_run_spec(dir / "run.yaml");
+  RunSpec run = load_run_spec(
+      testing::write_tiny_llm_run(temp_dir("run" + std::to_string(instances)), instances));
   run.llm->scheduler = config;
   run.app.ttft_slo = ttft_slo_s;
   run.sim.cost_model = std::make_shared<FixedCost>();
