@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Prints docs/results/pard.md's tables on the burst grid (streams of set burst length and
 peak-to-mean ratio made by scripts/pard_burst_workloads.py), from the runs
-scripts/pard-results.sh left in OUT/grid-APP-STREAM/comparison*.csv, where STREAM is
+scripts/pard-results.sh left in OUT/grid-APP-STREAM (OUT: out/pard-grid)/comparison*.csv, where STREAM is
 bB-pP-sS and each run holds the policies at the loads 0.5, 0.7 and 1.0 x the app's
 measured capacity.
 
