@@ -4,8 +4,9 @@
 // server on a free loopback port that answers /v1/completions and /v1/chat/completions the
 // way its script says — a good stream (role event, tokens, usage, [DONE]), a 500, garbage
 // SSE, a disconnect after the first token, a stall before or after the first token, or a
-// long slow stream (to see a client's disconnect reach it) — and GET /health as `healthy`
-// says. It counts what it saw. Threads: the server's own; the counters are atomic.
+// long slow stream (to see a client's disconnect reach it) — GET /health as `healthy`
+// says, and GET /metrics with the text set_metrics() gave. It counts what it saw. Threads: the
+// server's own; the counters are atomic.
 
 #include <httplib.h>
 
@@ -39,6 +40,14 @@ class FakeLlmBackend {
     };
     server_.Post("/v1/completions", generate);
     server_.Post("/v1/chat/completions", generate);
+    server_.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+      std::lock_guard lock(mutex_);
+      if (metrics_.empty()) {
+        res.status = 404;
+      } else {
+        res.set_content(metrics_, "text/plain; version=0.0.4");
+      }
+    });
     server_.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
       ++health_checks;
       res.status = healthy.load() ? 200 : 503;
@@ -59,6 +68,11 @@ class FakeLlmBackend {
     cv_.notify_all();
   }
   void open_gate() { release(); }
+  // What GET /metrics answers (404 while empty): e.g. vLLM's scheduler gauges.
+  void set_metrics(std::string text) {
+    std::lock_guard lock(mutex_);
+    metrics_ = std::move(text);
+  }
 
   // The events of kGood's stream, as sent (the gateway must relay exactly these).
   static std::string good_stream() {
@@ -166,6 +180,7 @@ class FakeLlmBackend {
   std::mutex mutex_;
   std::condition_variable cv_;
   bool released_ = false;
+  std::string metrics_;
 };
 
 }  // namespace tessera::testing

@@ -4,6 +4,7 @@
 // as sent, usage kept, retries before the first token only, error events after it, client
 // disconnects cancelling upstream, health checks, and every request ending once.
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <unistd.h>
@@ -21,6 +22,7 @@
 #include "engine/worker.hpp"
 #include "fake_llm_backend.hpp"
 #include "llm_torch/decoder.hpp"
+#include "serve/fleet/engine_load.hpp"
 #include "serve/server/llm_gateway.hpp"
 #include "serve/server/llm_server.hpp"
 #include "spec/llm_backend_spec.hpp"
@@ -100,6 +102,7 @@ TEST(LlmGatewaySpec, HostileBackendValuesAreErrorsNamingFileAndField) {
       {backends_yaml({"http://a:1"}, "retries: -1"), "llm.gateway.retries"},
       {backends_yaml({"http://a:1"}, "timeout_ms: 0"), "llm.gateway.timeout_ms"},
       {backends_yaml({"http://a:1"}, "health_path: health"), "llm.gateway.health_path"},
+      {backends_yaml({"http://a:1"}, "metrics_path: \"/m?x\""), "llm.gateway.metrics_path"},
       {backends_yaml({"http://a:1"}, "speed: 2"), "speed"},
       {"  gateway: {retries: 1}\n", "llm.gateway"},
   };
@@ -337,6 +340,67 @@ TEST(LlmGatewayProxy, PeriodicHealthChecksBringABackendBack) {
   EXPECT_EQ(post(g.port, "/v1/completions", kWholeBody).status, 502);
   EXPECT_FALSE(g.gateway->backends()[0].up);
   ASSERT_TRUE(wait_for([&] { return g.gateway->backends()[0].up; }));
+}
+
+// ---- kv_load routing: vLLM's scheduler and KV-cache gauges ----
+
+std::string vllm_metrics(double running, double waiting, double kv) {
+  return fmt::format(
+      "# HELP vllm:num_requests_running x\n# TYPE vllm:num_requests_running gauge\n"
+      "vllm:num_requests_running{{model_name=\"tiny\"}} {}\n"
+      "vllm:num_requests_waiting{{model_name=\"tiny\"}} {}\n"
+      "vllm:kv_cache_usage_perc{{model_name=\"tiny\"}} {}\n",
+      running, waiting, kv);
+}
+
+TEST(EngineLoad, ReadsVllmsGaugesAndRefusesHostileText) {
+  std::string why;
+  auto load = parse_engine_load(vllm_metrics(3, 2, 0.25) +
+                                    "vllm:num_requests_waiting{model_name=\"b\",x=\"}{ \\\" \"} "
+                                    "1 1700000000\r\nother_metric NaN\n",
+                                why);
+  ASSERT_TRUE(load) << why;
+  EXPECT_EQ(load->running, 3);
+  EXPECT_EQ(load->waiting, 3);  // summed over the label sets
+  EXPECT_EQ(load->kv_usage, 0.25);
+  EXPECT_EQ(parse_engine_load("vllm:gpu_cache_usage_perc 0.5\nvllm:num_requests_waiting 0\n", why)
+                ->kv_usage,
+            0.5);                                                            // the pre-V1 name
+  for (const char* bad : {"vllm:num_requests_waiting{model_name=\"a\" 1\n",  // open labels
+                          "vllm:num_requests_waiting -1\n", "vllm:num_requests_waiting NaN\n",
+                          "vllm:num_requests_waiting 1e999\n", "vllm:num_requests_waiting\n",
+                          "vllm:num_requests_waiting 2x\n", "vllm:num_requests_running 1\n", "",
+                          "\x01\xff garbage"}) {
+    why.clear();
+    EXPECT_FALSE(parse_engine_load(bad, why)) << bad;
+    EXPECT_FALSE(why.empty());
+  }
+}
+
+TEST(LlmGatewayRouting, KvLoadPicksTheEngineWithTheShortestQueueThenTheEmptierCache) {
+  FakeLlmBackend busy(Script::kGood), idle(Script::kGood);
+  busy.set_metrics(vllm_metrics(8, 5, 0.9));
+  idle.set_metrics(vllm_metrics(1, 0, 0.2));
+  {
+    // Checked at start only: the loads read then decide.
+    Gateway g({busy.url(), idle.url()}, "routing: kv_load, health_interval_ms: 0");
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(post(g.port, "/v1/completions", kWholeBody).status, 200);
+    EXPECT_EQ(busy.requests, 0);
+    EXPECT_EQ(idle.requests, 4);
+    const std::string metrics = httplib::Client("127.0.0.1", g.port).Get("/metrics")->body;
+    EXPECT_NE(metrics.find("tessera_gateway_backend_waiting{backend=\"" + busy.url() + "\"} 5"),
+              std::string::npos)
+        << metrics;
+  }
+  // Equal queues: the emptier KV cache; an engine without the metrics counts as full.
+  FakeLlmBackend no_metrics(Script::kGood);
+  busy.set_metrics(vllm_metrics(8, 0, 0.9));
+  idle.set_metrics(vllm_metrics(1, 0, 0.2));
+  Gateway g({no_metrics.url(), busy.url(), idle.url()}, "routing: kv_load, health_interval_ms: 0");
+  EXPECT_EQ(post(g.port, "/v1/completions", kWholeBody).status, 200);
+  EXPECT_EQ(idle.requests, 5);
+  EXPECT_EQ(busy.requests, 0);
+  EXPECT_EQ(no_metrics.requests, 0);
 }
 
 TEST(LlmGatewayProxy, HostileRequestsAndTheBoundAreAnsweredOnce) {

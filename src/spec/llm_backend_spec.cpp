@@ -119,19 +119,23 @@ LlmGatewaySpec parse_llm_gateway(const SpecNode& backends, const std::optional<S
   if (gateway) {
     const SpecNode& n = *gateway;
     n.allow_only({"routing", "connect_timeout_ms", "timeout_ms", "retries", "health_interval_ms",
-                  "health_timeout_ms", "health_path", "max_event_bytes"});
-    if (auto r = n.get("routing")) g.routing = r->as_choice({"round_robin", "least_outstanding"});
+                  "health_timeout_ms", "health_path", "metrics_path", "max_event_bytes"});
+    if (auto r = n.get("routing"))
+      g.routing = r->as_choice({"round_robin", "least_outstanding", "kv_load"});
     if (auto t = n.get("connect_timeout_ms")) g.connect_timeout_ms = t->as_number_in(1.0, 600000.0);
     if (auto t = n.get("timeout_ms")) g.timeout_ms = t->as_number_in(1.0, 3600000.0);
     if (auto r = n.get("retries")) g.retries = static_cast<int>(r->as_integer_in(0, 3));
     if (auto h = n.get("health_interval_ms"))
       g.health_interval_ms = h->as_number_in(0.0, 3600000.0);
     if (auto h = n.get("health_timeout_ms")) g.health_timeout_ms = h->as_number_in(1.0, 600000.0);
-    if (auto h = n.get("health_path")) {
-      g.health_path = h->as_string();
-      if (g.health_path.empty() || g.health_path.front() != '/' || g.health_path.size() > 256 ||
-          g.health_path.find_first_of(" \t\r\n?#") != std::string::npos) {
-        h->fail("a path starting with / (no spaces, query or fragment)");
+    for (auto [key, path] :
+         {std::pair{"health_path", &g.health_path}, std::pair{"metrics_path", &g.metrics_path}}) {
+      if (auto h = n.get(key)) {
+        *path = h->as_string();
+        if (path->empty() || path->front() != '/' || path->size() > 256 ||
+            path->find_first_of(" \t\r\n?#") != std::string::npos) {
+          h->fail("a path starting with / (no spaces, query or fragment)");
+        }
       }
     }
     if (auto m = n.get("max_event_bytes")) g.max_event_bytes = m->as_integer_in(1024, 64 << 20);

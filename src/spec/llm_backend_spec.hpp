@@ -43,7 +43,7 @@ struct LlmBackendSpec {
 
 struct LlmGatewaySpec {
   std::vector<LlmBackendSpec> backends;
-  std::string routing = "least_outstanding";  // round_robin | least_outstanding
+  std::string routing = "least_outstanding";  // round_robin | least_outstanding | kv_load
   double connect_timeout_ms = 1000.0;
   // The longest a backend may stay silent (before its answer's head, between two events).
   double timeout_ms = 30000.0;
@@ -51,7 +51,10 @@ struct LlmGatewaySpec {
   double health_interval_ms = 1000.0;  // 0: no periodic checks
   double health_timeout_ms = 500.0;
   std::string health_path = "/health";  // vLLM, SGLang and TGI serve it; so does tessera
-  int64_t max_event_bytes = 1 << 20;    // a longer server-sent event is a broken backend
+  // Read with each health check under `kv_load` routing: vLLM's metric names (vLLM and
+  // tessera's LLM server serve them here).
+  std::string metrics_path = "/metrics";
+  int64_t max_event_bytes = 1 << 20;  // a longer server-sent event is a broken backend
 };
 
 // The gateway's part of a run spec's llm: section, read again from the run's file (its

@@ -194,4 +194,44 @@ bool LlmBackendClient::ready(std::string& why) {
   return true;
 }
 
+std::optional<EngineLoad> LlmBackendClient::load(std::string& why) {
+  constexpr std::size_t kMaxMetricsBytes = 4 << 20;
+  httplib::Client client(backend_.host, backend_.port);
+  set_timeout(client, gateway_.health_timeout_ms, gateway_.health_timeout_ms);
+  if (!track(&client)) {
+    why = "the gateway is stopping";
+    return std::nullopt;
+  }
+  httplib::Headers headers;
+  if (!api_key_.empty()) headers.emplace("Authorization", "Bearer " + api_key_);
+  std::string text;
+  bool too_long = false;
+  httplib::Result res = client.Get(backend_.prefix + gateway_.metrics_path, headers,
+                                   [&](const char* data, std::size_t n) {
+                                     if (text.size() + n > kMaxMetricsBytes) {
+                                       too_long = true;
+                                       return false;
+                                     }
+                                     text.append(data, n);
+                                     return true;
+                                   });
+  untrack(&client);
+  const std::string where = backend_.url + gateway_.metrics_path;
+  if (too_long) {
+    why = where + ": longer than 4 MiB";
+    return std::nullopt;
+  }
+  if (!res) {
+    why = where + ": " + httplib::to_string(res.error());
+    return std::nullopt;
+  }
+  if (res->status < 200 || res->status >= 300) {
+    why = where + " answered " + std::to_string(res->status);
+    return std::nullopt;
+  }
+  std::optional<EngineLoad> load = parse_engine_load(text, why);
+  if (!load) why = where + ": " + why;
+  return load;
+}
+
 }  // namespace tessera

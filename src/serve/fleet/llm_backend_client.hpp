@@ -4,20 +4,23 @@
 // of the run spec's `llm.backends`, docs/llm-gateway.md): a POST of /v1/completions or
 // /v1/chat/completions, streamed (server-sent events handed over one whole event at a time,
 // as they arrive: nothing is buffered beyond the event being read) or whole, and the health
-// check (GET the gateway's health_path).
+// check (GET the gateway's health_path) and the load scrape (GET metrics_path, read as
+// EngineLoad).
 //
 // Each call has its own connection (cpp-httplib), closed when the call ends: a caller that
 // stops a stream (its client went away) closes the connection, which is how an engine learns
 // to cancel the request. stop_all() closes every call's connection (shutdown).
 //
-// Threads: post() and ready() from any number of threads at once, each blocking its
+// Threads: post(), ready() and load() from any number of threads at once, each blocking its
 // caller; stop_all() from any thread.
 
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 
+#include "serve/fleet/engine_load.hpp"
 #include "serve/fleet/sse_events.hpp"
 #include "spec/llm_backend_spec.hpp"
 
@@ -60,6 +63,9 @@ class LlmBackendClient {
                          const std::function<bool(SseEvent&&)>& on_event);
   // GET health_path: true on a 2xx within the health timeout; else `why` says what failed.
   bool ready(std::string& why);
+  // GET metrics_path within the health timeout (at most 4 MiB of it) and read the engine's
+  // load from vLLM's metric names; nullopt with `why` when it cannot.
+  std::optional<EngineLoad> load(std::string& why);
   // Closes every call's connection; later calls end at once as kStopped.
   void stop_all();
 

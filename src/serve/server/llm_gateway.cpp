@@ -11,6 +11,7 @@
 #include <limits>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 #include "core/error.hpp"
@@ -69,6 +70,14 @@ struct LlmGateway::Impl {
   std::thread health;
   std::condition_variable health_cv;
 
+  // `kv_load`'s order (smaller first): the requests the engine had waiting at the last check
+  // plus those the gateway has in flight on it now, then its KV-cache usage. An engine whose
+  // load is unknown counts as full (usage 1).
+  static std::pair<double, double> kv_load_key(const LlmGatewayBackendStats& s) {
+    const double waiting = s.load_known ? s.load.waiting : 0.0;
+    return {waiting + s.outstanding, s.load_known ? s.load.kv_usage : 1.0};
+  }
+
   // The backend in service not in `tried` the routing policy picks, counted as outstanding
   // on it; -1 if none.
   int pick(const std::vector<int>& tried) {
@@ -85,7 +94,11 @@ struct LlmGateway::Impl {
       if (best < 0) {
         best = static_cast<int>(i);
         if (spec.routing == "round_robin") break;
-      } else if (b.stats.outstanding < backends[static_cast<std::size_t>(best)].stats.outstanding) {
+      } else if (spec.routing == "kv_load"
+                     ? kv_load_key(b.stats) <
+                           kv_load_key(backends[static_cast<std::size_t>(best)].stats)
+                     : b.stats.outstanding <
+                           backends[static_cast<std::size_t>(best)].stats.outstanding) {
         best = static_cast<int>(i);
       }
     }
@@ -132,13 +145,20 @@ struct LlmGateway::Impl {
     std::vector<std::thread> checks;
     for (std::size_t i = 0; i < backends.size(); ++i) {
       checks.emplace_back([this, i] {
-        std::string why;
+        std::string why, load_why;
         const bool up = backends[i].client->ready(why);
+        std::optional<EngineLoad> load;
+        if (up && spec.routing == "kv_load") load = backends[i].client->load(load_why);
         std::lock_guard lock(mutex);
         auto& s = backends[i].stats;
         if (up && !s.up) spdlog::info("gateway: backend {} back in service", s.url);
         s.up = up;
         if (!up) s.last_error = why;
+        if (up && spec.routing == "kv_load") {
+          if (!load && s.load_known) spdlog::warn("gateway: backend {}: {}", s.url, load_why);
+          s.load_known = load.has_value();
+          if (load) s.load = *load;
+        }
       });
     }
     for (auto& t : checks) t.join();
@@ -416,6 +436,20 @@ LlmGateway::LlmGateway(const RunSpec& run, LlmGatewayOptions options)
     for (const auto& b : self->backends) {
       text += fmt::format("tessera_gateway_backend_outstanding{{backend=\"{}\"}} {}\n", b.stats.url,
                           b.stats.outstanding);
+    }
+    if (self->spec.routing == "kv_load") {
+      text += "# TYPE tessera_gateway_backend_waiting gauge\n";
+      for (const auto& b : self->backends) {
+        if (!b.stats.load_known) continue;
+        text += fmt::format("tessera_gateway_backend_waiting{{backend=\"{}\"}} {}\n", b.stats.url,
+                            b.stats.load.waiting);
+      }
+      text += "# TYPE tessera_gateway_backend_kv_usage gauge\n";
+      for (const auto& b : self->backends) {
+        if (!b.stats.load_known) continue;
+        text += fmt::format("tessera_gateway_backend_kv_usage{{backend=\"{}\"}} {}\n", b.stats.url,
+                            b.stats.load.kv_usage);
+      }
     }
     text += "# TYPE tessera_gateway_backend_failures_total counter\n";
     for (const auto& b : self->backends) {

@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "serve/fleet/engine_load.hpp"
 #include "serve/http/access.hpp"
 
 namespace tessera {
@@ -65,6 +66,10 @@ struct LlmGatewayBackendStats {
   uint64_t requests = 0;  // sent to it
   uint64_t failures = 0;  // of those, unavailable or broken
   std::string last_error;
+  // `kv_load` routing: the engine's load at the last health check (vLLM's metric names);
+  // load_known is false until one was read, and after a read that failed.
+  bool load_known = false;
+  EngineLoad load;
 };
 
 class LlmGateway {
