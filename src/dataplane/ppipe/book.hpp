@@ -14,13 +14,23 @@
 // the paper's Fig. 5 assumes separate nodes]. reserve() marks an offer's intervals under
 // ids derived from the batch's id.
 //
-// How probe() finds that member without working out every member's transfer: a member's
-// stage cannot end before its vGPU's earliest fit at the time the input could be there
-// with free links (the transfer's length and latency after the previous stage), a bound
-// that needs only the member's vGPU table (and Timeline::free_from() mostly answers it at
-// once). The member with the lowest bound is worked out first; every other member whose
-// bound cannot beat the best so far (end, then pool order) is skipped. The result is the
-// scan's, bit for bit (tests/reservation_sequence_test.cpp checks it against the scan).
+// How probe() finds that member without working out every member: a member's stage
+// cannot end before its vGPU's earliest fit at the time the input could be there with free
+// links (the transfer's length and latency after the previous stage), a bound that needs
+// only the member's vGPU table; a member is worked out in full (its transfer's common fit
+// on both links) only if that bound can beat the best so far (end, then pool order).
+//
+// Pools ordered by next free time: the book keeps, per pool it has probed, its members
+// sorted three ways. A vGPU table spanning [a, F) whose gaps are all shorter than len gives
+// a stage whose input is ready at r the slot r when r + len <= a or r >= F, else a slot at
+// or after F; so once the previous stage ends at t, such a member with a < t + len ends no
+// earlier than F + len. probe() visits the members with a gap of len or more (sorted by
+// their longest gap), those with a >= t + len (sorted by a), then every member by F until
+// F + len exceeds the best end found (no later one can win or tie). A member's place is
+// refreshed when its table may have changed: the non-const gpu() and reserve() note the
+// vGPU, so a reference from gpu() must not be kept across a probe(). A pool whose members
+// changed since the last probe is indexed again. The result is the scan's, bit for bit
+// (tests/reservation_sequence_test.cpp checks it against the scan).
 //
 // The link tables live in a NicTables the book shares (share_nics) with the books of the
 // other DNNs on the same servers, so their transfers contend for one NIC table; by default
@@ -36,6 +46,8 @@
 
 #include <memory>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include "core/time.hpp"
 
 #include "dataplane/ppipe/nic_tables.hpp"
@@ -110,7 +122,11 @@ class ReservationBook {
   }
   static ReservationId xfer_id(uint64_t batch_id, int hop) { return gpu_id(batch_id, hop) | 1; }
 
-  Timeline& gpu(uint32_t vgpu) { return gpus_[vgpu]; }
+  // Non-const access notes the vGPU as possibly changed (see the probe's index above).
+  Timeline& gpu(uint32_t vgpu) {
+    note_changed(vgpu);
+    return gpus_[vgpu];
+  }
   const Timeline& gpu(uint32_t vgpu) const { return gpus_[vgpu]; }
   Timeline& link(uint32_t id) { return nics_->link(id); }
   const Timeline& link(uint32_t id) const { return nics_->link(id); }
@@ -143,12 +159,55 @@ class ReservationBook {
   // One pool member's candidate hop, worked out in full.
   Hop member_hop(uint32_t last, uint32_t g, bool first, Time t_g, Time l_i, double bytes,
                  Time& wait) const;
+  // The best member of one stage, with its wait and end.
+  struct StageBest {
+    Hop hop;
+    Time wait = 0.0;
+    Time end = 0.0;
+  };
+  // The member's end once its input could be there with the links free: a lower bound of
+  // its true end (exact without a transfer).
+  Time member_bound(uint32_t last, uint32_t g, bool first, Time t_g, Time l_i, double bytes) const;
+  // A pool's members in the groups described at the top.
+  struct PoolIndex {
+    struct Place {  // a member's keys in the lists it is in
+      Time free_from = 0.0;
+      Time first_start = 0.0;
+      Time max_gap = 0.0;
+      bool in_free = false;
+      bool in_start = false;
+      bool in_gap = false;
+    };
+    struct Entry {  // a member's place in a sorted list: by key, then position
+      Time key = 0.0;
+      uint32_t pos = 0;
+      bool operator<(const Entry& o) const { return key < o.key || (key == o.key && pos < o.pos); }
+      bool operator>(const Entry& o) const { return o < *this; }
+    };
+    std::vector<uint32_t> members;  // the pool's members when indexed
+    std::vector<Entry> by_free;     // every member: (F, position)
+    std::vector<Entry> by_start;    // a non-empty table: (a, position)
+    std::vector<Entry> by_gap;      // a table with a gap: (longest, position)
+    std::vector<Place> place;       // per position
+    std::vector<uint8_t> dirty;     // per position: noted since last probe
+    std::vector<uint32_t> dirty_list;
+  };
+  // The pool's index, brought up to date (rebuilt if the pool's members changed).
+  PoolIndex& index_for(const PoolPlan& pool) const;
+  void rebuild(PoolIndex& ix, uint32_t id, const PoolPlan& pool) const;
+  void place(PoolIndex& ix, uint32_t pos) const;
+  StageBest indexed_stage(const PoolIndex& ix, uint32_t last, bool first, Time t_g, Time l_i,
+                          double bytes) const;
+  void note_changed(uint32_t vgpu);
   std::vector<Timeline> gpus_;
   std::vector<Vgpu> vgpus_;
   std::shared_ptr<NicTables> nics_;
   bool any_link_ = false;
   mutable uint64_t probes_ = 0;
-  mutable std::vector<Time> bound_;  // per pool member, reused by probe()
+  mutable std::vector<PoolIndex> pools_;
+  mutable std::unordered_map<const PoolPlan*, uint32_t> pool_id_;
+  // Per vGPU: the (pool index, position) pairs that hold it.
+  mutable std::vector<std::vector<std::pair<uint32_t, uint32_t>>> vgpu_pools_;
 };
 
 }  // namespace tessera::reservation

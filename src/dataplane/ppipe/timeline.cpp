@@ -29,9 +29,13 @@ void Timeline::summarize() {
   first_start_ =
       intervals_.empty() ? std::numeric_limits<Time>::infinity() : intervals_.front().start;
   one_run_ = true;
+  max_gap_ = 0.0;
   for (const Interval& iv : intervals_) {
     // Sorted by start: a start past every earlier end opens a gap.
-    if (iv.start > free_from_ && &iv != &intervals_.front()) one_run_ = false;
+    if (iv.start > free_from_ && &iv != &intervals_.front()) {
+      one_run_ = false;
+      max_gap_ = std::max(max_gap_, iv.start - free_from_);
+    }
     free_from_ = std::max(free_from_, iv.end);
   }
 }

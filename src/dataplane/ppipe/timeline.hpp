@@ -50,6 +50,13 @@ class Timeline {
   bool empty() const { return intervals_.empty(); }
   // The resource is free from here on: the latest end of an interval (-infinity if none).
   Time free_from() const { return free_from_; }
+  // The earliest start of an interval (+infinity if none), whether the intervals' union
+  // is one run [first_start(), free_from()) (true when empty), and the longest gap in the
+  // union (0 for one run): no slot longer than that fits between first_start() and
+  // free_from().
+  Time first_start() const { return first_start_; }
+  bool one_run() const { return one_run_; }
+  Time max_gap() const { return max_gap_; }
 
  private:
   void insert(const Interval& iv);
@@ -58,6 +65,7 @@ class Timeline {
   Time free_from_ = -std::numeric_limits<Time>::infinity();
   Time first_start_ = std::numeric_limits<Time>::infinity();
   bool one_run_ = true;  // the union of the intervals has no gap
+  Time max_gap_ = 0.0;
 };
 
 // The earliest s >= t at which both timelines are free for `len` (a transfer needs the
