@@ -18,6 +18,14 @@ namespace tessera::plan {
 
 namespace {
 
+// `in` with one wall-clock deadline for everything a method's plan solves (see
+// with_deadline()).
+PpipeInput timed(const PpipeInput& in) {
+  PpipeInput out = in;
+  out.options = with_deadline(in.options);
+  return out;
+}
+
 ppipe::PpipePlan np_of(const PpipeInput& in, const ppipe::PpipePlan* np) {
   return np != nullptr ? *np : plan_np(in).plan;
 }
@@ -55,10 +63,11 @@ PpipeResult plan_np(const PpipeInput& in) {
   return res;
 }
 
-PpipeResult plan_ppipe(const PpipeInput& in, const ppipe::PpipePlan* np) {
-  if (in.options.max_partitions < 1 || in.options.max_partitions > 3) {
+PpipeResult plan_ppipe(const PpipeInput& input, const ppipe::PpipePlan* np) {
+  if (input.options.max_partitions < 1 || input.options.max_partitions > 3) {
     throw std::invalid_argument("max_partitions must be 1, 2 or 3");
   }
+  const PpipeInput in = timed(input);
   ppipe::PpipePlan storage;
   const ppipe::PpipePlan* npp = nullptr;
   if (in.options.batch_build_estimate) {
@@ -74,7 +83,8 @@ PpipeResult plan_ppipe(const PpipeInput& in, const ppipe::PpipePlan* np) {
   return res;
 }
 
-PpipeResult plan_dart_r(const PpipeInput& in, const ppipe::PpipePlan* np) {
+PpipeResult plan_dart_r(const PpipeInput& input, const ppipe::PpipePlan* np) {
+  const PpipeInput in = timed(input);
   if (in.cluster.classes.size() != 2) {
     throw std::invalid_argument("DART-r pairs one GPU of each of two classes; the cluster has " +
                                 std::to_string(in.cluster.classes.size()) + " classes");
