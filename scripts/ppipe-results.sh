@@ -95,12 +95,12 @@ for d in $G1_DNNS; do
   done
 done
 plan "HC1x1000-G1" "{preset: HC1, high: 25000, low: 75000}" "group: G1" "" "[ppipe]"
-L4="{name: L4, count: 25, gpus_per_server: 1, nic_gbps: 32, max_mps: 4}"
-P4="{name: P4, count: 38, gpus_per_server: 1, nic_gbps: 32, max_mps: 1}"
+L4="{name: L4, count: 25, gpus_per_server: 1, nic_gbps: 30, max_mps: 4}"
+P4="{name: P4, count: 38, gpus_per_server: 1, nic_gbps: 30, max_mps: 1}"
 T4="{name: T4, count: 37, gpus_per_server: 2, nic_gbps: 50, max_mps: 4}"
 plan "3types-G1" "{classes: [$L4, $P4, $T4]}" "group: G1" "" "[ppipe]"
-L4B="{name: L4, count: 13, gpus_per_server: 1, nic_gbps: 32, max_mps: 4}"
-V100="{name: V100, count: 12, gpus_per_server: 2, nic_gbps: 32, max_mps: 4}"
+L4B="{name: L4, count: 13, gpus_per_server: 1, nic_gbps: 30, max_mps: 4}"
+V100="{name: V100, count: 12, gpus_per_server: 2, nic_gbps: 30, max_mps: 4}"
 plan "4types-G1" "{classes: [$L4B, $V100, $P4, $T4]}" "group: G1" "" "[ppipe]"
 # The load the plans were solved under (their solve times are wall clock): docs table.
 [ -s "$plans_file" ] && cat /proc/loadavg >"$OUT/plans-loadavg.txt"

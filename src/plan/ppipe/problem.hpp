@@ -10,6 +10,7 @@
 // from several threads.
 
 #include <array>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -29,8 +30,16 @@ struct PpipeDnn {
   int num_blocks() const;
   // The profile of `gpu` at `share`, or nullptr.
   const PpipeBlockProfile* profile(const std::string& gpu, int share) const;
-  // Whole-model latency at batch 1 on a whole GPU, minimum over the profiled GPUs (ms), and
-  // that GPU's name.
+  // The whole model's measured latency at batch 1 on a whole GPU (ms), per GPU: the mean
+  // TensorRT compute time of the model built as one engine (the paper's SLO basis; PPipe's
+  // data/models/model-profile-tf32, kept as models/whole-model-latency.csv). Empty when the
+  // profiles folder has none.
+  std::map<std::string, double> whole_model_bs1_ms;
+
+  // The whole model's batch-1 latency on `gpu` (ms): the measured whole-model engine when
+  // known, else the sum of the block profiles; -1 without a whole-GPU profile of `gpu`.
+  double bs1_ms(const std::string& gpu) const;
+  // That latency's minimum over the GPUs (ms), and that GPU's name.
   double fastest_bs1_ms(std::string* gpu = nullptr) const;
 };
 
