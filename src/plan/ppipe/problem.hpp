@@ -49,7 +49,8 @@ struct PpipeOptions {
   // Largest batch size per vGPU size v = 1..4 (digest §2.2 [R]: 8, 4, 2, 2).
   std::array<int, 4> max_batch_by_share = {8, 4, 2, 2};
   // The repo's batch-build latency estimate 1.3 (b - 1) / x_NP added to each pipeline's
-  // latency, x_NP being the NP plan's throughput of the DNN (infinite when NP serves none,
+  // latency, for every method (NP and DART-r too, as the authors' baselines), x_NP being
+  // the DNN's throughput in NP planned without the estimate (infinite when NP serves none,
   // so only b = 1 remains). Off: no estimate.
   bool batch_build_estimate = true;
   // The paper's reading: each template (a sequence of GPU classes) holds at most one
