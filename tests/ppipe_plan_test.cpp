@@ -8,10 +8,12 @@
 #include <functional>
 #include <map>
 #include <random>
+#include <set>
 
 #include "core/error.hpp"
 #include "core/spec_node.hpp"
 #include "dataplane/ppipe/plan_json.hpp"
+#include "dataplane/ppipe/setup.hpp"
 #include "plan/planner.hpp"
 #include "plan/ppipe/deploy.hpp"
 #include "plan/ppipe/planner.hpp"
@@ -451,6 +453,35 @@ TEST(PpipeDeploy, EveryPipelineBecomesARunTheSimulatorLoads) {
   }
   EXPECT_GT(partitioned, 0);
   std::filesystem::remove_all(dir);
+}
+
+// The planner counts whole GPUs per (DNN, class, position) as the sum of 1/v: seven 1/2
+// vGPUs, six 1/3 and seven 1/2 more at one position need 3.5 + 2 + 3.5 = 9 GPUs. Placed
+// pipeline by pipeline, a 1/3 vGPU took the half the first pipeline left and the 9 GPUs ran
+// out (PPipe's plan for EncNet on HC1 with 12 L4 + 4 P4); first-fit decreasing places them.
+TEST(PpipeDeploy, MixedVgpuSizesAtOnePositionFitTheGpusThePlannerCounted) {
+  ppipe::PpipePlan plan;
+  plan.cluster.classes = {gpu("L4", 9, 4)};
+  ppipe::DnnPlan d;
+  d.dnn = "m";
+  for (const auto& [mps, n] : std::vector<std::pair<int, int>>{{2, 7}, {3, 6}, {2, 7}}) {
+    ppipe::Pipeline p;
+    ppipe::Partition part;
+    part.gpu_class = "L4";
+    part.mps = mps;
+    part.vgpus = n;
+    p.partitions.push_back(part);
+    d.pipelines.push_back(p);
+  }
+  plan.dnns.push_back(d);
+  const reservation::VgpuPlacement placed = reservation::place_plan(plan);
+  std::set<int> gpus;
+  for (const auto& s : placed.servers) gpus.insert(s.gpus.begin(), s.gpus.end());
+  EXPECT_EQ(gpus.size(), 9u);
+  ASSERT_EQ(placed.server_of[0].size(), 3u);
+  EXPECT_EQ(placed.server_of[0][1][0].size(), 6u);
+  plan.cluster.classes[0].count = 8;
+  EXPECT_THROW(reservation::place_plan(plan), std::invalid_argument);
 }
 
 TEST(PpipeBaselines, NpUsesWholeGpusAndOnePartitionAndNeverBeatsPpipe) {
