@@ -2,13 +2,15 @@
 # Regenerates docs/results/pard.md, its charts and docs/results/pard/report.html (all the
 # runs on one page, tessera report): every PARD workload under every policy
 # preset, a λ sweep and the fixed-instance stress test. Deterministic (fixed seeds).
-# Takes about 5 minutes on one loaded core (1.5 CPU-minutes).
+# Takes about 20 minutes on this loaded 2-core machine (the burst grid runs GRID_JOBS=2
+# simulations at once; about 16 of the 20 minutes).
 #   scripts/pard-results.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # TESSERA=path/to/tessera skips the build and uses that binary.
 T=$(scripts/release-build.sh)
 OUT=out/pard
+GRID_OUT=out/pard-grid  # the burst grid's runs, apart so that report.html stays small
 DOC=docs/results/pard.md
 mkdir -p "$OUT" docs/results/pard
 
@@ -28,7 +30,15 @@ APPS="tm lv ga da"
 CAP_SCALES=0.5,0.6,0.7,0.75,0.8,0.85,0.9,0.95,1,1.05,1.1
 BURST_SEEDS=1,2
 BURST_POLICIES=nexus,clipper++,pard,pard-backlog-mu,pard-local-mu,pard-hbf,pard-instant
-# PARD_REUSE=1 rewrites the document from the runs already in out/pard (no simulation).
+# The burst grid: streams of set burst length (s) and peak-to-mean ratio made from the real
+# Azure trace (scripts/pard_burst_workloads.py), at these loads of each app's capacity.
+GRID_STREAMS=b5-p2,b5-p3,b5-p4,b20-p2,b20-p3,b20-p4,b60-p2,b60-p3,b60-p4
+GRID_SEEDS=1,2,3
+GRID_LOADS=0.5,0.7,1
+GRID_POLICIES=nexus,clipper++,pard,pard-local-mu
+GRID_JOBS=${GRID_JOBS:-2}
+# PARD_REUSE=1 rewrites the document from the runs already in out/pard and out/pard-grid
+# (no simulation).
 if [ -z "${PARD_REUSE:-}" ]; then
   for app in tm lv ga da; do
     for trace in steady bursty azure; do
@@ -79,6 +89,18 @@ if [ -z "${PARD_REUSE:-}" ]; then
         --load-scales "$scales" --seed "$seed" --out "$OUT/bursts-$app-s$seed" >/dev/null 2>&1
     done
   done
+  echo "==> burst grid: streams of set burst length and peak-to-mean ratio" >&2
+  caps=""
+  for app in $APPS; do caps="$caps $app=$(python3 scripts/pard_bursts_doc.py "$OUT" cap "$app")"; done
+  # shellcheck disable=SC2086
+  python3 scripts/pard_burst_workloads.py "$GRID_OUT" make "$GRID_SEEDS" $caps
+  for app in $APPS; do
+    for st in ${GRID_STREAMS//,/ }; do
+      for seed in ${GRID_SEEDS//,/ }; do echo "$app $st-s$seed $seed"; done
+    done
+  done | xargs -P "$GRID_JOBS" -L 1 sh -c '"$0" compare "$1/workloads/$4-$5.yaml" --presets "$2" \
+      --load-scales "$3" --seed "$6" --out "$1/grid-$4-$5" >/dev/null 2>&1' \
+      "$T" "$GRID_OUT" "$GRID_POLICIES" "$GRID_LOADS"
 fi
 
 # One row per bursty workload: PARD's ratios against the paper's baselines, from the
@@ -251,6 +273,32 @@ ablation_table() {  # ablation_table overload|whole WORKLOAD...
   python3 scripts/pard_bursts_doc.py "$OUT" capacity $APPS
   echo
   python3 scripts/pard_bursts_doc.py "$OUT" tables "$BURST_SEEDS" $APPS
+  echo
+  echo "## Bursts of set length and peak-to-mean ratio (the burst grid)"
+  echo
+  echo "Streams made by \`scripts/pard_burst_workloads.py\` from the real Azure LLM code trace"
+  echo "(\`data/traces/azure_llm_code_2023.csv\`, 8,819 arrivals over 3,436 s):"
+  echo
+  echo "- the trace replayed 10× faster (343.6 s, 25.7 req/s) is one *copy*; K copies, each"
+  echo "  started at its own seeded uniform offset and wrapped around, are superposed (the"
+  echo "  aggregate of K independent groups of the service's users), so every arrival is one of"
+  echo "  the trace's own, shifted in time, and the variation inside a second is the trace's;"
+  echo "- a square-wave envelope over 300 s with period 5B sets the bursts: each period is quiet"
+  echo "  for 2B s, bursts for B s (the burst length) and is quiet for 2B s again. The burst level"
+  echo "  is P × the mean (the peak-to-mean ratio) and the quiet level (1 − 0.2 P) / 0.8 × the"
+  echo "  mean, so the 300-s mean is the mean; a level x switches on copies 0 … round(47 x) − 1"
+  echo "  (47 copies make the mean, about 1,200 req/s);"
+  echo "- each app's workload file thins the stream (\`rate_scale\`, seeded) to its measured"
+  echo "  capacity (the table above) and keeps the app's \`*-azure-real\` SLO and deployment;"
+  echo "  each run (\`tessera compare … --load-scales $GRID_LOADS --seed S\`) thins it further to"
+  echo "  0.5, 0.7 and 1.0 × capacity. Seeds $GRID_SEEDS: the stream's copy offsets and the"
+  echo "  simulation's seed."
+  echo
+  echo "Per-second statistics of each stream (300 s, before thinning):"
+  echo
+  python3 scripts/pard_burst_workloads.py "$GRID_OUT" stats "$GRID_SEEDS"
+  echo
+  python3 scripts/pard_burst_grid_doc.py "$GRID_OUT" "$GRID_SEEDS" "$GRID_STREAMS" $APPS
   echo
   echo "## Reproducers"
   echo

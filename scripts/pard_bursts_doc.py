@@ -6,7 +6,7 @@ scripts/pard-results.sh left in OUT (out/pard):
   OUT/stream-APP-azure-real/...       the workload's arrival stream (timeseries.csv)
   OUT/bursts-APP-sSEED/comparison*.csv  the policies at the loads 0.7 and 0.9 x capacity
 
-Usage: pard_bursts_doc.py OUT capacity|scales APP... | tables SEEDS APP..."""
+Usage: pard_bursts_doc.py OUT capacity|scales|cap APP... | tables SEEDS APP..."""
 import csv
 import math
 import re
@@ -157,7 +157,9 @@ def print_tables(out, seeds, apps):
 def main():
     out = Path(sys.argv[1])
     what = sys.argv[2]
-    if what == "scales":
+    if what == "cap":
+        print(f"{capacity(out, sys.argv[3])[2]:.1f}")
+    elif what == "scales":
         print(" ".join(f"{s:.4f}" for s in scales(out, sys.argv[3])))
     elif what == "capacity":
         print_capacity(out, sys.argv[3:])
