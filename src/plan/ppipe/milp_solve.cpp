@@ -542,7 +542,12 @@ void MilpSolve::solve_full(MilpModel& model, MilpOptions mo) {
   if (decomposing) mo.time_limit_s = full_limit * (1.0 - share);
   const Stamp cbc0;
   r_ = solve_cbc(model, mo);
-  if (decomposing && r_.has_solution() && (opt_.decomposition_always || above_rule(r_))) {
+  // Past the wall-clock deadline the decomposition (which builds per-DNN models before its
+  // first check of the time) is skipped: CBC's incumbent is the plan.
+  const bool time_left =
+      !opt_.milp.deadline || std::chrono::steady_clock::now() < *opt_.milp.deadline;
+  if (decomposing && time_left && r_.has_solution() &&
+      (opt_.decomposition_always || above_rule(r_))) {
     decompose(model, mo, full_limit, used_since(cbc0, opt_.milp));
   }
 }
