@@ -140,17 +140,9 @@ TEST(MilpDeadline, AFinishedSolveIsNotReportedAsStopped) {
 // with its best plan, marked as stopped by the time limit.
 TEST(PpipeMilp, WallClockLimitHoldsUnderABusyLoop) {
   PpipeInput in;
-  auto cls = [](const char* name, int count, int per_server, double nic, int mps) {
-    ppipe::GpuClass g;
-    g.name = name;
-    g.count = count;
-    g.gpus_per_server = per_server;
-    g.nic_gbps = nic;
-    g.max_mps = mps;
-    return g;
-  };
-  in.cluster.classes = {cls("L4", 13, 1, 30, 4), cls("V100", 12, 2, 30, 4), cls("P4", 38, 1, 30, 1),
-                        cls("T4", 37, 2, 50, 4)};
+  // L4 and P4 as HC1's, V100 and T4 as HC4's: 13 + 12 high-class, 38 + 37 low-class GPUs.
+  const auto hc1 = paper_cluster("HC1", 13, 38), hc4 = paper_cluster("HC4", 12, 37);
+  in.cluster.classes = {hc1.classes[0], hc4.classes[0], hc1.classes[1], hc4.classes[1]};
   in.dnns =
       load_ppipe_dnns(TESSERA_SOURCE_DIR "/data/profiles/ppipe", paper_group("G1"), 5.0, "L4");
   in.options.milp.relative_gap = 1e-9;
