@@ -25,6 +25,7 @@
 #include "llm_torch/decoder.hpp"
 #include "loadgen/llm_loadgen.hpp"
 #include "metrics/report.hpp"
+#include "serve/metrics/llm_metrics.hpp"
 #include "serve/openai/llm_protocol.hpp"
 #include "serve/runtime/event_loop.hpp"
 #include "serve/runtime/llm_endpoint.hpp"
@@ -935,6 +936,26 @@ TEST_F(LlmServerTest, KServeGenerateAndGenerateStream) {
   EXPECT_NE(metrics.find("tessera_llm_generated_tokens_total{model=\"tiny\"} 12"),
             std::string::npos);
   EXPECT_NE(metrics.find("tessera_llm_kv_blocks_total{model=\"tiny\"} 256"), std::string::npos);
+}
+
+// The server's state under vLLM's metric names and label, for routers that read vLLM.
+TEST(LlmServeMetrics, ExportsVllmsSchedulerAndKvCacheGauges) {
+  LlmServeMetrics metrics("tiny");
+  LlmServeMetrics::Gauges g;
+  g.running = 3;
+  g.waiting = 2;
+  g.kv_used = 64;
+  g.kv_total = 256;
+  const std::string text = metrics.render(g);
+  for (const char* line : {"# TYPE vllm:num_requests_running "
+                           "gauge\nvllm:num_requests_running{model_name=\"tiny\"} 3\n",
+                           "vllm:num_requests_waiting{model_name=\"tiny\"} 2\n",
+                           "vllm:kv_cache_usage_perc{model_name=\"tiny\"} 0.25\n",
+                           "vllm:gpu_cache_usage_perc{model_name=\"tiny\"} 0.25\n"})
+    EXPECT_NE(text.find(line), std::string::npos) << line << " not in\n" << text;
+  g.kv_total = 0;  // no cache: usage 0, not a division by zero
+  EXPECT_NE(metrics.render(g).find("vllm:kv_cache_usage_perc{model_name=\"tiny\"} 0\n"),
+            std::string::npos);
 }
 
 TEST_F(LlmServerTest, HostileRequestsGetClear4xx) {

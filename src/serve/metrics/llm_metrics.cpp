@@ -153,6 +153,23 @@ std::string LlmServeMetrics::render(const Gauges& g) const {
   gauge("tessera_llm_queue_waiting", "Requests waiting to be admitted (queued or preempted).",
         g.waiting);
   gauge("tessera_llm_running", "Requests admitted (holding KV blocks).", g.running);
+  // The same state under vLLM's names and label (docs.vllm.ai, "Production Metrics"), so a
+  // router that reads a vLLM engine's /metrics (an endpoint picker, tessera's LLM gateway)
+  // reads this server the same way. kv_cache_usage_perc is V1's name, gpu_cache_usage_perc
+  // the older engine's; both are a fraction (1 = every block held).
+  const std::string vllm_label = fmt::format("model_name=\"{}\"", model_);
+  auto vllm_gauge = [&](const char* name, const char* help, auto value) {
+    out += fmt::format("# HELP {} {}\n# TYPE {} gauge\n{}{{{}}} {}\n", name, help, name, name,
+                       vllm_label, value);
+  };
+  vllm_gauge("vllm:num_requests_running", "Requests in the running batch (tessera_llm_running).",
+             g.running);
+  vllm_gauge("vllm:num_requests_waiting", "Requests waiting (tessera_llm_queue_waiting).",
+             g.waiting);
+  const double kv_usage = g.kv_total > 0 ? static_cast<double>(g.kv_used) / g.kv_total : 0.0;
+  vllm_gauge("vllm:kv_cache_usage_perc", "KV-cache usage, 1 = every block held.", kv_usage);
+  vllm_gauge("vllm:gpu_cache_usage_perc", "As vllm:kv_cache_usage_perc (the pre-V1 name).",
+             kv_usage);
   return out;
 }
 
