@@ -4,13 +4,16 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <random>
+#include <set>
 
 #include "core/error.hpp"
 #include "core/spec_node.hpp"
 #include "dataplane/ppipe/plan_json.hpp"
+#include "dataplane/ppipe/setup.hpp"
 #include "plan/planner.hpp"
 #include "plan/ppipe/deploy.hpp"
 #include "plan/ppipe/planner.hpp"
@@ -452,6 +455,35 @@ TEST(PpipeDeploy, EveryPipelineBecomesARunTheSimulatorLoads) {
   std::filesystem::remove_all(dir);
 }
 
+// The planner counts whole GPUs per (DNN, class, position) as the sum of 1/v: seven 1/2
+// vGPUs, six 1/3 and seven 1/2 more at one position need 3.5 + 2 + 3.5 = 9 GPUs. Placed
+// pipeline by pipeline, a 1/3 vGPU took the half the first pipeline left and the 9 GPUs ran
+// out (PPipe's plan for EncNet on HC1 with 12 L4 + 4 P4); first-fit decreasing places them.
+TEST(PpipeDeploy, MixedVgpuSizesAtOnePositionFitTheGpusThePlannerCounted) {
+  ppipe::PpipePlan plan;
+  plan.cluster.classes = {gpu("L4", 9, 4)};
+  ppipe::DnnPlan d;
+  d.dnn = "m";
+  for (const auto& [mps, n] : std::vector<std::pair<int, int>>{{2, 7}, {3, 6}, {2, 7}}) {
+    ppipe::Pipeline p;
+    ppipe::Partition part;
+    part.gpu_class = "L4";
+    part.mps = mps;
+    part.vgpus = n;
+    p.partitions.push_back(part);
+    d.pipelines.push_back(p);
+  }
+  plan.dnns.push_back(d);
+  const reservation::VgpuPlacement placed = reservation::place_plan(plan);
+  std::set<int> gpus;
+  for (const auto& s : placed.servers) gpus.insert(s.gpus.begin(), s.gpus.end());
+  EXPECT_EQ(gpus.size(), 9u);
+  ASSERT_EQ(placed.server_of[0].size(), 3u);
+  EXPECT_EQ(placed.server_of[0][1][0].size(), 6u);
+  plan.cluster.classes[0].count = 8;
+  EXPECT_THROW(reservation::place_plan(plan), std::invalid_argument);
+}
+
 TEST(PpipeBaselines, NpUsesWholeGpusAndOnePartitionAndNeverBeatsPpipe) {
   PpipeInput in = tiny_input(4, 2, 3);
   const PpipeResult np = plan_np(in);
@@ -471,26 +503,64 @@ PpipeInput paper_g1(const std::string& cluster) {
   return in;
 }
 
-// The repo's reference plans (digest §6.7, G1 at 100 GPUs, 40 % margin): NP and DART-r
-// come from small exact MILPs, so they should land close to the reference.
+// The repo's reference plans (digest §6.7, G1 at 100 GPUs, 40 % margin), planned on the
+// paper's inputs (whole-model SLOs, 6 Gbit/s effective) with the batch-build estimate in
+// every method's latency rule: NP and DART-r land within 1 % of the reference, and PPipe's
+// objective min_m x_m / w_m too (the reference's [515, 567, 635] at weights 0.30, 0.33,
+// 0.37: 1716-1718).
 TEST(PpipeBaselines, NpAndDartRMatchThePapersReferenceOnHc1) {
   const PpipeInput in = paper_g1("HC1");
   const PpipeResult np = plan_np(in);
   ASSERT_TRUE(np.ok()) << np.problems.front();
   const double ref_np[3] = {277, 279, 338};
   for (int m = 0; m < 3; ++m) {
-    EXPECT_NEAR(np.plan.dnns[m].throughput, ref_np[m], 0.06 * ref_np[m]) << m;
+    EXPECT_NEAR(np.plan.dnns[m].throughput, ref_np[m], 0.01 * ref_np[m]) << m;
   }
   const PpipeResult dart = plan_dart_r(in, &np.plan);
   ASSERT_TRUE(dart.ok()) << dart.problems.front();
   const double ref_dart[3] = {367, 352, 388};
   for (int m = 0; m < 3; ++m) {
-    EXPECT_NEAR(dart.plan.dnns[m].throughput, ref_dart[m], 0.06 * ref_dart[m]) << m;
+    EXPECT_NEAR(dart.plan.dnns[m].throughput, ref_dart[m], 0.01 * ref_dart[m]) << m;
     for (const auto& p : dart.plan.dnns[m].pipelines) {
       EXPECT_LE(p.partitions.size(), 2u);
       for (const auto& part : p.partitions) EXPECT_EQ(part.mps, 1);
     }
   }
+  const PpipeResult pp = plan_ppipe(in);
+  ASSERT_TRUE(pp.ok()) << pp.problems.front();
+  EXPECT_NEAR(pp.plan.solve.objective, 1717.0, 0.01 * 1717.0);
+}
+
+// The paper's latency rule (the authors' MILP and NP): inference + transfers + the
+// batch-build estimate 1.3 (b - 1) / x_NP fit SLO x (1 - margin), x_NP being NP's
+// throughput planned without the estimate. NP's and DART-r's plans pass it on every
+// cluster; NP planned without the estimate (as before) breaks it.
+TEST(PpipeBaselines, NpAndDartRPlansPassTheirOwnLatencyRule) {
+  for (const char* cluster : {"HC1", "HC2", "HC3", "HC4"}) {
+    const PpipeInput in = paper_g1(cluster);
+    const std::vector<double> x_np = np_estimate_throughputs(in);
+    const PpipeResult np = plan_np(in);
+    const PpipeResult dart = plan_dart_r(in, &np.plan);
+    for (const PpipeResult* r : {&np, &dart}) {
+      ASSERT_TRUE(r->ok()) << cluster << ": " << r->problems.front();
+      for (size_t m = 0; m < in.dnns.size(); ++m) {
+        EXPECT_TRUE(r->rules[m].batch_build);
+        EXPECT_DOUBLE_EQ(r->rules[m].np_throughput, x_np[m]);
+        const double budget = in.dnns[m].slo_ms * (1.0 - in.options.slo_margin);
+        for (const auto& p : r->plan.dnns[m].pipelines) {
+          double latency = p.batch > 1 ? 1.3 * (p.batch - 1) / x_np[m] * 1000.0 : 0.0;
+          for (const auto& part : p.partitions) latency += part.infer_ms + part.transfer_in_ms;
+          EXPECT_LE(latency, budget * (1 + 1e-9)) << cluster << " " << in.dnns[m].name;
+        }
+      }
+    }
+  }
+  PpipeInput old = paper_g1("HC2");
+  old.options.batch_build_estimate = false;
+  const PpipeResult without = plan_np(old);
+  ASSERT_TRUE(without.ok());
+  const PpipeInput in = paper_g1("HC2");
+  EXPECT_FALSE(check_ppipe_plan(without.plan, in, plan_np(in).rules).empty());
 }
 
 // §6.5 of the paper: FCN on HC3-S (4 V100 + 12 P4), SLO 33.3 ms. The paper's plan: one
@@ -568,6 +638,76 @@ TEST(PpipePlanJson, RoundTripsAndNamesTheBadField) {
   } catch (const SpecError& e) {
     EXPECT_EQ(e.field(), "cluster.classes");
   }
+}
+
+// The paper's §7.1 inputs where it publishes them: SLO = 5 x the whole model's latency on
+// the L4 at batch 1 (measured as one TensorRT engine) gives its 23.4-165.6 ms range and
+// FCN's 6.66 ms -> 33.3 ms (§7.5); effective bandwidth = 1/5 of nominal gives FCN's 1.4 ms
+// transfer of its 1,048,576-byte cut on HC3-S (§7.5), the 0.50 ms of EfficientNet-B8's last
+// cut in the authors' L4-P4 plan and, at 10 Gbit/s on HC2 (§7.4), 5.1 ms for a batch of 2
+// at its 3,161,088-byte cut.
+TEST(PpipeSpec, SlosAndBandwidthsAreDerivedAsThePapers) {
+  std::vector<std::pair<std::string, double>> all;
+  for (const char* g : {"G1", "G2", "G3", "G4", "G5", "G6"}) {
+    for (const auto& m : paper_group(g)) all.push_back(m);
+  }
+  const auto dnns = load_ppipe_dnns(kPpipeData, all, 5.0, "L4");
+  ASSERT_EQ(dnns.size(), 18u);
+  std::map<std::string, double> slo;
+  double lo = 1e9, hi = 0.0;
+  for (const auto& d : dnns) {
+    slo[d.name] = d.slo_ms;
+    lo = std::min(lo, d.slo_ms);
+    hi = std::max(hi, d.slo_ms);
+  }
+  EXPECT_NEAR(lo, 23.4, 0.05);
+  EXPECT_NEAR(hi, 165.6, 0.05);
+  EXPECT_NEAR(slo["fcn-d6_r101-d16_4xb2-40k_cityscapes-512x1024"], 33.3, 0.05);
+  EXPECT_NEAR(slo["fcn-d6_r101-d16_4xb2-40k_cityscapes-512x1024"] / 5.0, 6.66, 0.005);
+  EXPECT_NEAR(slo["rtmdet_x_8xb32-300e_coco"], 117.7, 0.05);
+  // The authors' EfficientNet-B8 plan: 165,577 us before its 40 % margin.
+  EXPECT_NEAR(slo["efficientnet-b8_3rdparty_8xb32-aa-advprop_in1k"], 165.577, 0.001);
+  // Without the whole-model measurement the block sums stand in (RTMDet's are 34 % above).
+  for (const auto& d : dnns) {
+    if (d.name != "rtmdet_x_8xb32-300e_coco") continue;
+    PpipeDnn blocks = d;
+    blocks.whole_model_bs1_ms.clear();
+    EXPECT_GT(blocks.bs1_ms("L4"), 1.3 * d.bs1_ms("L4"));
+  }
+
+  const auto hc3 = paper_cluster("HC3", 4, 12);
+  EXPECT_NEAR(transfer_ms_per_sample(hc3, 1, 0, 1048576), 1.4, 0.005);
+  const auto hc1 = paper_cluster("HC1");
+  EXPECT_NEAR(transfer_ms_per_sample(hc1, 1, 0, 373968), 0.50, 0.005);
+  const auto hc2 = paper_cluster("HC2");
+  EXPECT_NEAR(2 * transfer_ms_per_sample(hc2, 0, 1, 3161088), 5.1, 0.05);
+  for (const char* c : {"HC1", "HC3"}) {
+    for (const auto& k : paper_cluster(c).classes) {
+      EXPECT_DOUBLE_EQ(k.nic_gbps * paper_cluster(c).bandwidth_fraction, 6.0) << c;
+    }
+  }
+  for (const char* c : {"HC2", "HC4"}) {
+    for (const auto& k : paper_cluster(c).classes) {
+      EXPECT_DOUBLE_EQ(k.nic_gbps * paper_cluster(c).bandwidth_fraction, 10.0) << c;
+    }
+  }
+}
+
+TEST(PpipeSpec, AMalformedWholeModelLatencyFileNamesTheLine) {
+  const auto dir = std::filesystem::temp_directory_path() / "tessera_ppipe_whole_model";
+  std::filesystem::create_directories(dir / "models");
+  {
+    std::ofstream f(dir / "models" / "whole-model-latency.csv");
+    f << "model,gpu,samples,mean_compute_ms\nm,L4,3,6.5\nm,P4,3,fast\n";
+  }
+  try {
+    load_whole_model_latency(dir, "m");
+    FAIL() << "no error";
+  } catch (const SpecError& e) {
+    EXPECT_NE(std::string(e.what()).find("line 3"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(load_whole_model_latency(dir, "other").empty());
+  std::filesystem::remove_all(dir);
 }
 
 TEST(PpipeSpec, ParsesTheExampleAndNamesBadFields) {

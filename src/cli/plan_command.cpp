@@ -125,7 +125,7 @@ void run_ppipe_plan(const PlanArgs& args) {
             << ", SLO margin " << spec.input.options.slo_margin << ", up to "
             << spec.input.options.max_partitions << " partitions\n";
   // Each method behind the planner seam; NP's plan is planned once and shared (DART-r
-  // starts from it; PPipe's batch-build estimate uses it when the spec asks).
+  // starts from it).
   const plan::PpipePlanner planner;
   std::vector<plan::PpipeResult> results;
   std::optional<ppipe::PpipePlan> np;
@@ -135,10 +135,7 @@ void run_ppipe_plan(const PlanArgs& args) {
   };
   for (const ppipe::PpipeMethod m : spec.methods) {
     const ppipe::PpipePlan* known_np = nullptr;
-    if (m == ppipe::PpipeMethod::kDartR ||
-        (m == ppipe::PpipeMethod::kPpipe && spec.input.options.batch_build_estimate)) {
-      known_np = need_np();
-    }
+    if (m == ppipe::PpipeMethod::kDartR) known_np = need_np();
     results.push_back(
         planner.plan({spec.input, m, m == ppipe::PpipeMethod::kNp ? nullptr : known_np}).report);
     if (m == ppipe::PpipeMethod::kNp) np = results.back().plan;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <stdexcept>
+#include <tuple>
 #include <vector>
 
 namespace tessera::reservation {
@@ -17,9 +18,11 @@ VgpuPlacement place_plan(const ppipe::PpipePlan& plan) {
   struct ClassState {
     const ppipe::GpuClass* spec = nullptr;
     int next_gpu = 0;
-    std::map<int, std::pair<int, int>> open;  // mps -> (gpu, vGPUs used on it)
-    std::map<int, int> server_of_index;       // server index in class -> VgpuPlacement server
-    std::vector<int> free_units;              // per opened GPU, in twelfths of a GPU
+    // (DNN, position, mps) -> (gpu, vGPUs used on it): the GPU a vGPU size of one DNN's
+    // partition position is filling (per position, as the planner counts whole GPUs).
+    std::map<std::tuple<std::size_t, std::size_t, int>, std::pair<int, int>> open;
+    std::map<int, int> server_of_index;  // server index in class -> VgpuPlacement server
+    std::vector<int> free_units;         // per opened GPU, in twelfths of a GPU
     std::vector<std::pair<std::size_t, std::size_t>> owner;  // per opened GPU: (DNN, position)
   };
   constexpr int kUnits = 12;  // a 1/v vGPU (v = 1..4) takes 12 / v twelfths
@@ -41,55 +44,71 @@ VgpuPlacement place_plan(const ppipe::PpipePlan& plan) {
     if (std::find(gpus.begin(), gpus.end(), gpu) == gpus.end()) gpus.push_back(gpu);
     return it->second;
   };
+  // Every partition's slot first; then the vGPUs placed one (DNN, position) at a time, the
+  // larger vGPUs first (first-fit decreasing), as the planner counts whole GPUs per (DNN,
+  // class, position) as the sum of 1/v: placed pipeline by pipeline, a 1/3 vGPU could take
+  // the half a 1/2 vGPU left and strand a sixth, and a plan that fits ran out of GPUs.
+  struct Slot {
+    std::size_t dnn, pipe, part;
+    int mps;
+  };
+  std::vector<Slot> order;
   for (std::size_t di = 0; di < plan.dnns.size(); ++di) {
-    const ppipe::DnnPlan& d = plan.dnns[di];
     auto& per_dnn = out.server_of.emplace_back();
-    for (const ppipe::Pipeline& p : d.pipelines) {
-      auto& per_pipe = per_dnn.emplace_back();
-      for (std::size_t k = 0; k < p.partitions.size(); ++k) {
-        const ppipe::Partition& part = p.partitions[k];
-        const std::pair<std::size_t, std::size_t> key{di, k};
-        auto& per_part = per_pipe.emplace_back();
-        auto cit = classes.find(part.gpu_class);
-        if (cit == classes.end() || cit->second.spec == nullptr) {
-          throw std::invalid_argument("plan for '" + d.dnn + "' uses GPU class '" + part.gpu_class +
-                                      "', which the cluster does not have");
-        }
-        ClassState& cs = cit->second;
-        const int mps = std::max(1, part.mps);
-        for (int v = 0; v < part.vgpus; ++v) {
-          const int units = kUnits / std::min(mps, 4);
-          auto& [gpu, used] = cs.open.try_emplace(mps, -1, mps).first->second;
-          // First fit among the GPUs with room, `want` deciding which may take it.
-          auto first_fit = [&](auto want) {
-            for (std::size_t g = 0; g < cs.free_units.size(); ++g) {
-              if (cs.free_units[g] >= units && want(g)) return static_cast<int>(g);
-            }
-            return -1;
-          };
-          int at = -1;
-          if (used < mps && cs.free_units[static_cast<std::size_t>(gpu)] >= units) {
-            at = gpu;  // the open GPU of this vGPU size
-            ++used;
-          } else if ((at = first_fit([&](std::size_t g) { return cs.owner[g] == key; })) >= 0) {
-            // A GPU of the same DNN and partition position with room left: the planner counts
-            // whole GPUs per (DNN, class, position) as the sum of 1/v over its vGPUs, so a 1/2
-            // and two 1/4 vGPUs there fill one GPU.
-          } else if (cs.next_gpu < cs.spec->count) {
-            gpu = cs.next_gpu++;
-            cs.free_units.push_back(kUnits);
-            cs.owner.push_back(key);
-            used = 1;
-            at = gpu;
-          } else if ((at = first_fit([](std::size_t) { return true; })) < 0) {
-            throw std::invalid_argument("plan uses more than the " +
-                                        std::to_string(cs.spec->count) + " " + cs.spec->name +
-                                        " GPUs of the cluster");
-          }
-          cs.free_units[static_cast<std::size_t>(at)] -= units;
-          per_part.push_back(server_for(cs, at));
-        }
+    const auto& pipes = plan.dnns[di].pipelines;
+    for (std::size_t pi = 0; pi < pipes.size(); ++pi) {
+      per_dnn.emplace_back(pipes[pi].partitions.size());
+      for (std::size_t k = 0; k < pipes[pi].partitions.size(); ++k) {
+        order.push_back({di, pi, k, std::max(1, pipes[pi].partitions[k].mps)});
       }
+    }
+  }
+  std::stable_sort(order.begin(), order.end(), [](const Slot& a, const Slot& b) {
+    return std::tie(a.dnn, a.part, a.mps) < std::tie(b.dnn, b.part, b.mps);
+  });
+  for (const Slot& slot : order) {
+    const std::size_t di = slot.dnn, k = slot.part;
+    const ppipe::DnnPlan& d = plan.dnns[di];
+    const ppipe::Partition& part = d.pipelines[slot.pipe].partitions[k];
+    const std::pair<std::size_t, std::size_t> key{di, k};
+    auto& per_part = out.server_of[di][slot.pipe][k];
+    auto cit = classes.find(part.gpu_class);
+    if (cit == classes.end() || cit->second.spec == nullptr) {
+      throw std::invalid_argument("plan for '" + d.dnn + "' uses GPU class '" + part.gpu_class +
+                                  "', which the cluster does not have");
+    }
+    ClassState& cs = cit->second;
+    const int mps = std::max(1, part.mps);
+    for (int v = 0; v < part.vgpus; ++v) {
+      const int units = kUnits / std::min(mps, 4);
+      auto& [gpu, used] = cs.open.try_emplace({key.first, key.second, mps}, -1, mps).first->second;
+      // First fit among the GPUs with room, `want` deciding which may take it.
+      auto first_fit = [&](auto want) {
+        for (std::size_t g = 0; g < cs.free_units.size(); ++g) {
+          if (cs.free_units[g] >= units && want(g)) return static_cast<int>(g);
+        }
+        return -1;
+      };
+      int at = -1;
+      if (used < mps && cs.free_units[static_cast<std::size_t>(gpu)] >= units) {
+        at = gpu;  // the open GPU of this vGPU size
+        ++used;
+      } else if ((at = first_fit([&](std::size_t g) { return cs.owner[g] == key; })) >= 0) {
+        // A GPU of the same DNN and partition position with room left: the planner counts
+        // whole GPUs per (DNN, class, position) as the sum of 1/v over its vGPUs, so a 1/2
+        // and two 1/4 vGPUs there fill one GPU.
+      } else if (cs.next_gpu < cs.spec->count) {
+        gpu = cs.next_gpu++;
+        cs.free_units.push_back(kUnits);
+        cs.owner.push_back(key);
+        used = 1;
+        at = gpu;
+      } else if ((at = first_fit([](std::size_t) { return true; })) < 0) {
+        throw std::invalid_argument("plan uses more than the " + std::to_string(cs.spec->count) +
+                                    " " + cs.spec->name + " GPUs of the cluster");
+      }
+      cs.free_units[static_cast<std::size_t>(at)] -= units;
+      per_part.push_back(server_for(cs, at));
     }
   }
   return out;

@@ -6,9 +6,10 @@
 // and a downlink; and the partitions' latency curves from the block profiles.
 //
 // VgpuPlacement (place_plan): per GPU class, physical GPUs are numbered in order and packed
-// gpus_per_server to a server. Partitions take vGPUs in plan order (DNN, pipeline,
-// partition); a GPU is split into `mps` vGPUs of one size, and the vGPUs of one size fill a
-// partly used GPU before a new one is opened, so a GPU may hold vGPUs of several partitions
+// gpus_per_server to a server. Partitions take vGPUs one (DNN, partition position) at a time,
+// the larger vGPU sizes first (first-fit decreasing), in plan order within a size; a GPU is
+// split into `mps` vGPUs of one size, and the vGPUs of one size of one position fill a
+// partly used GPU before a new one is opened, so a GPU may hold vGPUs of several pipelines
 // of the same size. When that GPU is full, a vGPU first goes into a GPU with room left
 // that holds vGPUs of the same DNN and partition position (a 1/2 and two 1/4 vGPUs fill one
 // GPU), as the planner's integer-GPUs-per-position refinement counts sum(1/v) per (DNN,

@@ -1,11 +1,13 @@
 #include "plan/milp/milp.hpp"
 
+#include <coin/CbcEventHandler.hpp>
 #include <coin/CbcModel.hpp>
 #include <coin/CbcSimpleInteger.hpp>
 #include <coin/CbcSolver.hpp>
 #include <coin/CoinPackedMatrix.hpp>
 #include <coin/OsiClpSolverInterface.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <map>
@@ -91,6 +93,24 @@ double clip(double x) {
 }
 
 int quiet_callback(CbcModel* /*model*/, int /*where*/) { return 0; }
+
+// Stops CBC's search at the first event past a wall-clock deadline and records that it did
+// (CBC clones handlers into the models it derives: the clones share the flag).
+class DeadlineHandler final : public CbcEventHandler {
+ public:
+  DeadlineHandler(std::chrono::steady_clock::time_point deadline, bool* hit)
+      : deadline_(deadline), hit_(hit) {}
+  CbcAction event(CbcEvent /*which*/) override {
+    if (std::chrono::steady_clock::now() < deadline_) return noAction;
+    *hit_ = true;
+    return stop;
+  }
+  CbcEventHandler* clone() const override { return new DeadlineHandler(*this); }
+
+ private:
+  std::chrono::steady_clock::time_point deadline_;
+  bool* hit_;
+};
 
 std::mutex& cbc_mutex() {
   static std::mutex m;
@@ -182,7 +202,17 @@ MilpResult solve_cbc(const MilpModel& model, const MilpOptions& options) {
     // CBC minimizes internally: the objective in its sense.
     cbc.setBestSolution(options.start.data(), n, model.maximize() ? -value : value, true);
   }
-  const std::string seconds = std::to_string(options.time_limit_s);
+  double limit_s = options.time_limit_s;
+  bool deadline_hit = false;
+  if (options.deadline) {
+    const double left =
+        std::chrono::duration<double>(*options.deadline - std::chrono::steady_clock::now()).count();
+    // CBC needs a positive limit; a call made past the deadline stops at its first event.
+    limit_s = std::clamp(left, 0.01, limit_s);
+    DeadlineHandler handler(*options.deadline, &deadline_hit);
+    cbc.passInEventHandler(&handler);  // CBC keeps a clone
+  }
+  const std::string seconds = std::to_string(limit_s);
   const std::string gap = std::to_string(options.relative_gap);
   const std::string allow = std::to_string(options.absolute_gap);
   const std::string log = options.log ? "1" : "0";
@@ -212,7 +242,7 @@ MilpResult solve_cbc(const MilpModel& model, const MilpOptions& options) {
 
   MilpResult result;
   result.nodes = cbc.getNodeCount();
-  if (cbc.isSecondsLimitReached()) {
+  if (cbc.isSecondsLimitReached() || deadline_hit) {
     result.limit = MilpLimit::kTime;
   } else if (cbc.isNodeLimitReached()) {
     result.limit = MilpLimit::kNodes;

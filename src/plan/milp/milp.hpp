@@ -1,5 +1,7 @@
 #pragma once
 
+#include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -64,16 +66,22 @@ enum class MilpStatus {
 const char* to_string(MilpStatus status);
 
 // What stopped a search before it finished: nothing, the node limit (deterministic: the
-// same model stops at the same node on any machine) or the time limit (CPU seconds: depends on
-// the machine and its load).
+// same model stops at the same node on any machine) or the time limit (time_limit_s in CPU or
+// wall-clock seconds, or the deadline: depends on the machine and its load).
 enum class MilpLimit { kNone, kNodes, kTime };
 const char* to_string(MilpLimit limit);
 
 struct MilpOptions {
   double time_limit_s = 60.0;
   // true (the default): count time_limit_s in this process's CPU seconds (CBC's -timeMode
-  // cpu), so a loaded machine stops the search at about the same node; false: wall-clock.
+  // cpu), so a loaded machine stops the search at about the same node; false: wall-clock
+  // seconds (CBC's -timeMode elapsed), so the call returns in time on a loaded machine.
   bool cpu_time_limit = true;
+  // An outer wall-clock deadline (steady clock) for the call, on top of time_limit_s: CBC's
+  // limit is cut to what is left of it, and an event handler stops the search at the first
+  // node or solution event past it (CBC's own limit is not checked everywhere). A call
+  // stopped by it returns its incumbent with limit kTime. None: time_limit_s alone.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
   // Branch-and-bound nodes before CBC stops (CBC's -maxNodes); 0: no node limit.
   long node_limit = 0;
   double relative_gap = 1e-6;

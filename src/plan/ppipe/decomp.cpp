@@ -13,6 +13,9 @@ namespace tessera::plan {
 namespace {
 
 double cpu_now() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
+double wall_now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
 
 // The arguments' checks: std::invalid_argument for what surrogate_bound cannot use.
 void check_surrogate_inputs(const std::vector<double>& weights, const std::vector<int>& counts,
@@ -88,7 +91,7 @@ class SurrogateSearch {
         repair_(repair),
         improve_(improve),
         lo_(incumbent),
-        start_(cpu_now()) {
+        start_(now()) {
     out_.bound = upper;
   }
 
@@ -100,7 +103,12 @@ class SurrogateSearch {
     for (size_t k = 0; k < counts_.size(); ++k) b += prices_[k] * counts_[k];
     return b;
   }
-  bool out_of_time() const { return cpu_now() - start_ > options_.cpu_limit_s; }
+  // Seconds in the limit's clock (cpu_time_limit: CPU, else wall).
+  double now() const { return options_.cpu_time_limit ? cpu_now() : wall_now(); }
+  bool out_of_time() const {
+    if (options_.deadline && std::chrono::steady_clock::now() >= *options_.deadline) return true;
+    return now() - start_ > options_.cpu_limit_s;
+  }
   double best() const { return std::max({incumbent_, out_.plan_objective, out_.improved}); }
   bool met() const {
     const double have = best();
@@ -155,7 +163,7 @@ bool SurrogateSearch::repaired(size_t m, double t, const std::vector<int>& caps,
   bool ok = a.gpus.size() == counts_.size() && a.plan.throughput > 0.0;
   for (size_t k = 0; ok && k < counts_.size(); ++k) ok = a.gpus[k] <= caps[k];
   if (options_.trace) {
-    std::fprintf(stderr, "surrogate %.2fs t=%.3f %s dnn %zu:%s", cpu_now() - start_, t, what, m,
+    std::fprintf(stderr, "surrogate %.2fs t=%.3f %s dnn %zu:%s", now() - start_, t, what, m,
                  ok ? "" : " none");
     trace_gpus(a.gpus);
   }
@@ -237,7 +245,7 @@ bool SurrogateSearch::test(double t) {
     sum += c;
     if (options_.trace) {
       std::fprintf(stderr, "surrogate %.2fs t=%.3f dnn %zu: cost >= %.4f (sum %.4f of %.4f)",
-                   cpu_now() - start_, t, m, c, sum, b);
+                   now() - start_, t, m, c, sum, b);
       trace_gpus(a.gpus);
     }
     if (sum > b * (1.0 + 1e-9) + 1e-9) return true;

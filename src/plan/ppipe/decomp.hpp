@@ -18,7 +18,9 @@
 // Plain functions over a caller-supplied oracle (the planner answers it with CBC; tests with
 // hand-made value functions). No shared state; not thread-safe only as far as the oracle is.
 
+#include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -52,10 +54,13 @@ using DnnCappedOracle = std::function<DnnTargetAnswer(
 using PlanImprover = std::function<double()>;
 
 struct SurrogateOptions {
-  double stop_gap = 0.01;   // stop once bound <= best plan x (1 + stop_gap)
-  int max_tests = 8;        // bisection steps (each asks the oracle once per DNN)
-  double cpu_limit_s = 10;  // CPU seconds for the whole bisection (checked between tests)
-  bool trace = false;       // one line per tested target on stderr
+  double stop_gap = 0.01;      // stop once bound <= best plan x (1 + stop_gap)
+  int max_tests = 8;           // bisection steps (each asks the oracle once per DNN)
+  double cpu_limit_s = 10;     // seconds for the whole bisection (checked between tests) ...
+  bool cpu_time_limit = true;  // ... of CPU time (true) or wall-clock time
+  // A wall-clock deadline checked between tests too (none: cpu_limit_s alone).
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  bool trace = false;  // one line per tested target on stderr
   // Re-pricing rounds per target when the per-DNN plans over-use a class (0: the given
   // prices only).
   int price_rounds = 2;

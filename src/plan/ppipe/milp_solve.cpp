@@ -59,8 +59,16 @@ std::vector<int> branch_priorities(const MilpModel& model) {
   return p;
 }
 
-double cpu_since(std::clock_t t0) {
-  return static_cast<double>(std::clock() - t0) / CLOCKS_PER_SEC;
+// A point in time in both clocks a time limit may count (MilpOptions::cpu_time_limit).
+struct Stamp {
+  std::clock_t cpu = std::clock();
+  std::chrono::steady_clock::time_point wall = std::chrono::steady_clock::now();
+};
+
+// Seconds since `t0` in the limit's own clock: this process's CPU time or wall-clock time.
+double used_since(const Stamp& t0, const MilpOptions& limit) {
+  if (limit.cpu_time_limit) return static_cast<double>(std::clock() - t0.cpu) / CLOCKS_PER_SEC;
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0.wall).count();
 }
 
 // The model's variables of one configuration.
@@ -82,8 +90,8 @@ struct DnnTerms {
 struct DecompState {
   MilpResult lr;  // the LP relaxation without the z cap
   std::vector<double> prices;
-  std::clock_t cpu0 = 0;
-  double budget_s = 0.0;     // CPU seconds for the decomposition and the pool
+  Stamp t0;
+  double budget_s = 0.0;     // seconds (the limit's clock) for the decomposition and the pool
   double surrogate_s = 0.0;  // the bisection's part of it
   std::vector<double> dnn_zcap;
   std::vector<std::set<int>> pool;  // per DNN: every configuration a per-DNN plan used
@@ -503,10 +511,9 @@ void MilpSolve::warm_start(const MilpModel& model, MilpOptions& mo) {
   MilpOptions ho = mo;
   ho.time_limit_s = opt_.milp.time_limit_s * opt_.warm_start_share;
   ho.node_limit = opt_.milp.node_limit > 0 ? opt_.milp.node_limit / 4 : 0;
-  const std::clock_t cpu0 = std::clock();
+  const Stamp t0;
   const MilpResult h = solve_cbc(restricted, ho);
-  // What the warm start used, in the limit's own clock (CPU or wall seconds).
-  const double used = opt_.milp.cpu_time_limit ? cpu_since(cpu0) : h.seconds;
+  const double used = used_since(t0, opt_.milp);
   if (h.has_solution()) {
     mo.start = h.values;
     mo.time_limit_s = std::max(0.0, opt_.milp.time_limit_s - used);
@@ -533,10 +540,15 @@ void MilpSolve::solve_full(MilpModel& model, MilpOptions mo) {
   const double share =
       many_classes ? opt_.decomposition_share_many_classes : opt_.decomposition_share;
   if (decomposing) mo.time_limit_s = full_limit * (1.0 - share);
-  const std::clock_t cbc0 = std::clock();
+  const Stamp cbc0;
   r_ = solve_cbc(model, mo);
-  if (decomposing && r_.has_solution() && (opt_.decomposition_always || above_rule(r_))) {
-    decompose(model, mo, full_limit, cpu_since(cbc0));
+  // Past the wall-clock deadline the decomposition (which builds per-DNN models before its
+  // first check of the time) is skipped: CBC's incumbent is the plan.
+  const bool time_left =
+      !opt_.milp.deadline || std::chrono::steady_clock::now() < *opt_.milp.deadline;
+  if (decomposing && time_left && r_.has_solution() &&
+      (opt_.decomposition_always || above_rule(r_))) {
+    decompose(model, mo, full_limit, used_since(cbc0, opt_.milp));
   }
 }
 
@@ -568,7 +580,7 @@ DnnTargetAnswer MilpSolve::solve_dnn(DecompState& st, int m, double tau,
   }
   q.zcap = st.dnn_zcap[static_cast<size_t>(m)];
   // Within the decomposition's share: a call cut short still gives a valid bound.
-  const double left = st.surrogate_s - cpu_since(st.cpu0);
+  const double left = st.surrogate_s - used_since(st.t0, opt_.milp);
   q.limit_s = std::clamp(left, 0.05, std::max(0.05, opt_.surrogate_call_s));
   const Solved s = solve_milp(cluster_, {dnns_[m]}, {rules_[m]}, opt_, max_partitions_, method_, q);
   st.pool[static_cast<size_t>(m)].insert(s.used_configs.begin(), s.used_configs.end());
@@ -623,7 +635,7 @@ std::vector<std::vector<int>> MilpSolve::repair_shares(const MilpResult& lr) con
 // repairs cannot.
 void MilpSolve::pool_solve(DecompState& st, const MilpModel& model, const MilpOptions& mo,
                            double until) {
-  const double left = until - cpu_since(st.cpu0);
+  const double left = until - used_since(st.t0, opt_.milp);
   if (left <= 0.05) return;
   const std::vector<double>& from = st.pool_best.has_solution() ? st.pool_best.values : r_.values;
   MilpModel restricted = model;
@@ -682,7 +694,7 @@ double MilpSolve::improve(DecompState& st, const MilpModel& model, const MilpOpt
       const double goal = st.pool_best.objective * (1.0 + 0.5 * opt_.milp.relative_gap);
       const std::vector<double> p = st.pool_prices;
       for (size_t m = 0; m < dnns_.size(); ++m) {
-        if (cpu_since(st.cpu0) > st.surrogate_s) break;
+        if (used_since(st.t0, opt_.milp) > st.surrogate_s) break;
         ++st.pricing_calls;
         const DnnTargetAnswer a =
             solve_dnn(st, static_cast<int>(m), goal * dnns_[m].weight, p, nullptr);
@@ -767,7 +779,7 @@ void MilpSolve::decompose(MilpModel& model, MilpOptions& mo, double full_limit, 
   // budget duals (without the z cap, which would take their value), per-DNN min-cost
   // MILPs as the oracle. The bound it proves caps z in the full model.
   DecompState st;
-  st.cpu0 = std::clock();
+  st.t0 = Stamp{};
   const double saved = zcap_;
   zcap_ = kInf;
   MilpModel lp_model;
@@ -798,6 +810,8 @@ void MilpSolve::decompose(MilpModel& model, MilpOptions& mo, double full_limit, 
     so.stop_gap = opt_.milp.relative_gap;
     so.extrapolate = 0.003;
     so.cpu_limit_s = st.surrogate_s;
+    so.cpu_time_limit = opt_.milp.cpu_time_limit;
+    so.deadline = opt_.milp.deadline;
     so.trace = opt_.decomposition_trace;
     const double inc = std::min(r_.objective, st.lr.objective);
     const SurrogateResult sr =
@@ -822,7 +836,7 @@ void MilpSolve::decompose(MilpModel& model, MilpOptions& mo, double full_limit, 
     }
     adopt_pool(st, sr);
   }
-  const double used = cpu_since(st.cpu0);
+  const double used = used_since(st.t0, opt_.milp);
   out_.plan.solve.decomposition_seconds = used;
   mo.time_limit_s = std::max(0.1, full_limit - cbc_used - used);
   mo.start = decomp_start_.empty() ? r_.values : decomp_start_;
@@ -917,10 +931,21 @@ void MilpSolve::adopt_decomposition_plan() {
 
 }  // namespace
 
+PpipeOptions with_deadline(const PpipeOptions& opt) {
+  PpipeOptions timed = opt;
+  if (!timed.milp.deadline && !timed.milp.cpu_time_limit) {
+    timed.milp.deadline = std::chrono::steady_clock::now() +
+                          std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                              std::chrono::duration<double>(opt.milp.time_limit_s));
+  }
+  return timed;
+}
+
 Solved solve_milp(const ppipe::PpipeCluster& cluster, const std::vector<PpipeDnn>& dnns,
                   const std::vector<ConfigRules>& rules, const PpipeOptions& opt,
                   int max_partitions, ppipe::PpipeMethod method, const MilpMode& mode) {
-  return MilpSolve(cluster, dnns, rules, opt, max_partitions, method, mode).run();
+  const PpipeOptions timed = with_deadline(opt);
+  return MilpSolve(cluster, dnns, rules, timed, max_partitions, method, mode).run();
 }
 
 }  // namespace tessera::plan

@@ -43,6 +43,12 @@ struct MilpMode {
   double gap = 0.0;  // > 0: CBC's relative gap for the min-cost MILP (else 1e-4)
 };
 
+// `opt` with its wall-clock deadline set: now + milp.time_limit_s when the limit counts
+// wall-clock seconds and no deadline is set yet (unchanged otherwise). Every CBC call of a
+// solve (and of the solves it makes: NP for the batch-build estimate, DART-r's pairs, the
+// decomposition's per-DNN MILPs) is cut at that deadline.
+PpipeOptions with_deadline(const PpipeOptions& opt);
+
 // The MILP of Appendix A.2 over enumerated configurations (see docs/plan.md#ppipe-planner):
 // per configuration c of DNN m a throughput x_c, integer vGPU counts g_cd with
 // x_c <= X_cd g_cd, a binary u_c (one configuration per template) with x_c <= Xmax_c u_c

@@ -18,6 +18,14 @@ namespace tessera::plan {
 
 namespace {
 
+// `in` with one wall-clock deadline for everything a method's plan solves (see
+// with_deadline()).
+PpipeInput timed(const PpipeInput& in) {
+  PpipeInput out = in;
+  out.options = with_deadline(in.options);
+  return out;
+}
+
 ppipe::PpipePlan np_of(const PpipeInput& in, const ppipe::PpipePlan* np) {
   return np != nullptr ? *np : plan_np(in).plan;
 }
@@ -28,45 +36,55 @@ void finish(PpipeResult& r, const PpipeInput& in) {
 
 }  // namespace
 
-std::vector<ConfigRules> ppipe_rules(const PpipeInput& in, const ppipe::PpipePlan* np) {
+std::vector<double> np_estimate_throughputs(const PpipeInput& in) {
+  std::vector<double> x(in.dnns.size(), 0.0);
+  if (!in.options.batch_build_estimate) return x;
+  std::vector<ConfigRules> rules;
+  for (const auto& d : in.dnns) {
+    ConfigRules r;
+    r.budget_ms = d.slo_ms * (1.0 - in.options.slo_margin);
+    r.allow_mps = false;
+    rules.push_back(r);
+  }
+  const Solved s = solve_milp(in.cluster, in.dnns, rules, in.options, 1, ppipe::PpipeMethod::kNp);
+  for (size_t m = 0; m < in.dnns.size() && m < s.plan.dnns.size(); ++m) {
+    x[m] = s.plan.dnns[m].throughput;
+  }
+  return x;
+}
+
+std::vector<ConfigRules> ppipe_rules(const PpipeInput& in, const std::vector<double>& x_np) {
   std::vector<ConfigRules> rules;
   for (size_t m = 0; m < in.dnns.size(); ++m) {
     ConfigRules r;
     r.budget_ms = in.dnns[m].slo_ms * (1.0 - in.options.slo_margin);
     r.batch_build = in.options.batch_build_estimate;
     r.allow_mps = true;
-    if (np != nullptr && m < np->dnns.size()) r.np_throughput = np->dnns[m].throughput;
+    if (m < x_np.size()) r.np_throughput = x_np[m];
     rules.push_back(r);
   }
   return rules;
 }
 
-PpipeResult plan_np(const PpipeInput& in) {
+PpipeResult plan_np(const PpipeInput& input) {
+  const PpipeInput in = timed(input);
   PpipeResult res;
-  for (const auto& d : in.dnns) {
-    ConfigRules r;
-    r.budget_ms = d.slo_ms * (1.0 - in.options.slo_margin);
-    r.allow_mps = false;
-    res.rules.push_back(r);
-  }
+  res.rules = ppipe_rules(in, np_estimate_throughputs(in));
+  for (auto& r : res.rules) r.allow_mps = false;
   res.plan =
       solve_milp(in.cluster, in.dnns, res.rules, in.options, 1, ppipe::PpipeMethod::kNp).plan;
   finish(res, in);
   return res;
 }
 
-PpipeResult plan_ppipe(const PpipeInput& in, const ppipe::PpipePlan* np) {
-  if (in.options.max_partitions < 1 || in.options.max_partitions > 3) {
+PpipeResult plan_ppipe(const PpipeInput& input, const ppipe::PpipePlan* np) {
+  if (input.options.max_partitions < 1 || input.options.max_partitions > 3) {
     throw std::invalid_argument("max_partitions must be 1, 2 or 3");
   }
-  ppipe::PpipePlan storage;
-  const ppipe::PpipePlan* npp = nullptr;
-  if (in.options.batch_build_estimate) {
-    storage = np_of(in, np);
-    npp = &storage;
-  }
+  (void)np;  // the estimate needs NP without it (np_estimate_throughputs), not NP's plan
+  const PpipeInput in = timed(input);
   PpipeResult res;
-  res.rules = ppipe_rules(in, npp);
+  res.rules = ppipe_rules(in, np_estimate_throughputs(in));
   res.plan = solve_milp(in.cluster, in.dnns, res.rules, in.options, in.options.max_partitions,
                         ppipe::PpipeMethod::kPpipe)
                  .plan;
@@ -74,7 +92,8 @@ PpipeResult plan_ppipe(const PpipeInput& in, const ppipe::PpipePlan* np) {
   return res;
 }
 
-PpipeResult plan_dart_r(const PpipeInput& in, const ppipe::PpipePlan* np) {
+PpipeResult plan_dart_r(const PpipeInput& input, const ppipe::PpipePlan* np) {
+  const PpipeInput in = timed(input);
   if (in.cluster.classes.size() != 2) {
     throw std::invalid_argument("DART-r pairs one GPU of each of two classes; the cluster has " +
                                 std::to_string(in.cluster.classes.size()) + " classes");
@@ -82,7 +101,7 @@ PpipeResult plan_dart_r(const PpipeInput& in, const ppipe::PpipePlan* np) {
   ppipe::PpipePlan storage = np_of(in, np);
   const ppipe::PpipePlan& npl = storage;
   PpipeResult res;
-  res.rules = ppipe_rules(in, in.options.batch_build_estimate ? &npl : nullptr);
+  res.rules = ppipe_rules(in, np_estimate_throughputs(in));
   for (auto& r : res.rules) r.allow_mps = false;
   // Split the GPUs as NP does; spread what NP left unallocated evenly.
   const size_t M = in.dnns.size();

@@ -3,7 +3,9 @@
 // The PPipe planner (docs/plan.md#ppipe-planner): the MILP of PPipe's Appendix A.2 over
 // CBC, and the paper's two baselines solved with the same model (§7.1, digest §5.4):
 //   plan_ppipe   pooled pipelines, up to max_partitions partitions, MPS vGPUs, unified batch;
-//   plan_np      NP: one partition, whole GPUs (no MPS), no batch-build estimate;
+//   plan_np      NP: one partition, whole GPUs (no MPS), with the batch-build estimate as
+//                the paper's NP (the authors' get_baseline_plan): its largest batch meets
+//                the budget with 1.3 (b - 1) / x_NP added;
 //   plan_dart_r  DART-r: the 1+1 MILP (one GPU of each of the two classes, no MPS) replicated
 //                over pairs, leftovers of the larger class running the whole DNN alone; GPUs
 //                split among the DNNs as the NP plan splits them, unallocated ones evenly.
@@ -26,15 +28,23 @@ struct PpipeResult {
   bool ok() const { return problems.empty(); }
 };
 
-// `np` (optional) is an NP plan of the same input, for the batch-build estimate; without
-// it plan_ppipe solves NP first when the estimate is on.
+// The batch-build estimate 1.3 (b - 1) / x_NP (options.batch_build_estimate, on by default)
+// is part of every method's latency rule, PPipe's, NP's and DART-r's alike, with x_NP the
+// throughput of NP planned *without* the estimate (np_estimate_throughputs; the authors'
+// est_xput), solved first within the method's time limit. `np` is not needed for it and is
+// ignored by plan_ppipe (kept for callers that pass it); plan_dart_r splits the GPUs as
+// `np` (NP's plan of the same input; null: it plans NP first).
 PpipeResult plan_ppipe(const PpipeInput& in, const ppipe::PpipePlan* np = nullptr);
 PpipeResult plan_np(const PpipeInput& in);
 PpipeResult plan_dart_r(const PpipeInput& in, const ppipe::PpipePlan* np = nullptr);
 
-// The per-DNN rules PPipe uses: budget slo x (1 - margin) and the batch-build estimate from
-// `np` (the NP plan's throughput of each DNN).
-std::vector<ConfigRules> ppipe_rules(const PpipeInput& in, const ppipe::PpipePlan* np);
+// Per DNN, NP's planned throughput without the batch-build estimate: the x_NP of the
+// estimate (all 0 when options.batch_build_estimate is off).
+std::vector<double> np_estimate_throughputs(const PpipeInput& in);
+
+// The per-DNN rules PPipe uses: budget slo x (1 - margin) and the batch-build estimate with
+// x_NP = `x_np` (np_estimate_throughputs).
+std::vector<ConfigRules> ppipe_rules(const PpipeInput& in, const std::vector<double>& x_np);
 
 // Re-derives every number of `plan` from the profiles and the cluster and lists what does
 // not hold: latencies, per-partition and pipeline throughputs, block ranges, batch sizes
@@ -44,8 +54,7 @@ std::vector<std::string> check_ppipe_plan(const ppipe::PpipePlan& plan, const Pp
                                           const std::vector<ConfigRules>& rules);
 
 // What PPipe's planner is asked: the problem, who plans it (PPipe's MILP or a baseline), and
-// NP's plan when the caller has it (DART-r starts from it and PPipe's batch-build estimate
-// may use it; null: DART-r plans NP first, PPipe does without).
+// NP's plan when the caller has it (DART-r starts from it; null: DART-r plans NP first).
 struct PpipeRequest {
   const PpipeInput& input;
   ppipe::PpipeMethod method = ppipe::PpipeMethod::kPpipe;

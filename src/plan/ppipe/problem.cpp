@@ -17,12 +17,21 @@ const PpipeBlockProfile* PpipeDnn::profile(const std::string& gpu, int share) co
   return nullptr;
 }
 
+double PpipeDnn::bs1_ms(const std::string& gpu) const {
+  if (const auto it = whole_model_bs1_ms.find(gpu); it != whole_model_bs1_ms.end()) {
+    return it->second;
+  }
+  const auto* p = profile(gpu, 1);
+  if (p == nullptr || p->max_batch() < 1) return -1.0;
+  return p->range_latency_us(0, p->num_blocks() - 1, 1) / 1000.0;
+}
+
 double PpipeDnn::fastest_bs1_ms(std::string* gpu) const {
   double best = std::numeric_limits<double>::infinity();
   for (const auto& p : profiles) {
-    if (p.mps_share != 1 || p.max_batch() < 1) continue;
-    const double ms = p.range_latency_us(0, p.num_blocks() - 1, 1) / 1000.0;
-    if (ms < best) {
+    if (p.mps_share != 1) continue;
+    const double ms = bs1_ms(p.gpu);
+    if (ms > 0.0 && ms < best) {
       best = ms;
       if (gpu != nullptr) *gpu = p.gpu;
     }

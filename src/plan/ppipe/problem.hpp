@@ -10,6 +10,7 @@
 // from several threads.
 
 #include <array>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -29,8 +30,16 @@ struct PpipeDnn {
   int num_blocks() const;
   // The profile of `gpu` at `share`, or nullptr.
   const PpipeBlockProfile* profile(const std::string& gpu, int share) const;
-  // Whole-model latency at batch 1 on a whole GPU, minimum over the profiled GPUs (ms), and
-  // that GPU's name.
+  // The whole model's measured latency at batch 1 on a whole GPU (ms), per GPU: the mean
+  // TensorRT compute time of the model built as one engine (the paper's SLO basis; PPipe's
+  // data/models/model-profile-tf32, kept as models/whole-model-latency.csv). Empty when the
+  // profiles folder has none.
+  std::map<std::string, double> whole_model_bs1_ms;
+
+  // The whole model's batch-1 latency on `gpu` (ms): the measured whole-model engine when
+  // known, else the sum of the block profiles; -1 without a whole-GPU profile of `gpu`.
+  double bs1_ms(const std::string& gpu) const;
+  // That latency's minimum over the GPUs (ms), and that GPU's name.
   double fastest_bs1_ms(std::string* gpu = nullptr) const;
 };
 
@@ -40,7 +49,8 @@ struct PpipeOptions {
   // Largest batch size per vGPU size v = 1..4 (digest §2.2 [R]: 8, 4, 2, 2).
   std::array<int, 4> max_batch_by_share = {8, 4, 2, 2};
   // The repo's batch-build latency estimate 1.3 (b - 1) / x_NP added to each pipeline's
-  // latency, x_NP being the NP plan's throughput of the DNN (infinite when NP serves none,
+  // latency, for every method (NP and DART-r too, as the authors' baselines), x_NP being
+  // the DNN's throughput in NP planned without the estimate (infinite when NP serves none,
   // so only b = 1 remains). Off: no estimate.
   bool batch_build_estimate = true;
   // The paper's reading: each template (a sequence of GPU classes) holds at most one
@@ -108,8 +118,11 @@ struct PpipeOptions {
     // With the tightened formulation, CBC's integer preprocessing stalled the bound on
     // HC2/G1 (no progress in 10,000 nodes); without it all 24 paper instances prove 1 %.
     m.preprocess = false;
-    // CPU seconds: the limit stops the search at about the same node on a loaded machine.
-    m.cpu_time_limit = true;
+    // Wall-clock seconds: `time_limit_s` is when the plan is back, loaded machine or not
+    // (each method's solve, NP's inside PPipe's and DART-r's included, ends by then: see
+    // with_deadline() in milp_solve.hpp). CPU seconds (true) stop at about the same node
+    // on any load but took 6-10x the limit in wall time on a busy 2-core machine.
+    m.cpu_time_limit = false;
     return m;
   }
 };
