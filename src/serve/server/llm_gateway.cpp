@@ -375,7 +375,13 @@ LlmGateway::LlmGateway(const RunSpec& run, LlmGatewayOptions options)
       }
       std::thread([self, path, body = std::move(body), stream, respond,
                    ticket = std::move(ticket)]() mutable {
-        self->proxy(path, std::move(body), stream, respond, std::move(ticket));
+        {
+          // The Responder holds the client's connection: it must go before the count
+          // drops, or shutdown() could stop the front end (and free its I/O context)
+          // while this thread still releases the connection.
+          const Responder answer = std::move(respond);
+          self->proxy(path, std::move(body), stream, answer, std::move(ticket));
+        }
         std::lock_guard lock(self->mutex);
         --self->threads;
         self->changed.notify_all();
