@@ -183,6 +183,25 @@ TEST(PlanVerification, TheControllersBinsCarryTheirVerificationAndDropsPerTask) 
   fs::remove_all(dir);
 }
 
+// `tessera replan --data-plane verified`: the day's data plane is the best of the short list
+// on the verified plan, as best_data_plane ranks them on that plan.
+TEST(PlanVerification, TheDaysVerifiedDataPlaneIsTheBestOfTheShortListOnThePlan) {
+  plan::PlanOptions options = no_slack();
+  options.space = plan::parse_search_space("A+S+T");
+  SimOptions sim;
+  sim.seed = 1;
+  const Verification v = verify_data_planes(tight_input(), options, sim, 0.99, 4, 0.0, 0.005, 20.0);
+  ASSERT_TRUE(v.plan.has_plan()) << v.stop;
+  EXPECT_TRUE(v.met) << v.stop;
+  const auto planes = default_data_planes();
+  RunSpec run = tiny_run(v.plan, v.input);
+  run.workload = SpecNode::load_string(
+      fmt::format("source: {{kind: poisson, rate_rps: {}}}\nduration_s: 20\n", v.plan.demand_rps));
+  const auto [best, summary] = best_data_plane(run, planes);
+  EXPECT_EQ(v.data_plane.name, planes[best].name);
+  EXPECT_DOUBLE_EQ(v.attainment, summary["slo_attainment"].get<double>());
+}
+
 TEST(PlanVerification, PoliciesYamlNamesEveryFamilyAndRoundTrips) {
   for (const DataPlaneChoice& dp : default_data_planes()) {
     const std::string yaml = "policies:\n" + policies_yaml(dp.policies);
