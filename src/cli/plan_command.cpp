@@ -338,6 +338,9 @@ void run_jigsawserve_plan(const PlanArgs& args) {
                : plan::scaled_workload_yaml(spec.workload_file, demand, dir, args.duration_s);
   };
   const std::string workload_yaml = workload_at(in.demand_rps);
+  // The spec's own slack: the verification adds the burst-aware slack per demand
+  // (vo.slack_for) and falls back to this one when the headroom does not fit.
+  const plan::PlanOptions base_options = spec.options;
   std::optional<double> burst_demand;
   if (spec.queue_delay_ms > 0.0) {
     burst_demand = plan_burst_demand(args, spec, in.demand_rps, dir);
@@ -375,13 +378,13 @@ void run_jigsawserve_plan(const PlanArgs& args) {
   control::Verification v;
   std::optional<control::VerifiedDemand> largest;
   if (verify) {
-    v = control::verify_plan(in, spec.options, make_run, vo);
+    v = control::verify_plan(in, base_options, make_run, vo);
     plan = v.plan;
     planned = v.input;
     if (!v.met && args.verify_probes > 0) {
       plan::PlanInput learned = in;
       learned.utilisation_cap = v.input.utilisation_cap;
-      largest = control::largest_verified_demand(learned, spec.options, make_run, vo, in.demand_rps,
+      largest = control::largest_verified_demand(learned, base_options, make_run, vo, in.demand_rps,
                                                  args.verify_probes);
     }
   } else {

@@ -126,10 +126,11 @@ Verification verify_plan(plan::PlanInput input, const plan::PlanOptions& plan_op
       // profiled throughput and the spec's slack may still meet the target; simulate it.
       const bool headroom =
           std::any_of(caps.begin(), caps.end(), [](double c) { return c < 1.0; }) ||
-          options.slack > plan_options.slack;
+          options.slack > plan_options.slack || input.mdc_wait_s > 0.0;
       if (!have && headroom) {
         std::fill(caps.begin(), caps.end(), 1.0);
         options.slack = plan_options.slack;
+        input.mdc_wait_s = 0.0;  // the M/D/c caps too: the profiled throughput
         continue;
       }
       out.stop = "GPUs ran out";
