@@ -33,74 +33,104 @@ lines = ["# Plans that keep their promise", "",
          "(0.99 here) on its workload, and `tessera plan` verifies it by simulation before it "
          "writes the plan ([plan.md](../plan.md#verification)).", ""]
 
-lines += ["## Where the headroom goes: the traffic example at 20 req/s, 28 slices", "",
-          "Plans without verification (`--no-verify`), for each utilisation cap and burst-aware "
-          "queueing delay (`--utilisation-cap`, `--queue-delay-ms`; 0: no burst-aware demand), "
-          "their `run.yaml` simulated (Poisson arrivals at 20 req/s for 60 s, JigsawServe's data "
-          "plane, every family explicit), and the same plan under the best data plane of the "
-          "verification's short list (`--verify-rounds 1 --verify-probes 0`).", "",
-          "| utilisation cap | queue delay (ms) | planned demand (req/s) | slices | attainment, JigsawServe's data plane | attainment, best data plane | best data plane |",
-          "|---:|---:|---:|---:|---:|---:|---|"]
-for cap in ["1", "0.9", "0.8", "0.7"]:
-    for delay in ["0", "300"]:
-        d = os.path.join(out, "headroom", f"cap{cap}_delay{delay}")
-        p = load(os.path.join(d, "plan.json"))
-        slices = p.get("predicted", {}).get("slices") if p else None
-        planned = p.get("planned_demand_rps") if p else None
-        best = (load(os.path.join(d + "-best", "plan.json")) or {}).get("verification") or {}
-        lines.append(f"| {cap} | {delay} | {fmt(planned, '{:.2f}')} | {fmt(slices, '{}')} | "
-                     f"{fmt(sim_attainment(d))} | {fmt(best.get('attainment'))} | "
-                     f"{best.get('data_plane', '-')} |")
-lines.append("")
+OLD = ""
+try:
+    OLD = open(page).read()
+except OSError:
+    pass
 
-lines += ["## Every plan example, 25-100 % of its max serviceable demand", "",
-          "Max serviceable demand: `tessera plan SPEC --max-demand --space A+S+T "
-          "--utilisation-cap 1` (the profiled capacity). *Unverified*: `--no-verify "
-          "--utilisation-cap 1 --queue-delay-ms 0` (the plan packed to its profiled throughput, "
-          "JigsawServe's data plane), its `run.yaml` simulated. *Verified*: `tessera plan SPEC "
-          "--demand R` with the spec's headroom and verification; its attainment is the "
-          "verification's, and `simulate` is its written `run.yaml` simulated again by "
-          "`tessera simulate`. When the GPUs run out before the target is met, the last column "
-          "gives the largest demand whose verified plan meets it.", "",
-          "| example | % of max | demand (req/s) | unverified slices | unverified attainment "
-          "| verified slices | verified attainment | simulate | rounds | data plane | met | "
-          "largest verified demand (req/s) |",
-          "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|"]
-extra = []  # (example, verified slices - unverified slices) where both plans exist and met
-for ex in ["traffic", "traffic_trace", "social", "ar"]:
-    try:
-        mx = float(open(os.path.join(out, ex, "max_demand.txt")).read())
-    except (OSError, ValueError):
-        mx = 0.0
-    for pct in [25, 50, 75, 100]:
-        base = os.path.join(out, ex, f"p{pct}")
-        u = load(os.path.join(base, "unverified", "plan.json"))
-        v = load(os.path.join(base, "verified", "plan.json"))
-        ver = (v or {}).get("verification") or {}
-        us = (u or {}).get("predicted", {}).get("slices")
-        vs = (v or {}).get("predicted", {}).get("slices")
-        simulated = vs is not None
-        if us is not None and vs is not None and ver.get("met"):
-            extra.append((ex, vs - us))
-        lines.append(
-            f"| {ex} | {pct} | {mx * pct / 100:.4g} | {fmt(us, '{}')} | "
-            f"{fmt(sim_attainment(os.path.join(base, 'unverified')))} | {fmt(vs, '{}')} | "
-            f"{fmt(ver.get('attainment') if simulated else None)} | "
-            f"{fmt(sim_attainment(os.path.join(base, 'verified')))} | "
-            f"{fmt(ver.get('rounds'), '{}')} | {ver.get('data_plane', '-')} | "
-            f"{'yes' if ver.get('met') else 'no'} | "
-            f"{fmt(ver.get('largest_verified_demand_rps'), '{:.4g}')} |")
-lines.append("")
-if extra:
-    met = sum(1 for _ in extra)
-    total = sum(d for _, d in extra)
-    lines += [f"The cost of keeping the promise: over the {met} rows above where the verified "
-              f"plan met the target, it used {total} more slices than the unverified plan in "
-              f"all ({total / met:.2f} per plan, at most {max(d for _, d in extra)}).", ""]
+
+def kept(heading, section):
+    """The old page's section under `heading`, when this run did not redo it."""
+    b = OLD.find(heading)
+    if b < 0:
+        return [heading, "", f"Not run (`scripts/plan-verification-results.sh {section}`).", ""]
+    e = OLD.find("\n## ", b + 1)
+    text = OLD[b:e if e >= 0 else len(OLD)].rstrip("\n").split("\n")
+    note = (f"*Kept from an earlier run of this section (`scripts/plan-verification-results.sh {section}`), "
+            "not redone in this page's run; its numbers come from that run's code.*")
+    if note in text:
+        return text + [""]
+    return text[:2] + [note, ""] + text[2:] + [""]
+
+
+if os.path.isdir(os.path.join(out, "headroom")):
+    lines += ["## Where the headroom goes: the traffic example at 20 req/s, 28 slices", "",
+              "Plans without verification (`--no-verify`), for each utilisation cap and burst-aware "
+              "queueing delay (`--utilisation-cap`, `--queue-delay-ms`; 0: no burst-aware demand), "
+              "their `run.yaml` simulated (Poisson arrivals at 20 req/s for 60 s, JigsawServe's data "
+              "plane, every family explicit), and the same plan under the best data plane of the "
+              "verification's short list (`--verify-rounds 1 --verify-probes 0`).", "",
+              "| utilisation cap | queue delay (ms) | planned demand (req/s) | slices | attainment, JigsawServe's data plane | attainment, best data plane | best data plane |",
+              "|---:|---:|---:|---:|---:|---:|---|"]
+    for cap in ["1", "0.9", "0.8", "0.7"]:
+        for delay in ["0", "300"]:
+            d = os.path.join(out, "headroom", f"cap{cap}_delay{delay}")
+            p = load(os.path.join(d, "plan.json"))
+            slices = p.get("predicted", {}).get("slices") if p else None
+            planned = p.get("planned_demand_rps") if p else None
+            best = (load(os.path.join(d + "-best", "plan.json")) or {}).get("verification") or {}
+            lines.append(f"| {cap} | {delay} | {fmt(planned, '{:.2f}')} | {fmt(slices, '{}')} | "
+                         f"{fmt(sim_attainment(d))} | {fmt(best.get('attainment'))} | "
+                         f"{best.get('data_plane', '-')} |")
+    lines.append("")
+
+else:
+    lines += kept("## Where the headroom goes", "headroom")
+
+if os.path.isdir(os.path.join(out, "traffic")):
+    lines += ["## Every plan example, 25-100 % of its max serviceable demand", "",
+              "Max serviceable demand: `tessera plan SPEC --max-demand --space A+S+T "
+              "--utilisation-cap 1` (the profiled capacity). *Unverified*: `--no-verify "
+              "--utilisation-cap 1 --queue-delay-ms 0` (the plan packed to its profiled throughput, "
+              "JigsawServe's data plane), its `run.yaml` simulated. *Verified*: `tessera plan SPEC "
+              "--demand R` with the spec's headroom and verification; its attainment is the "
+              "verification's, and `simulate` is its written `run.yaml` simulated again by "
+              "`tessera simulate`. When the GPUs run out before the target is met, the last column "
+              "gives the largest demand whose verified plan meets it.", "",
+              "| example | % of max | demand (req/s) | unverified slices | unverified attainment "
+              "| verified slices | verified attainment | simulate | rounds | data plane | met | "
+              "largest verified demand (req/s) |",
+              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|"]
+    extra = []  # (example, verified slices - unverified slices) where both plans exist and met
+    for ex in ["traffic", "traffic_trace", "social", "ar"]:
+        try:
+            mx = float(open(os.path.join(out, ex, "max_demand.txt")).read())
+        except (OSError, ValueError):
+            mx = 0.0
+        for pct in [25, 50, 75, 100]:
+            base = os.path.join(out, ex, f"p{pct}")
+            u = load(os.path.join(base, "unverified", "plan.json"))
+            v = load(os.path.join(base, "verified", "plan.json"))
+            ver = (v or {}).get("verification") or {}
+            us = (u or {}).get("predicted", {}).get("slices")
+            vs = (v or {}).get("predicted", {}).get("slices")
+            simulated = vs is not None
+            if us is not None and vs is not None and ver.get("met"):
+                extra.append((ex, vs - us))
+            lines.append(
+                f"| {ex} | {pct} | {mx * pct / 100:.4g} | {fmt(us, '{}')} | "
+                f"{fmt(sim_attainment(os.path.join(base, 'unverified')))} | {fmt(vs, '{}')} | "
+                f"{fmt(ver.get('attainment') if simulated else None)} | "
+                f"{fmt(sim_attainment(os.path.join(base, 'verified')))} | "
+                f"{fmt(ver.get('rounds'), '{}')} | {ver.get('data_plane', '-')} | "
+                f"{'yes' if ver.get('met') else 'no'} | "
+                f"{fmt(ver.get('largest_verified_demand_rps'), '{:.4g}')} |")
+    lines.append("")
+    if extra:
+        met = sum(1 for _ in extra)
+        total = sum(d for _, d in extra)
+        lines += [f"The cost of keeping the promise: over the {met} rows above where the verified "
+                  f"plan met the target, it used {total} more slices than the unverified plan in "
+                  f"all ({total / met:.2f} per plan, at most {max(d for _, d in extra)}).", ""]
+
+else:
+    lines += kept("## Every plan example", "examples")
 
 DAYS = [("steady", "without verification"),
         ("steady-verify", "with verification, JigsawServe's data plane (stale after L̂(t) + 20 ms)"),
         ("steady-verify-dataplane", "with verification, the verified data plane (`--data-plane verified`)")]
+
 lines += ["## JigsawServe's steady-bin day, re-planned with verification", "",
           "`tessera replan examples/replan/traffic_day_steady.yaml --space A+S+T`: without "
           "verification; with `--verify` (each plan verified on 60 s of Poisson arrivals at its "
@@ -140,7 +170,7 @@ for name, label in DAYS:
         continue
     lines.append(f"| {label} | {dp} | {r['slices_used_pct']:.1f} % | {r['violation_pct_mean_per_bin']:.2f} % | "
                  f"{r['subrequests']['violation_pct_mean_per_bin']:.2f} % | "
-                 f"{r['subrequests']['violation_pct_total']:.2f} % | {r['milp_solves']} | "
+                 f"{100 * r['subrequests']['violation_rate']:.2f} % | {r['milp_solves']} | "
                  f"{r['wall_seconds']:.0f} |")
 lines.append("")
 for name, label in DAYS[1:]:
@@ -303,13 +333,16 @@ if both:
     lines += [f"So {better} keeps the promise with fewer slices (or as few) on these examples and "
               f"stays the default; the other is the named option `headroom.model: "
               f"{'mdc' if better == 'the utilisation cap' else 'utilisation_cap'}`.", ""]
-try:
-    secs = open(os.path.join(out, "seconds.txt")).read().strip() + " s"
-except OSError:
-    secs = "an unrecorded time (the run did not finish its last section)"
+secs = []
+for sec in ["headroom", "examples", "day", "trace", "mdc"]:
+    try:
+        secs.append(f"{sec} {int(open(os.path.join(out, f'seconds-{sec}.txt')).read())} s")
+    except (OSError, ValueError):
+        pass
 cpu = subprocess.run(["sh", "-c", "lscpu | sed -n 's/^Model name: *//p'"], capture_output=True,
                      text=True).stdout.strip()
-lines += [f"The whole run took {secs} on {cpu or platform.machine()} "
-          f"({os.cpu_count()} vCPUs, shared).", ""]
+lines += [f"Wall-clock time of the sections this page's run redid: {', '.join(secs) or 'none recorded'} "
+          f"(the day's runs ran on their own, their wall seconds are in the day table), on "
+          f"{cpu or platform.machine()} ({os.cpu_count()} vCPUs, shared with other jobs).", ""]
 with open(page, "w") as f:
     f.write("\n".join(lines))
