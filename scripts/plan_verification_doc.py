@@ -233,6 +233,16 @@ for name, label in DAYS[1:]:
                      f"{sum(int(r['dropped']) for r in sel)} | {sum(int(r['late']) for r in sel)} | "
                      + "".join(f"{d} | " for d in drops) + f"{left:.1f} |")
     lines.append(f"| all | {n} | {total:.2f} | | | | " + "| " * len(tasks) + "|")
+    shares = {}
+    for k in ["fallback", "verification missed", "under-predicted", "sized for the bin"]:
+        sel = [r for r in rows if klass(r) == k]
+        if sel:
+            shares[k] = (100.0 * sum(float(r["subrequest_violation_rate"]) for r in sel) / n,
+                         sum(int(r["dropped"]) for r in sel), sum(int(r["late"]) for r in sel))
+    top = max(shares, key=lambda k: shares[k][0])
+    lines += ["", f"The largest share is the *{top}* bins: {shares[top][0]:.2f} of the {total:.2f} "
+              f"percentage points, with {shares[top][1]} frames dropped and {shares[top][2]} late "
+              f"there."]
     if not tasks:
         lines += ["", "(This run's bins.csv predates the per-task drop and verification columns: "
                   "no stage breakdown, and no *verification missed* class.)"]
