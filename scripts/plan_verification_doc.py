@@ -295,9 +295,10 @@ if tp:
     if bd and dem:
         lines += [f"Why the spec's demand is not met: on this trace, {dem:.4g} req/s on average needs "
                   f"{bd:.1f} req/s of service ({bd / dem:.1f}× the mean) for at most 0.5 % of its requests "
-                  f"to queue longer than 300 ms; the plan for that is {tp.get('status', '-')} on 28 slices, "
-                  f"and the best plan the verification found attains {tv.get('attainment', 0):.4f} on the trace "
-                  f"({tv.get('stop', '-')}). "
+                  f"to queue longer than 300 ms; the verification's first plan, for that rate, is "
+                  f"{((tv.get('history') or [{}])[0]).get('status', '-')} on 28 slices, "
+                  f"and from the profiled throughput the verification's rounds reach {tv.get('attainment', 0):.4f} "
+                  f"on {tp.get('predicted', {}).get('slices', '-')} slices ({tv.get('stop', '-')}). "
                   + (f"The plan reports {lv:.4g} req/s as the largest demand whose verified plan meets "
                      f"0.99 on the trace." if lv else "No demand tried met the target."), ""]
 
