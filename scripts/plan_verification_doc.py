@@ -220,25 +220,21 @@ for name, label in DAYS[1:]:
               + "slices left (mean) |",
               "|---|---:|---:|---:|---:|---:|" + "---:|" * len(tasks) + "---:|"]
     total = 0.0
+    shares = {}  # class -> (share of the mean in pp, frames dropped, frames late)
     for k in ["fallback", "verification missed", "under-predicted", "sized for the bin"]:
         sel = [r for r in rows if klass(r) == k]
         if not sel:
             continue
         share = 100.0 * sum(float(r["subrequest_violation_rate"]) for r in sel) / n
         total += share
+        shares[k] = (share, sum(int(r["dropped"]) for r in sel), sum(int(r["late"]) for r in sel))
         worst = max(100.0 * float(r["subrequest_violation_rate"]) for r in sel)
         drops = [sum(int(r.get("dropped_at_" + t, 0) or 0) for r in sel) for t in tasks]
         left = sum(28 - int(r["slices"]) for r in sel) / len(sel)
         lines.append(f"| {k} | {len(sel)} | {share:.2f} | {worst:.1f} % | "
-                     f"{sum(int(r['dropped']) for r in sel)} | {sum(int(r['late']) for r in sel)} | "
+                     f"{shares[k][1]} | {shares[k][2]} | "
                      + "".join(f"{d} | " for d in drops) + f"{left:.1f} |")
     lines.append(f"| all | {n} | {total:.2f} | | | | " + "| " * len(tasks) + "|")
-    shares = {}
-    for k in ["fallback", "verification missed", "under-predicted", "sized for the bin"]:
-        sel = [r for r in rows if klass(r) == k]
-        if sel:
-            shares[k] = (100.0 * sum(float(r["subrequest_violation_rate"]) for r in sel) / n,
-                         sum(int(r["dropped"]) for r in sel), sum(int(r["late"]) for r in sel))
     top = max(shares, key=lambda k: shares[k][0])
     lines += ["", f"The largest share is the *{top}* bins: {shares[top][0]:.2f} of the {total:.2f} "
               f"percentage points, with {shares[top][1]} frames dropped and {shares[top][2]} late "
