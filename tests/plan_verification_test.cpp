@@ -8,9 +8,11 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -18,10 +20,13 @@
 #include <unistd.h>
 
 #include "control/plan_verification.hpp"
+#include "control/replan_report.hpp"
+#include "control/replanning.hpp"
 #include "core/spec_node.hpp"
 #include "metrics/report.hpp"
 #include "plan/jigsawserve/plan_report.hpp"
 #include "plan_fixture.hpp"
+#include "policy/presets.hpp"
 #include "sim/simulator.hpp"
 #include "test_support.hpp"
 
@@ -125,6 +130,76 @@ TEST(PlanVerification, BurstAwareDemandCoversTheBurstsTheQueueCannotAbsorb) {
   // Giving up 40 % of the requests lowers it.
   tessera::testing::VectorSource lossy(times);
   EXPECT_LT(burst_aware_demand(lossy, 0.5, 0.4), burst);
+}
+
+// The controller's verified planner records what each verification found, and the day's
+// bins.csv carries it with the drops per task: the columns a reader needs to see which bins
+// missed, at which stage, dropped or late.
+TEST(PlanVerification, TheControllersBinsCarryTheirVerificationAndDropsPerTask) {
+  plan::PlanInput in = tight_input();
+  plan::PlanOptions options = no_slack();
+  options.space = plan::parse_search_space("A+S+T");
+  ControllerOptions c;
+  c.bin = 10.0;
+  c.history_bins = 1;
+  c.reconfiguration_delay = 1.0;
+  c.demand_step = 0.05;
+  auto log = std::make_shared<VerifiedPlanLog>();
+  c.planner = verified_planner(preset_config("jigsawserve"), {}, 0.99, 4, 0.0, 0.005, 20.0, log);
+  // 60 req/s, then an unannounced jump to 150 req/s: the jump's bin runs the 60 req/s plan.
+  std::vector<Time> times;
+  const std::vector<double> rates = {60, 60, 150, 150};
+  for (std::size_t b = 0; b < rates.size(); ++b) {
+    const int n = static_cast<int>(rates[b] * c.bin);
+    for (int i = 0; i < n; ++i) times.push_back(static_cast<double>(b) * c.bin + i * c.bin / n);
+  }
+  tessera::testing::VectorSource counting(times);
+  const auto counts = count_per_bin(counting, c.bin);
+  tessera::testing::VectorSource source(times);
+  ReplanResult r = run_replanning(in, options, preset_config("jigsawserve"), {}, c, source, counts);
+  ASSERT_FALSE(r.infeasible) << r.message;
+  EXPECT_FALSE(log->empty());
+  attach_verification(*log, r);
+  ASSERT_EQ(r.tasks, (std::vector<std::string>{"det", "cls"}));
+  for (const BinRecord& b : r.bins) {
+    if (b.bin < static_cast<int>(rates.size())) {
+      EXPECT_FALSE(b.verify_stop.empty()) << "bin " << b.bin;
+      EXPECT_NE(log->find(b.planned_rps), log->end()) << "bin " << b.bin;
+    }
+    ASSERT_EQ(b.dropped_at.size(), 2u);
+    EXPECT_EQ(b.dropped_at[0] + b.dropped_at[1], b.dropped) << "bin " << b.bin;
+  }
+  const fs::path dir = fs::path(::testing::TempDir()) / "replan_verified_bins";
+  fs::remove_all(dir);
+  write_replan_report(dir, {r}, "tight");
+  std::ifstream csv(dir / "A+S+T" / "bins.csv");
+  std::string header, row;
+  std::getline(csv, header);
+  std::getline(csv, row);
+  EXPECT_NE(header.find(",verified_attainment,verify_stop,dropped_at_det,dropped_at_cls"),
+            std::string::npos)
+      << header;
+  EXPECT_EQ(std::count(row.begin(), row.end(), ','), std::count(header.begin(), header.end(), ','));
+  fs::remove_all(dir);
+}
+
+// `tessera replan --data-plane verified`: the day's data plane is the best of the short list
+// on the verified plan, as best_data_plane ranks them on that plan.
+TEST(PlanVerification, TheDaysVerifiedDataPlaneIsTheBestOfTheShortListOnThePlan) {
+  plan::PlanOptions options = no_slack();
+  options.space = plan::parse_search_space("A+S+T");
+  SimOptions sim;
+  sim.seed = 1;
+  const Verification v = verify_data_planes(tight_input(), options, sim, 0.99, 4, 0.0, 0.005, 20.0);
+  ASSERT_TRUE(v.plan.has_plan()) << v.stop;
+  EXPECT_TRUE(v.met) << v.stop;
+  const auto planes = default_data_planes();
+  RunSpec run = tiny_run(v.plan, v.input);
+  run.workload = SpecNode::load_string(
+      fmt::format("source: {{kind: poisson, rate_rps: {}}}\nduration_s: 20\n", v.plan.demand_rps));
+  const auto [best, summary] = best_data_plane(run, planes);
+  EXPECT_EQ(v.data_plane.name, planes[best].name);
+  EXPECT_DOUBLE_EQ(v.attainment, summary["slo_attainment"].get<double>());
 }
 
 TEST(PlanVerification, PoliciesYamlNamesEveryFamilyAndRoundTrips) {

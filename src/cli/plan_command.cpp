@@ -49,6 +49,7 @@ struct PlanArgs {
   double target = 0.0;           // overrides the spec's attainment_target when > 0
   double utilisation_cap = 0.0;  // overrides the spec's headroom.utilisation_cap when > 0
   double queue_delay_ms = -1.0;  // overrides the spec's headroom.queue_delay_ms when >= 0
+  std::string headroom_model;    // overrides the spec's headroom.model when set
   int verify_rounds = 0;         // overrides the spec's verify_rounds when > 0
   int verify_probes = 6;         // demands tried for the largest verified demand
 };
@@ -324,12 +325,22 @@ void run_jigsawserve_plan(const PlanArgs& args) {
   if (args.target > 0.0) spec.attainment_target = args.target;
   if (args.utilisation_cap > 0.0) in.utilisation_cap = {args.utilisation_cap};
   if (args.queue_delay_ms >= 0.0) spec.queue_delay_ms = args.queue_delay_ms;
+  if (!args.headroom_model.empty()) spec.mdc = args.headroom_model == "mdc";
+  if (spec.mdc && spec.queue_delay_ms <= 0.0) {
+    throw CLI::ValidationError("--headroom-model", "mdc needs a queue delay above 0 ms");
+  }
+  spec.apply_headroom_model();
   // The plan's workload at its demand: the spec's `workload:` scaled to it, else --workload
   // as given, else Poisson arrivals at the demand (docs/plan.md#verification).
-  const std::string workload_yaml =
-      spec.workload_file.empty() || !args.workload_file.empty()
-          ? std::string()
-          : plan::scaled_workload_yaml(spec.workload_file, in.demand_rps, dir, args.duration_s);
+  auto workload_at = [&](double demand) {
+    return spec.workload_file.empty() || !args.workload_file.empty()
+               ? std::string()
+               : plan::scaled_workload_yaml(spec.workload_file, demand, dir, args.duration_s);
+  };
+  const std::string workload_yaml = workload_at(in.demand_rps);
+  // The spec's own slack: the verification adds the burst-aware slack per demand
+  // (vo.slack_for) and falls back to this one when the headroom does not fit.
+  const plan::PlanOptions base_options = spec.options;
   std::optional<double> burst_demand;
   if (spec.queue_delay_ms > 0.0) {
     burst_demand = plan_burst_demand(args, spec, in.demand_rps, dir);
@@ -353,10 +364,13 @@ void run_jigsawserve_plan(const PlanArgs& args) {
     };
   }
   // Each round's plan is written as the folder's files and read back: the verification
-  // simulates the run spec the user gets.
+  // simulates the run spec the user gets, on the workload at the plan's own demand (the
+  // largest-verified-demand search plans below the spec's demand).
   const control::RunBuilder make_run = [&](const plan::JigsawPlan& p, const plan::PlanInput& pin) {
     write_models_and_app(dir, args, spec, p);
-    write_run_files(dir, args, spec, p, pin, workload_yaml, "");
+    write_run_files(dir, args, spec, p, pin,
+                    pin.demand_rps == in.demand_rps ? workload_yaml : workload_at(pin.demand_rps),
+                    "");
     return load_run_spec(dir / "run.yaml");
   };
   plan::JigsawPlan plan;
@@ -364,13 +378,13 @@ void run_jigsawserve_plan(const PlanArgs& args) {
   control::Verification v;
   std::optional<control::VerifiedDemand> largest;
   if (verify) {
-    v = control::verify_plan(in, spec.options, make_run, vo);
+    v = control::verify_plan(in, base_options, make_run, vo);
     plan = v.plan;
     planned = v.input;
     if (!v.met && args.verify_probes > 0) {
       plan::PlanInput learned = in;
       learned.utilisation_cap = v.input.utilisation_cap;
-      largest = control::largest_verified_demand(learned, spec.options, make_run, vo, in.demand_rps,
+      largest = control::largest_verified_demand(learned, base_options, make_run, vo, in.demand_rps,
                                                  args.verify_probes);
     }
   } else {
@@ -470,6 +484,10 @@ void add_plan_command(CLI::App& app) {
                   "(0: none)")
       ->capture_default_str()
       ->check(CLI::Range(0, 100));
+  cmd->add_option("--headroom-model", args->headroom_model,
+                  "Override the spec's headroom.model: utilisation_cap, or mdc (also an M/D/c "
+                  "utilisation cap per instance kind, docs/plan.md#headroom)")
+      ->check(CLI::IsMember({"utilisation_cap", "mdc"}));
   cmd->add_option("--queue-delay-ms", args->queue_delay_ms,
                   "Override the spec's headroom.queue_delay_ms (0: no burst-aware demand)")
       ->check(CLI::Range(0.0, 3.6e6));

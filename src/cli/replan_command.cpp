@@ -1,5 +1,9 @@
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 
@@ -22,9 +26,55 @@ struct ReplanArgs {
   double slack = -1.0;
   bool disruptive = false;
   bool verify = false;
+  std::string data_plane;  // "verified" or a name of control::default_data_planes()
   bool quiet = false;
   bool report = false;
 };
+
+// --data-plane: one of the verification's short list by name, or "verified": the best of
+// them on the verified plan for the day's busiest bin (the first search space).
+// Returns what it chose, as the YAML the run's folder keeps (data_plane.yaml).
+std::string choose_data_plane(const std::string& name, const std::vector<uint64_t>& counts,
+                              control::ReplanSpec& spec) {
+  std::string chosen = name, why = "named by --data-plane";
+  if (name == "verified") {
+    if (counts.empty()) throw std::invalid_argument("--data-plane verified: the day is empty");
+    plan::PlanInput peak = spec.plan.input;
+    peak.demand_rps =
+        static_cast<double>(*std::max_element(counts.begin(), counts.end())) / spec.controller.bin;
+    plan::PlanOptions options = spec.plan.options;
+    options.space = spec.spaces.front();
+    // Beyond what the slices serve, the controller runs its largest plan: the choice is made
+    // on the largest demand, in 5 % steps down, that has a plan.
+    control::Verification v;
+    for (int step = 0; step < 20 && !v.plan.has_plan(); ++step) {
+      if (step > 0) peak.demand_rps *= 0.95;
+      v = control::verify_data_planes(peak, options, spec.sim, spec.plan.attainment_target,
+                                      spec.plan.verify_rounds, spec.plan.queue_delay_ms / 1000.0,
+                                      spec.plan.burst_excess);
+    }
+    if (!v.plan.has_plan()) {
+      throw std::invalid_argument("--data-plane verified: no plan near the busiest bin's demand");
+    }
+    chosen = v.data_plane.name;
+    why = fmt::format(
+        "the best of the short list on the verified plan for the busiest bin (or the largest "
+        "demand below it with a plan), {:.3f} req/s: "
+        "attainment {:.4f} ({})",
+        peak.demand_rps, v.attainment, v.stop);
+  }
+  for (const control::DataPlaneChoice& d : control::default_data_planes()) {
+    if (d.name != chosen) continue;
+    spec.policies = d.policies;
+    std::cout << "data plane: " << chosen << " (" << why << ")\n";
+    return fmt::format("name: \"{}\"\nwhy: \"{}\"\npolicies:\n{}", chosen, why,
+                       control::policies_yaml(d.policies));
+  }
+  std::string names;
+  for (const control::DataPlaneChoice& d : control::default_data_planes()) names += "\n  " + d.name;
+  throw CLI::ValidationError("--data-plane",
+                             "'" + name + "' is not verified nor one of these:" + names);
+}
 
 void run_replan(const ReplanArgs& args) {
   control::ReplanSpec spec = control::load_replan_spec(args.spec_file);
@@ -43,17 +93,6 @@ void run_replan(const ReplanArgs& args) {
   if (args.slack >= 0.0) spec.plan.options.slack = args.slack;
   if (args.disruptive) spec.controller.disruptive = true;
   if (args.verify) spec.controller.verify = true;
-  if (spec.controller.verify) {
-    // Each plan verified by simulation with the plan spec's headroom and attainment target
-    // (docs/replan.md#verification).
-    spec.controller.planner = control::verified_planner(
-        spec.policies, spec.sim, spec.plan.attainment_target, spec.plan.verify_rounds,
-        spec.plan.queue_delay_ms / 1000.0, spec.plan.burst_excess);
-  }
-  spec.sim.progress = !args.quiet;
-  // The controller and the plan cache log as they go; --quiet keeps only the table.
-  if (args.quiet) spdlog::set_level(spdlog::level::warn);
-
   // The day's arrivals per bin, read once up front: the first bin is planned for its own
   // demand, and the controller stops after the last bin.
   Workload counting = build_workload(*spec.workload, spec.sim.seed);
@@ -62,6 +101,21 @@ void run_replan(const ReplanArgs& args) {
   }
   const std::vector<uint64_t> counts =
       control::count_per_bin(*counting.source, spec.controller.bin);
+  const std::string data_plane =
+      args.data_plane.empty() ? std::string() : choose_data_plane(args.data_plane, counts, spec);
+
+  auto verified = std::make_shared<control::VerifiedPlanLog>();
+  if (spec.controller.verify) {
+    // Each plan verified by simulation with the plan spec's headroom and attainment target
+    // (docs/replan.md#verification); what each verification found goes into bins.csv.
+    spec.controller.planner = control::verified_planner(
+        spec.policies, spec.sim, spec.plan.attainment_target, spec.plan.verify_rounds,
+        spec.plan.queue_delay_ms / 1000.0, spec.plan.burst_excess, 60.0, verified);
+  }
+  spec.sim.progress = !args.quiet;
+  // The controller and the plan cache log as they go; --quiet keeps only the table.
+  if (args.quiet) spdlog::set_level(spdlog::level::warn);
+
   uint64_t total = 0;
   for (uint64_t c : counts) total += c;
   if (!args.quiet) {
@@ -75,8 +129,10 @@ void run_replan(const ReplanArgs& args) {
     options.space = space;
     Workload workload = build_workload(*spec.workload, spec.sim.seed);
     if (!args.quiet) spdlog::info("{}: re-planning the day", space.name());
+    verified->clear();
     runs.push_back(control::run_replanning(spec.plan.input, options, spec.policies, spec.sim,
                                            spec.controller, *workload.source, counts));
+    control::attach_verification(*verified, runs.back());
     const auto s = control::summarize_replan(runs.back());
     if (s.infeasible) {
       spdlog::warn("{}: infeasible: {}", s.space, s.message);
@@ -98,6 +154,9 @@ void run_replan(const ReplanArgs& args) {
   std::vector<control::ReplanSummary> rows;
   for (const auto& r : runs) rows.push_back(control::summarize_replan(r));
   control::write_replan_report(args.out_dir, runs, spec.plan.input.app.name);
+  if (!data_plane.empty()) {
+    std::ofstream(std::filesystem::path(args.out_dir) / "data_plane.yaml") << data_plane;
+  }
   std::cout << control::comparison_table(rows);
   std::cout << "  wrote " << args.out_dir
             << "/summary.json, comparison.md, day.svg and <space>/bins.csv\n";
@@ -132,6 +191,10 @@ void add_replan_command(CLI::App& app) {
   cmd->add_flag("--verify", args->verify,
                 "Verify each plan by simulation with the plan spec's headroom and attainment "
                 "target (controller.verify: true)");
+  cmd->add_option("--data-plane", args->data_plane,
+                  "Run the day on this data plane instead of the spec's policies: a name of the "
+                  "verification's short list, or 'verified' (the best of them on the verified "
+                  "plan for the day's busiest bin)");
   cmd->add_flag("--disruptive", args->disruptive,
                 "Replaced workers stop at the bin boundary (controller.disruptive: true)");
   cmd->add_flag("--quiet,-q", args->quiet, "No progress or log lines, only the table");

@@ -126,10 +126,11 @@ Verification verify_plan(plan::PlanInput input, const plan::PlanOptions& plan_op
       // profiled throughput and the spec's slack may still meet the target; simulate it.
       const bool headroom =
           std::any_of(caps.begin(), caps.end(), [](double c) { return c < 1.0; }) ||
-          options.slack > plan_options.slack;
+          options.slack > plan_options.slack || input.mdc_wait_s > 0.0;
       if (!have && headroom) {
         std::fill(caps.begin(), caps.end(), 1.0);
         options.slack = plan_options.slack;
+        input.mdc_wait_s = 0.0;  // the M/D/c caps too: the profiled throughput
         continue;
       }
       out.stop = "GPUs ran out";
@@ -216,20 +217,27 @@ SpecNode poisson_workload(double rate_rps, double seconds) {
 
 }  // namespace
 
-std::function<plan::JigsawPlan(const plan::PlanInput&, const plan::PlanOptions&)> verified_planner(
-    const PolicyConfig& policies, const SimOptions& sim, double target, int rounds,
-    double queue_delay_s, double burst_excess, double seconds) {
+namespace {
+
+// The controller's verification: `seconds` of Poisson arrivals at each plan's demand with
+// `sim`'s seed; burst-aware slack when `queue_delay_s` > 0.
+VerifyOptions controller_verify_options(const SimOptions& sim, double target, int rounds,
+                                        double queue_delay_s, double burst_excess, double seconds) {
   VerifyOptions vo;
   vo.target = target;
   vo.max_rounds = rounds;
-  vo.data_planes = {{"the controller's data plane", policies}};
   if (queue_delay_s > 0.0) {
     vo.slack_for = [=](double demand) {
       Workload w = build_workload(poisson_workload(demand, seconds), sim.seed);
       return burst_aware_demand(*w.source, queue_delay_s, burst_excess) / demand - 1.0;
     };
   }
-  RunBuilder make_run = [=](const plan::JigsawPlan& p, const plan::PlanInput& in) {
+  return vo;
+}
+
+RunBuilder controller_run_builder(const PolicyConfig& policies, const SimOptions& sim,
+                                  double seconds) {
+  return [=](const plan::JigsawPlan& p, const plan::PlanInput& in) {
     RunSpec run{.file = {},
                 .app = in.app,
                 .profiles = plan::plan_profiles(p, in),
@@ -244,9 +252,41 @@ std::function<plan::JigsawPlan(const plan::PlanInput&, const plan::PlanOptions&)
     run.sim.progress = false;
     return run;
   };
-  return [vo, make_run](const plan::PlanInput& in, const plan::PlanOptions& options) {
-    return verify_plan(in, options, make_run, vo).plan;
+}
+
+}  // namespace
+
+std::function<plan::JigsawPlan(const plan::PlanInput&, const plan::PlanOptions&)> verified_planner(
+    const PolicyConfig& policies, const SimOptions& sim, double target, int rounds,
+    double queue_delay_s, double burst_excess, double seconds,
+    std::shared_ptr<VerifiedPlanLog> log) {
+  VerifyOptions vo =
+      controller_verify_options(sim, target, rounds, queue_delay_s, burst_excess, seconds);
+  vo.data_planes = {{"the controller's data plane", policies}};
+  RunBuilder make_run = controller_run_builder(policies, sim, seconds);
+  return [vo, make_run, log](const plan::PlanInput& in, const plan::PlanOptions& options) {
+    Verification v = verify_plan(in, options, make_run, vo);
+    if (log) (*log)[in.demand_rps] = {v.attainment, v.stop, v.rounds};
+    return std::move(v.plan);
   };
+}
+
+Verification verify_data_planes(const plan::PlanInput& input, const plan::PlanOptions& options,
+                                const SimOptions& sim, double target, int rounds,
+                                double queue_delay_s, double burst_excess, double seconds) {
+  const VerifyOptions vo =
+      controller_verify_options(sim, target, rounds, queue_delay_s, burst_excess, seconds);
+  return verify_plan(input, options, controller_run_builder({}, sim, seconds), vo);
+}
+
+void attach_verification(const VerifiedPlanLog& log, ReplanResult& result) {
+  for (BinRecord& b : result.bins) {
+    if (b.fallback) continue;
+    const auto it = log.find(b.planned_rps);
+    if (it == log.end()) continue;
+    b.verified_attainment = it->second.attainment;
+    b.verify_stop = it->second.stop;
+  }
 }
 
 double burst_aware_demand(ArrivalSource& arrivals, double delay_s, double excess) {

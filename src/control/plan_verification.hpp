@@ -13,11 +13,13 @@
 // (each call runs its own simulations).
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "control/replanning.hpp"
 #include "plan/jigsawserve/planner.hpp"
 #include "policy/policy_set.hpp"
 #include "spec/run_spec.hpp"
@@ -104,12 +106,36 @@ VerifiedDemand largest_verified_demand(const plan::PlanInput& input,
                                        const VerifyOptions& verify, double upper_rps,
                                        int probes = 6, double gap = 0.05);
 
+// What the controller's verification found for the plan of one demand (its report's
+// per-bin columns): the attainment of the returned plan and why the loop stopped.
+struct VerifiedPlanFacts {
+  double attainment = 0.0;
+  std::string stop;
+  int rounds = 0;
+};
+// By the demand planned (PlanInput::demand_rps as the planner was called with it).
+using VerifiedPlanLog = std::map<double, VerifiedPlanFacts>;
+
 // The re-planning controller's planner (ControllerOptions::planner): each plan verified on
 // `seconds` of Poisson arrivals at its demand under the controller's `policies` (the data
-// plane the day runs), with `sim`'s seed; burst-aware slack when `queue_delay_s` > 0.
+// plane the day runs), with `sim`'s seed; burst-aware slack when `queue_delay_s` > 0. When
+// `log` is set, each verification's outcome is recorded there (the planner holds it).
 std::function<plan::JigsawPlan(const plan::PlanInput&, const plan::PlanOptions&)> verified_planner(
     const PolicyConfig& policies, const SimOptions& sim, double target, int rounds,
-    double queue_delay_s, double burst_excess, double seconds = 60.0);
+    double queue_delay_s, double burst_excess, double seconds = 60.0,
+    std::shared_ptr<VerifiedPlanLog> log = nullptr);
+
+// The data plane a re-planned day runs with `tessera replan --data-plane verified`
+// (docs/replan.md#verification): the plan at `input.demand_rps` (the day's busiest bin)
+// verified as the controller verifies, under every data plane of default_data_planes();
+// the result's data_plane is the best of them there.
+Verification verify_data_planes(const plan::PlanInput& input, const plan::PlanOptions& options,
+                                const SimOptions& sim, double target, int rounds,
+                                double queue_delay_s, double burst_excess, double seconds = 60.0);
+
+// Copies each bin's verification (by its planned demand) into its BinRecord; bins on the
+// max-demand fallback plan were not verified and stay empty.
+void attach_verification(const VerifiedPlanLog& log, ReplanResult& result);
 
 // Burst-aware demand: the least service rate c such that a fluid queue served at c, fed by
 // `arrivals`, turns away at most `excess` of the requests, where a request is turned away

@@ -175,7 +175,10 @@ void write_replan_report(const std::filesystem::path& dir, const std::vector<Rep
     std::string csv =
         "bin,demand_rps,predicted_rps,planned_rps,fallback,slices,planned_accuracy,workers,"
         "started,stopped,solve_s,solve_limited,finished,ok,late,dropped,failed,violation_rate,"
-        "subrequests,subrequests_violated,subrequest_violation_rate,accuracy\n";
+        "subrequests,subrequests_violated,subrequest_violation_rate,accuracy,verified_attainment,"
+        "verify_stop";
+    for (const std::string& t : r.tasks) csv += ",dropped_at_" + t;
+    csv += "\n";
     ChartSeries d{r.space + " predicted", {}, {}, r.space}, sl{r.space, {}}, v{r.space, {}},
         a{r.space, {}};
     ChartSeries actual{"measured", {}};
@@ -184,12 +187,19 @@ void write_replan_report(const std::filesystem::path& dir, const std::vector<Rep
       csv += fmt::format(
           "{},{:.3f},{:.3f},{:.3f},{},{},{:.5f},{},{},{},{:.3f},{},{},{},{},{},{},{:.5f},{:.3f},{:."
           "3f},"
-          "{:.5f},{:.5f}\n",
+          "{:.5f},{:.5f}",
           b.bin, b.demand_rps, b.predicted_rps, b.planned_rps, b.fallback ? 1 : 0, b.slices,
           b.planned_accuracy, b.workers, b.started, b.stopped, b.solve_seconds,
           b.solve_limited ? 1 : 0, b.finished, b.ok, b.late, b.dropped, b.failed,
           b.violation_rate(), b.subrequests, b.subrequests_violated, b.subrequest_violation_rate(),
           b.accuracy);
+      // The verification's measure of the bin's plan, and the drops per task.
+      csv += fmt::format(",{},{}",
+                         b.verify_stop.empty() ? "" : fmt::format("{:.5f}", b.verified_attainment),
+                         b.verify_stop);
+      for (std::size_t t = 0; t < r.tasks.size(); ++t)
+        csv += fmt::format(",{}", t < b.dropped_at.size() ? b.dropped_at[t] : 0);
+      csv += "\n";
       if (static_cast<std::size_t>(&b - r.bins.data()) >= drawn) continue;
       actual.values.push_back(b.demand_rps);
       d.values.push_back(b.predicted_rps);

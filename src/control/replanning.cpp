@@ -132,6 +132,7 @@ ReplanResult run_replanning(const plan::PlanInput& input, const plan::PlanOption
   result.space = options.space.name();
   result.slices_available = input.slices;
   result.bin = c.bin;
+  for (const Task& t : input.app.tasks) result.tasks.push_back(t.name);
 
   if (expected_counts.empty()) throw std::invalid_argument("the workload has no arrivals");
   const int bin_count = static_cast<int>(expected_counts.size());
@@ -199,6 +200,7 @@ ReplanResult run_replanning(const plan::PlanInput& input, const plan::PlanOption
     rec.accuracy = w.accuracy_count ? w.accuracy_sum / static_cast<double>(w.accuracy_count) : 0.0;
     rec.subrequests = w.subrequests;
     rec.subrequests_violated = w.subrequests_violated;
+    rec.dropped_at = w.dropped_at;
   }
   // Bins after the last tick (requests finishing after the last arrival) carry no plan of
   // their own: they run the last one.

@@ -54,6 +54,15 @@ struct BinRecord {
   // multiplicative factor F counts F.
   double subrequests = 0.0, subrequests_violated = 0.0;
   bool solve_limited = false;  // a solver limit cut this bin's MILP short (not proven optimal)
+  // Where the bin's violations happened: drops made at each task (app task order), of the
+  // requests that ended in the bin.
+  std::vector<uint64_t> dropped_at;
+  // What the verification (ControllerOptions::planner with verification) measured on the
+  // bin's plan at its planned demand: its attainment, and why it stopped ("met", "GPUs ran
+  // out", ...). Empty `verify_stop`: the plan was not verified (no verification, or the
+  // max-demand fallback plan).
+  double verified_attainment = 0.0;
+  std::string verify_stop;
   // Per frame: requests that were not ok over finished requests.
   double violation_rate() const {
     return finished ? static_cast<double>(finished - ok) / static_cast<double>(finished) : 0.0;
@@ -77,6 +86,7 @@ struct ReplanResult {
   bool infeasible = false;
   std::string message;
   int limited_solves = 0;  // MILP solves a solver limit cut short (PlanCache::limited_solves)
+  std::vector<std::string> tasks;  // the app's task names (BinRecord::dropped_at's order)
 };
 
 // Runs the day (a space with no plan at any demand comes back `infeasible`, without

@@ -196,11 +196,16 @@ PlanSpec parse_plan_spec(const SpecNode& node) {
   if (auto t = node.get("attainment_target")) spec.attainment_target = t->as_number_in(0.01, 1);
   if (auto w = node.get("workload")) spec.workload_file = w->as_file_path();
   if (auto h = node.get("headroom")) {
-    h->allow_only({"utilisation_cap", "queue_delay_ms", "burst_excess"});
+    h->allow_only({"model", "utilisation_cap", "queue_delay_ms", "burst_excess"});
+    if (auto m = h->get("model")) spec.mdc = m->as_choice({"utilisation_cap", "mdc"}) == "mdc";
     if (auto u = h->get("utilisation_cap")) in.utilisation_cap = {u->as_number_in(0.05, 1)};
     if (auto w = h->get("queue_delay_ms")) spec.queue_delay_ms = w->as_non_negative(3.6e6);
     if (auto e = h->get("burst_excess")) spec.burst_excess = e->as_number_in(0, 0.5);
+    if (spec.mdc && spec.queue_delay_ms <= 0.0) {
+      h->fail("model mdc needs its wait budget: a queue_delay_ms above 0");
+    }
   }
+  spec.apply_headroom_model();
   spec.verify_rounds = static_cast<int>(node.integer_in_or("verify_rounds", 1, 100, 8));
   if (auto b = node.get("budget_slices")) {
     opt.budget_any_instance = b->as_choice({"any_instance", "within_latency"}) == "any_instance";
@@ -231,6 +236,11 @@ PlanSpec parse_plan_spec(const SpecNode& node) {
   in.profiles = derive_segment_profiles(raw, spec.whole_gpu_segment, in.catalogue, spec.scaling,
                                         in.batch_sizes, variants);
   return spec;
+}
+
+void PlanSpec::apply_headroom_model() {
+  input.mdc_wait_s = mdc ? queue_delay_ms / 1000.0 : 0.0;
+  input.mdc_epsilon = 1.0 - attainment_target;
 }
 
 PlanSpec load_plan_spec(const std::filesystem::path& file) {

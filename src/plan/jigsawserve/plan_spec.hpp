@@ -30,6 +30,12 @@ struct PlanSpec {
   // with `slack`, no burst model.
   double queue_delay_ms = 0.0;
   double burst_excess = 0.005;
+  // `headroom.model`: false: `utilisation_cap` alone (the default); true: also the M/D/c
+  // cap per instance kind (PlanInput::mdc_wait_s), with queue_delay_ms as its wait budget
+  // and 1 - attainment_target as the tail it allows.
+  bool mdc = false;
+  // Sets input.mdc_wait_s / mdc_epsilon from the fields above (after overriding them).
+  void apply_headroom_model();
   int verify_rounds = 8;  // plans tried before the verification gives up
 };
 

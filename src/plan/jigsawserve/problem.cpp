@@ -1,5 +1,7 @@
 #include "plan/jigsawserve/problem.hpp"
 
+#include "plan/jigsawserve/queueing_headroom.hpp"
+
 #include <algorithm>
 #include <functional>
 #include <limits>
@@ -95,6 +97,10 @@ std::vector<Candidate> enumerate_candidates(const PlanInput& input, const Search
           c.batch = b;
           c.latency_ms = input.profiles.latency_ms(variant, seg.name, b);
           c.throughput_rps = 1000.0 * b * seg.mps / c.latency_ms * input.utilisation_cap_of(t);
+          if (input.mdc_wait_s > 0.0) {
+            c.throughput_rps *= mdc_utilisation_cap(seg.mps, c.latency_ms / 1000.0,
+                                                    input.mdc_wait_s, input.mdc_epsilon);
+          }
           c.cost = seg.cost;
           c.measured = curve.origin == ProfileOrigin::kMeasured;
           out.push_back(c);

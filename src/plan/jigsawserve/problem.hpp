@@ -30,6 +30,12 @@ struct PlanInput {
     if (utilisation_cap.empty()) return 1.0;
     return utilisation_cap[std::min<std::size_t>(task, utilisation_cap.size() - 1)];
   }
+  // The M/D/c headroom model (plan/jigsawserve/queueing_headroom.hpp, `headroom.model:
+  // mdc`): when mdc_wait_s > 0 each instance kind also runs at most at the utilisation where
+  // its M/D/c queue (c: the kind's MPS processes, D: its batch latency) keeps a request
+  // waiting longer than mdc_wait_s with probability at most mdc_epsilon.
+  double mdc_wait_s = 0.0;
+  double mdc_epsilon = 0.01;
 };
 
 struct PlanOptions {
