@@ -6,6 +6,7 @@
 #include <map>
 
 #include "core/error.hpp"
+#include "export/kubernetes_export.hpp"
 #include "export/plan_dir.hpp"
 #include "export/yaml_text.hpp"
 
@@ -177,36 +178,15 @@ std::vector<std::filesystem::path> write_llm_gateways(const std::filesystem::pat
                     {"kind", "ConfigMap"},
                     {"metadata", llm_metadata(name, model, "gateway", o)},
                     {"data", data}});
-    ojson container = {
-        {"name", "tessera"},
-        {"image", o.tessera_image},
-        {"command",
-         {"tessera", "serve", "/etc/tessera/run.yaml", "--host", "0.0.0.0", "--port", "8000"}},
-        {"ports", ojson::array({{{"name", "http"}, {"containerPort", 8000}}})},
-        // 503 while no backend is in service: out of the Service, not restarted.
-        {"readinessProbe",
-         {{"httpGet", {{"path", "/health"}, {"port", 8000}}}, {"periodSeconds", 5}}},
-        {"volumeMounts", ojson::array({{{"name", "run"}, {"mountPath", "/etc/tessera"}}})}};
+    ojson container = tessera_serve_container(o.tessera_image, "run");
+    // 503 while no backend is in service: out of the Service, not restarted.
+    container["readinessProbe"] = {{"httpGet", {{"path", "/health"}, {"port", 8000}}},
+                                   {"periodSeconds", 5}};
     ojson pod = {{"containers", ojson::array({container})},
                  {"volumes", ojson::array({{{"name", "run"}, {"configMap", {{"name", name}}}}})}};
-    ojson meta = llm_metadata(name, model, "gateway", o);
-    docs.push_back({{"apiVersion", "apps/v1"},
-                    {"kind", "Deployment"},
-                    {"metadata", meta},
-                    {"spec",
-                     {{"replicas", 1},
-                      {"selector", {{"matchLabels", {{"app.kubernetes.io/name", name}}}}},
-                      {"template", {{"metadata", {{"labels", meta["labels"]}}}, {"spec", pod}}}}}});
-    docs.push_back(
-        {{"apiVersion", "v1"},
-         {"kind", "Service"},
-         {"metadata", llm_metadata(name, model, "gateway", o)},
-         {"spec",
-          {{"selector", {{"app.kubernetes.io/name", name}}},
-           {"ports",
-            ojson::array(
-                {{{"name", "http"}, {"port", 8000}, {"targetPort", 8000}, {"protocol", "TCP"}}})},
-           {"type", "ClusterIP"}}}});
+    const ojson meta = llm_metadata(name, model, "gateway", o);
+    docs.push_back(llm_deployment(meta, meta["labels"], pod));
+    docs.push_back(llm_service(name, model, "gateway", o));
   }
   if (docs.empty()) return files;
   const auto file = out / "gateway.yaml";

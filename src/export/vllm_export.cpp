@@ -102,6 +102,30 @@ ojson llm_metadata(const std::string& name, const std::string& model, const std:
   return m;
 }
 
+ojson llm_deployment(const ojson& meta, const ojson& pod_labels, ojson pod) {
+  const std::string name = meta["name"].get<std::string>();
+  return {{"apiVersion", "apps/v1"},
+          {"kind", "Deployment"},
+          {"metadata", meta},
+          {"spec",
+           {{"replicas", 1},
+            {"selector", {{"matchLabels", {{"app.kubernetes.io/name", name}}}}},
+            {"template", {{"metadata", {{"labels", pod_labels}}}, {"spec", std::move(pod)}}}}}};
+}
+
+ojson llm_service(const std::string& name, const std::string& model, const std::string& component,
+                  const LlmExportOptions& o) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Service"},
+          {"metadata", llm_metadata(name, model, component, o)},
+          {"spec",
+           {{"selector", {{"app.kubernetes.io/name", name}}},
+            {"ports",
+             ojson::array(
+                 {{{"name", "http"}, {"port", 8000}, {"targetPort", 8000}, {"protocol", "TCP"}}})},
+            {"type", "ClusterIP"}}}};
+}
+
 std::string vllm_service_name(const LlmDeployment& d) {
   return dns_label("tessera-vllm-" + d.model + "-" + std::to_string(d.index));
 }
@@ -169,23 +193,8 @@ std::vector<std::filesystem::path> write_vllm_manifests(const std::filesystem::p
     ojson labels = meta["labels"];
     labels["tessera.io/llm-config"] = d.config;
     meta["labels"]["tessera.io/llm-config"] = d.config;
-    docs.push_back({{"apiVersion", "apps/v1"},
-                    {"kind", "Deployment"},
-                    {"metadata", meta},
-                    {"spec",
-                     {{"replicas", 1},
-                      {"selector", {{"matchLabels", {{"app.kubernetes.io/name", name}}}}},
-                      {"template", {{"metadata", {{"labels", labels}}}, {"spec", pod}}}}}});
-    docs.push_back(
-        {{"apiVersion", "v1"},
-         {"kind", "Service"},
-         {"metadata", metadata(name, d.model)},
-         {"spec",
-          {{"selector", {{"app.kubernetes.io/name", name}}},
-           {"ports",
-            ojson::array(
-                {{{"name", "http"}, {"port", 8000}, {"targetPort", 8000}, {"protocol", "TCP"}}})},
-           {"type", "ClusterIP"}}}});
+    docs.push_back(llm_deployment(meta, labels, pod));
+    docs.push_back(llm_service(name, d.model, "vllm", o));
     const std::string pool = dns_label("tessera-llm-" + d.model);
     bool seen = false;
     for (const auto& p : pools) seen = seen || p == pool;

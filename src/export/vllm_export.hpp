@@ -58,6 +58,13 @@ std::string vllm_service_name(const LlmDeployment& d);
 ojson llm_metadata(const std::string& name, const std::string& model, const std::string& component,
                    const LlmExportOptions& options);
 
+// A Deployment of one replica of `pod`, named and labelled by `meta`, its pods labelled
+// `pod_labels` (which hold meta's app.kubernetes.io/name, its selector).
+ojson llm_deployment(const ojson& meta, const ojson& pod_labels, ojson pod);
+// The ClusterIP Service `name` on port 8000 ("http") selecting the pods of `name`.
+ojson llm_service(const std::string& name, const std::string& model, const std::string& component,
+                  const LlmExportOptions& options);
+
 // The `vllm serve` arguments of one deployment (after `vllm serve MODEL_PATH`).
 std::vector<std::string> vllm_serve_args(const LlmDeployment& d);
 
