@@ -17,9 +17,13 @@
 
 #include "core/error.hpp"
 #include "dataplane/ppipe/plan_json.hpp"
+#include "export/llm_gateway_export.hpp"
 #include "export/ppipe_export.hpp"
 #include "export/vllm_export.hpp"
 #include "k8s_schema_check.hpp"
+#include "spec/llm_backend_spec.hpp"
+#include "spec/run_spec.hpp"
+#include "spec/run_validation.hpp"
 
 namespace tessera {
 namespace {
@@ -142,6 +146,139 @@ TEST(ExportVllm, ABadDeploymentIsASpecErrorNamingTheField) {
     FAIL() << "accepted";
   } catch (const SpecError& e) {
     EXPECT_NE(std::string(e.what()).find("max_model_len"), std::string::npos) << e.what();
+  }
+  fs::remove_all(dir);
+}
+
+// iServe's deployments as `tessera llm instances --out DIR` writes them, each with its llm:
+// section (model-<i>.yaml): Llama-2-7B at TP 2 x PP 2 with 8-bit weights and KV cache, and
+// Falcon-7B on one GPU in FP16, both on A6000s.
+fs::path iserve_dir_with_sections() {
+  const fs::path d = fresh_dir("vllm_gateway");
+  std::ofstream(d / "deployments.json")
+      << R"([{"model": "llama-2-7b", "config": "tp2-pp2-int8-kv8", "gpus": "0,1,2,3",
+              "tpot_s": 0.012, "file": "model-0.yaml"},
+             {"model": "llama-2-13b", "config": null},
+             {"model": "falcon-7b", "config": "tp1-pp1-fp16-kv16", "gpus": "4",
+              "tpot_s": 0.02, "file": "model-2.yaml"}])";
+  const std::string gpu =
+      "  gpu: {name: a6000, memory_gb: 48, memory_utilization: 1, bandwidth_gbs: 768, "
+      "tflops: 154.8, mfu: 0.65, mbu: 0.55, step_overhead_ms: 0.96}\n";
+  std::ofstream(d / "model-0.yaml")
+      << "  # llama-2-7b tp2-pp2-int8-kv8 on a6000\n"
+      << "  model: {name: \"meta-llama/Llama-2-7b-hf\", layers: 32, kv_heads: 32, head_dim: 128, "
+         "params_b: 6.6, weight_bytes: 1.03}\n"
+      << "  kv_cache: {dtype: int8, block_tokens: 16}\n"
+      << gpu
+      << "  parallel: {tp: 2, pp: 2, hidden: 4096, reduces_per_layer: 2, reserved_gb_per_gpu: 10, "
+         "tp_link: {latency_us: 50.5, bus_gbs: 56}, pp_link: {latency_us: 50.5, bus_gbs: 56}}\n";
+  std::ofstream(d / "model-2.yaml")
+      << "  # falcon-7b tp1-pp1-fp16-kv16 on a6000\n"
+      << "  model: {name: \"tiiuae/falcon-7b\", layers: 32, kv_heads: 1, head_dim: 64, "
+         "params_b: 6.9, weight_bytes: 2}\n"
+      << "  kv_cache: {dtype: fp16, block_tokens: 16}\n"
+      << gpu << "  parallel: {tp: 1, pp: 1, hidden: 4544, reduces_per_layer: 2}\n";
+  return d;
+}
+
+// The gateway `tessera export --to vllm` writes per model is a valid run spec wherever its
+// folder is copied, and its backends are exactly the vLLM Deployments: each Service's URL,
+// the name vLLM serves, TP and PP as vLLM is started with (and so the GPUs the pod asks
+// for), the weights as quantised; the front end's Deployment serves the ConfigMap's files.
+TEST(ExportVllm, TheGatewayRunSpecListsEachVllmServiceWithItsDeployment) {
+  const fs::path dir = iserve_dir_with_sections();
+  exporter::LlmExportOptions o;
+  o.models_dir = fs::path(TESSERA_SOURCE_DIR) / "data/llm";
+  o.namespace_name = "serving";
+  o.tessera_image = "registry.example/tessera:1";
+  const auto vllm = objects(exporter::write_vllm_manifests(dir, dir / "out", o));
+  const auto files = exporter::write_llm_gateways(dir, dir / "out", o);
+  ASSERT_EQ(files.size(), 3u);  // gateway.yaml, and a run.yaml per deployed model
+  EXPECT_EQ(files[0], dir / "out/gateway.yaml");
+  const auto front = objects({files[0]});
+  expect_schema_valid({files[0]}, "");
+  const fs::path moved = dir / "elsewhere";
+  for (const std::string model : {"llama-2-7b", "falcon-7b"}) {
+    SCOPED_TRACE(model);
+    // Relocatable: the folder alone is the run spec.
+    fs::create_directories(moved / model);
+    fs::copy(dir / "out/gateway" / model, moved / model, fs::copy_options::recursive);
+    const fs::path run_file = moved / model / "run.yaml";
+    std::string report;
+    ASSERT_NO_THROW(report = validate_run_file(run_file));
+    EXPECT_NE(report.find("backends    1"), std::string::npos) << report;
+    const RunSpec run = load_run_spec(run_file);
+    ASSERT_TRUE(run.llm);
+    EXPECT_EQ(run.llm->model.name, model);  // what clients send
+    const auto gateway = load_llm_gateway(run);
+    ASSERT_TRUE(gateway);
+    ASSERT_EQ(gateway->backends.size(), 1u);
+    const LlmBackendSpec& b = gateway->backends[0];
+    const std::string service =
+        model == "llama-2-7b" ? "tessera-vllm-llama-2-7b-0" : "tessera-vllm-falcon-7b-2";
+    EXPECT_EQ(b.url, "http://" + service + ".serving.svc:8000");
+    ASSERT_TRUE(vllm.count("Service/" + service));
+    EXPECT_EQ(vllm.at("Service/" + service)["spec"]["ports"][0]["port"].as<int>(), b.port);
+    const YAML::Node c =
+        vllm.at("Deployment/" + service)["spec"]["template"]["spec"]["containers"][0];
+    const auto args = strings(c["command"]);
+    EXPECT_EQ(flag_value(args, "--served-model-name"), b.model);
+    EXPECT_EQ(flag_value(args, "--port"), std::to_string(b.port));
+    EXPECT_EQ(flag_value(args, "--tensor-parallel-size"), std::to_string(b.parallel.tp));
+    EXPECT_EQ(flag_value(args, "--pipeline-parallel-size"), std::to_string(b.parallel.pp));
+    EXPECT_EQ(c["resources"]["limits"]["nvidia.com/gpu"].as<int>(),
+              static_cast<int>(b.parallel.gpus()));
+    EXPECT_EQ(b.gpu.name, "a6000");
+    if (model == "llama-2-7b") {
+      EXPECT_EQ(b.parallel.tp, 2u);
+      EXPECT_EQ(b.parallel.pp, 2u);
+      EXPECT_EQ(flag_value(args, "--quantization"), "fp8");
+      EXPECT_DOUBLE_EQ(b.shape.weight_bytes, 1.0);  // 8-bit weights
+    } else {
+      EXPECT_EQ(flag_value(args, "--dtype"), "float16");
+      EXPECT_DOUBLE_EQ(b.shape.weight_bytes, 2.0);
+    }
+    // The front end: tessera serve on the ConfigMap's run spec, behind a Service on 8000.
+    const std::string name = exporter::llm_gateway_name(model);
+    ASSERT_TRUE(front.count("ConfigMap/" + name) && front.count("Deployment/" + name) &&
+                front.count("Service/" + name));
+    const YAML::Node data = front.at("ConfigMap/" + name)["data"];
+    for (const char* f : {"run.yaml", "app.yaml", "deployment.yaml", "profiles.yaml"}) {
+      std::ifstream in(moved / model / f);
+      const std::string text((std::istreambuf_iterator<char>(in)), {});
+      EXPECT_EQ(data[f].as<std::string>(), text) << f;
+    }
+    const YAML::Node pod = front.at("Deployment/" + name)["spec"]["template"]["spec"];
+    EXPECT_EQ(pod["containers"][0]["image"].as<std::string>(), o.tessera_image);
+    const auto cmd = strings(pod["containers"][0]["command"]);
+    ASSERT_GE(cmd.size(), 3u);
+    EXPECT_EQ(cmd[1], "serve");
+    EXPECT_EQ(cmd[2], "/etc/tessera/run.yaml");
+    EXPECT_EQ(pod["containers"][0]["volumeMounts"][0]["mountPath"].as<std::string>(),
+              "/etc/tessera");
+    EXPECT_EQ(pod["volumes"][0]["configMap"]["name"].as<std::string>(), name);
+  }
+  fs::remove_all(dir);
+}
+
+TEST(ExportVllm, ADeploymentWithoutItsLlmSectionIsASpecErrorNamingIt) {
+  const fs::path dir = iserve_dir();  // deployments.json names no model-<i>.yaml
+  exporter::LlmExportOptions o;
+  o.max_model_len = 2048;
+  try {
+    exporter::write_llm_gateways(dir, dir / "out", o);
+    FAIL() << "accepted";
+  } catch (const SpecError& e) {
+    EXPECT_NE(std::string(e.what()).find("[0].file"), std::string::npos) << e.what();
+  }
+  std::ofstream(dir / "deployments.json")
+      << R"([{"model": "m", "config": "tp1-pp1-fp16-kv16", "file": "model-0.yaml"}])";
+  std::ofstream(dir / "model-0.yaml") << "  model: [1, 2]\n";
+  try {
+    exporter::write_llm_gateways(dir, dir / "out", o);
+    FAIL() << "accepted";
+  } catch (const SpecError& e) {
+    EXPECT_NE(std::string(e.what()).find("model-0.yaml"), std::string::npos) << e.what();
   }
   fs::remove_all(dir);
 }

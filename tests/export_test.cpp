@@ -34,6 +34,7 @@
 #include "export/plan_dir.hpp"
 #include "export/triton_export.hpp"
 #include "k8s_schema_check.hpp"
+#include "loopback_cluster.hpp"
 #include "models/model_spec.hpp"
 #include "pbtxt_reader.hpp"
 #include "plan/jigsawserve/plan_report.hpp"
@@ -440,50 +441,13 @@ TEST_F(Export, ManifestsPassTheKubernetesSchemas) {
 }
 
 #ifdef TESSERA_BINARY
-// One exported Service on loopback: a `tessera serve` process bound to the Service's own
-// ports on its own loopback address (standing in for the cluster's DNS name).
-struct LoopbackProcess {
-  pid_t pid = -1;
-  std::string address;
-  int http_port = 0;
-};
+using testing::LoopbackProcess;
+using testing::metric_sum;
+using testing::wait_ready;
 
 LoopbackProcess spawn_serve(const std::vector<std::string>& args, const std::string& address,
                             int http_port, const fs::path& cwd, const fs::path& log) {
-  LoopbackProcess p{-1, address, http_port};
-  p.pid = fork();
-  if (p.pid == 0) {
-    if (::chdir(cwd.c_str()) != 0) _exit(126);
-    std::freopen(log.c_str(), "a", stderr);
-    std::freopen(log.c_str(), "a", stdout);
-    std::vector<char*> argv = {const_cast<char*>(TESSERA_BINARY)};
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(TESSERA_BINARY, argv.data());
-    _exit(127);
-  }
-  return p;
-}
-
-bool wait_ready(const LoopbackProcess& p) {
-  httplib::Client c(p.address, p.http_port);
-  c.set_connection_timeout(1, 0);
-  for (int i = 0; i < 1200; ++i) {  // at most a minute (a child loading libtorch)
-    auto res = c.Get("/v2/health/ready");
-    if (res && res->status == 200) return true;
-    if (waitpid(p.pid, nullptr, WNOHANG) == p.pid) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return false;
-}
-
-double metric_sum(const std::string& text, const std::string& prefix) {
-  double sum = 0;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind(prefix, 0) == 0) sum += std::stod(line.substr(line.rfind(' ') + 1));
-  }
-  return sum;
+  return testing::spawn_tessera(args, address, http_port, cwd, log);
 }
 
 // The exported topology on this machine: every backend Service is a `tessera serve --worker`
@@ -520,7 +484,7 @@ TEST_F(Export, LoopbackClusterServesThePlanThroughItsBackends) {
   // "Cluster DNS": Service i at 127.77.B.(i + 2), the front end at 127.77.B.1, with B from
   // this process's id: runs side by side (ctest -j, the sanitizer suite) use different
   // address blocks, so the Services' fixed ports do not collide.
-  const std::string block = "127.77." + std::to_string(::getpid() % 250 + 1) + ".";
+  const std::string block = testing::loopback_block(77);
   const std::string front_address = block + "1";
   for (std::size_t i = 0; i < p.kinds.size(); ++i) {
     const exporter::InstanceKind& k = p.kinds[i];

@@ -3,6 +3,7 @@
 
 #include "cli/commands.hpp"
 #include "export/kubernetes_export.hpp"
+#include "export/llm_gateway_export.hpp"
 #include "export/plan_dir.hpp"
 #include "export/ppipe_export.hpp"
 #include "export/triton_export.hpp"
@@ -26,9 +27,13 @@ void run_export(const ExportArgs& args) {
                                           : std::filesystem::path(args.out_dir);
     exporter::LlmExportOptions o = args.llm;
     o.namespace_name = args.kubernetes.namespace_name;
+    o.tessera_image = args.kubernetes.tessera_image;
+    std::cout << "tessera export: vLLM Deployments and InferencePools\n";
     for (const auto& f : exporter::write_vllm_manifests(args.plan_dir, out, o))
-      std::cout << "tessera export: vLLM Deployments and InferencePools\n  wrote " << f.string()
-                << "\n";
+      std::cout << "  wrote " << f.string() << "\n";
+    std::cout << "  tessera's LLM gateway per model in front of them (tessera serve RUN.yaml)\n";
+    for (const auto& f : exporter::write_llm_gateways(args.plan_dir, out, o))
+      std::cout << "  wrote " << f.string() << "\n";
     return;
   }
   if (args.to == "kubernetes" && exporter::is_ppipe_plan_dir(args.plan_dir)) {
@@ -87,7 +92,8 @@ void add_export_command(CLI::App& app) {
       ->required()
       ->check(CLI::IsMember({"triton", "kubernetes", "vllm"}));
   cmd->add_option("--out,-o", args->out_dir, "Output directory (default: PLAN/<to>)");
-  cmd->add_option("--image", args->kubernetes.tessera_image, "kubernetes: the tessera image")
+  cmd->add_option("--image", args->kubernetes.tessera_image,
+                  "kubernetes, vllm: the tessera image (front end, LLM gateway)")
       ->capture_default_str();
   cmd->add_option("--triton-image", args->kubernetes.triton_image,
                   "kubernetes: the Triton server image")

@@ -170,6 +170,15 @@ std::string mig_parted_config(const PlanDir& plan, const std::string& config_nam
 
 }  // namespace
 
+ojson tessera_serve_container(const std::string& image, const std::string& volume) {
+  return {{"name", "tessera"},
+          {"image", image},
+          {"command",
+           {"tessera", "serve", "/etc/tessera/run.yaml", "--host", "0.0.0.0", "--port", "8000"}},
+          {"ports", ojson::array({{{"name", "http"}, {"containerPort", 8000}}})},
+          {"volumeMounts", ojson::array({{{"name", volume}, {"mountPath", "/etc/tessera"}}})}};
+}
+
 std::string backend_service_name(const PlanDir& plan, const InstanceKind& kind) {
   Names n;
   n.app = dns_label(plan.run.app.name);
@@ -202,15 +211,9 @@ std::vector<std::filesystem::path> write_kubernetes_manifests(const PlanDir& pla
                         {"kind", "ConfigMap"},
                         {"metadata", metadata(config, n, "plan", o)},
                         {"data", data}};
-    ojson container = {
-        {"name", "tessera"},
-        {"image", o.tessera_image},
-        {"command",
-         {"tessera", "serve", "/etc/tessera/run.yaml", "--host", "0.0.0.0", "--port", "8000"}},
-        {"ports", ojson::array({{{"name", "http"}, {"containerPort", 8000}}})},
-        {"readinessProbe", probe("/v2/health/ready", 8000)},
-        {"livenessProbe", probe("/v2/health/live", 8000)},
-        {"volumeMounts", ojson::array({{{"name", "plan"}, {"mountPath", "/etc/tessera"}}})}};
+    ojson container = tessera_serve_container(o.tessera_image, "plan");
+    container["readinessProbe"] = probe("/v2/health/ready", 8000);
+    container["livenessProbe"] = probe("/v2/health/live", 8000);
     ojson volumes = ojson::array({{{"name", "plan"}, {"configMap", {{"name", config}}}}});
     ojson pod = {{"containers", ojson::array({container})}, {"volumes", volumes}};
     ojson ports = ojson::array({port("http", 8000), port("metrics", 8000)});

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "export/plan_dir.hpp"
+#include "export/yaml_text.hpp"
 
 namespace tessera::exporter {
 
@@ -30,6 +31,11 @@ struct KubernetesOptions {
   std::string triton_image = "nvcr.io/nvidia/tritonserver:24.08-py3";
   std::string namespace_name;  // empty: none set (kubectl -n chooses)
 };
+
+// The container of a tessera front end: `tessera serve /etc/tessera/run.yaml` on port 8000
+// ("http"), the run spec's files mounted from the pod's volume `volume` (a ConfigMap).
+// Probes are the caller's.
+ojson tessera_serve_container(const std::string& image, const std::string& volume);
 
 // The name of the Deployment and Service of one instance kind's Triton pods:
 // tessera-<app>-<variant>-<profile>[-mps<n>]-b<batch> as a DNS label. The front end's

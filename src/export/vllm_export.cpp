@@ -55,6 +55,7 @@ std::vector<LlmDeployment> load_llm_deployments(const std::filesystem::path& dir
     if (!e["config"].is_string()) throw SpecError(file.string(), at + ".config", "not a string");
     LlmDeployment d;
     d.index = static_cast<int>(i);
+    d.deployments_file = file;
     d.model = e["model"].get<std::string>();
     d.config = e["config"].get<std::string>();
     std::smatch m;
@@ -71,11 +72,62 @@ std::vector<LlmDeployment> load_llm_deployments(const std::filesystem::path& dir
     d.pp = std::stoi(m[2]);
     if (d.tp < 1 || d.pp < 1 || d.tp * d.pp > 64)
       throw SpecError(file.string(), at + ".config", "TP x PP must be 1..64");
+    if (e.contains("file")) {
+      if (!e["file"].is_string() || e["file"].get<std::string>().empty())
+        throw SpecError(file.string(), at + ".file", "not a file name");
+      d.section_file = dir / e["file"].get<std::string>();
+    }
+    if (e.contains("tpot_s")) {
+      if (!e["tpot_s"].is_number() || !(e["tpot_s"].get<double>() >= 0.0) ||
+          e["tpot_s"].get<double>() > 3600.0)
+        throw SpecError(file.string(), at + ".tpot_s", "not a number of seconds in 0..3600");
+      d.tpot_ms = e["tpot_s"].get<double>() * 1e3;
+    }
     d.max_model_len =
         o.max_model_len > 0 ? o.max_model_len : model_context(o.models_dir, d.model, file.string());
     out.push_back(d);
   }
   return out;
+}
+
+ojson llm_metadata(const std::string& name, const std::string& model, const std::string& component,
+                   const LlmExportOptions& o) {
+  ojson m = {{"name", name}};
+  if (!o.namespace_name.empty()) m["namespace"] = o.namespace_name;
+  m["labels"] = {{"app.kubernetes.io/name", name},
+                 {"app.kubernetes.io/part-of", "tessera-llm"},
+                 {"app.kubernetes.io/component", component},
+                 {"app.kubernetes.io/managed-by", "tessera-export"},
+                 {"tessera.io/llm-model", dns_label(model)}};
+  return m;
+}
+
+ojson llm_deployment(const ojson& meta, const ojson& pod_labels, ojson pod) {
+  const std::string name = meta["name"].get<std::string>();
+  return {{"apiVersion", "apps/v1"},
+          {"kind", "Deployment"},
+          {"metadata", meta},
+          {"spec",
+           {{"replicas", 1},
+            {"selector", {{"matchLabels", {{"app.kubernetes.io/name", name}}}}},
+            {"template", {{"metadata", {{"labels", pod_labels}}}, {"spec", std::move(pod)}}}}}};
+}
+
+ojson llm_service(const std::string& name, const std::string& model, const std::string& component,
+                  const LlmExportOptions& o) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Service"},
+          {"metadata", llm_metadata(name, model, component, o)},
+          {"spec",
+           {{"selector", {{"app.kubernetes.io/name", name}}},
+            {"ports",
+             ojson::array(
+                 {{{"name", "http"}, {"port", 8000}, {"targetPort", 8000}, {"protocol", "TCP"}}})},
+            {"type", "ClusterIP"}}}};
+}
+
+std::string vllm_service_name(const LlmDeployment& d) {
+  return dns_label("tessera-vllm-" + d.model + "-" + std::to_string(d.index));
 }
 
 std::vector<std::string> vllm_serve_args(const LlmDeployment& d) {
@@ -114,18 +166,11 @@ std::vector<std::filesystem::path> write_vllm_manifests(const std::filesystem::p
   std::filesystem::create_directories(out);
   std::vector<ojson> docs;
   auto metadata = [&](const std::string& name, const std::string& model) {
-    ojson m = {{"name", name}};
-    if (!o.namespace_name.empty()) m["namespace"] = o.namespace_name;
-    m["labels"] = {{"app.kubernetes.io/name", name},
-                   {"app.kubernetes.io/part-of", "tessera-llm"},
-                   {"app.kubernetes.io/component", "vllm"},
-                   {"app.kubernetes.io/managed-by", "tessera-export"},
-                   {"tessera.io/llm-model", dns_label(model)}};
-    return m;
+    return llm_metadata(name, model, "vllm", o);
   };
   std::vector<std::string> pools;  // one InferencePool per model
   for (const LlmDeployment& d : deployments) {
-    const std::string name = dns_label("tessera-vllm-" + d.model + "-" + std::to_string(d.index));
+    const std::string name = vllm_service_name(d);
     ojson command = ojson::array({"vllm", "serve", "/models/" + d.model});
     for (const std::string& arg : vllm_serve_args(d)) command.push_back(arg);
     ojson container = {
@@ -148,23 +193,8 @@ std::vector<std::filesystem::path> write_vllm_manifests(const std::filesystem::p
     ojson labels = meta["labels"];
     labels["tessera.io/llm-config"] = d.config;
     meta["labels"]["tessera.io/llm-config"] = d.config;
-    docs.push_back({{"apiVersion", "apps/v1"},
-                    {"kind", "Deployment"},
-                    {"metadata", meta},
-                    {"spec",
-                     {{"replicas", 1},
-                      {"selector", {{"matchLabels", {{"app.kubernetes.io/name", name}}}}},
-                      {"template", {{"metadata", {{"labels", labels}}}, {"spec", pod}}}}}});
-    docs.push_back(
-        {{"apiVersion", "v1"},
-         {"kind", "Service"},
-         {"metadata", metadata(name, d.model)},
-         {"spec",
-          {{"selector", {{"app.kubernetes.io/name", name}}},
-           {"ports",
-            ojson::array(
-                {{{"name", "http"}, {"port", 8000}, {"targetPort", 8000}, {"protocol", "TCP"}}})},
-           {"type", "ClusterIP"}}}});
+    docs.push_back(llm_deployment(meta, labels, pod));
+    docs.push_back(llm_service(name, d.model, "vllm", o));
     const std::string pool = dns_label("tessera-llm-" + d.model);
     bool seen = false;
     for (const auto& p : pools) seen = seen || p == pool;

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "core/input_file.hpp"
+#include "spec/llm_backend_spec.hpp"
 #include "spec/run_spec.hpp"
 
 namespace tessera {
@@ -26,6 +27,15 @@ std::string validate_run_file(const std::filesystem::path& file) {
         << c.kv_blocks << " KV blocks of " << c.block_tokens << " tokens per instance, "
         << llm_policy_name(c.policy) << " (token budget " << c.token_budget << ", max "
         << c.max_seqs << " requests" << (c.slo_admission ? ", SLO-aware admission" : "") << ")\n";
+    // A gateway's backends: parsed (and so checked) as `tessera serve` will.
+    if (const auto gateway = load_llm_gateway(run)) {
+      out << "  backends    " << gateway->backends.size() << " (routing " << gateway->routing
+          << ")\n";
+      for (const LlmBackendSpec& b : gateway->backends) {
+        out << "    " << b.url << " serving " << b.model << ": " << b.gpu.name << ", tp "
+            << b.parallel.tp << " pp " << b.parallel.pp << ", " << b.kv_blocks << " KV blocks\n";
+      }
+    }
   }
   return out.str();
 }
