@@ -445,11 +445,13 @@ LlmGateway::LlmGateway(const RunSpec& run, LlmGatewayOptions options)
         ++self->threads;
       }
       std::thread([self, path, body = std::move(body), stream, routing = std::move(routing),
-                   respond, ticket = std::move(ticket)]() mutable {
+                   respond = Responder(respond), ticket = std::move(ticket)]() mutable {
         {
           // The Responder holds the client's connection: it must go before the count
           // drops, or shutdown() could stop the front end (and free its I/O context)
-          // while this thread still releases the connection.
+          // while this thread still releases the connection. (An init-capture: a plain
+          // copy of the const reference would be const, and std::move would copy it,
+          // leaving the capture alive until the thread's callable is destroyed.)
           const Responder answer = std::move(respond);
           self->proxy(path, std::move(body), stream, routing, answer, std::move(ticket));
         }
