@@ -17,6 +17,7 @@
 #include "engine/cost_model.hpp"
 #include "llm/llm_model.hpp"
 #include "llm/llm_parallel.hpp"
+#include "policy/llm_routing.hpp"
 
 namespace tessera {
 
@@ -43,7 +44,12 @@ struct LlmBackendSpec {
 
 struct LlmGatewaySpec {
   std::vector<LlmBackendSpec> backends;
-  std::string routing = "least_outstanding";  // round_robin | least_outstanding | kv_load
+  std::string routing = "least_outstanding";  // a row of llm_routing_policies()
+  // The policies' parameters (prefix_affinity's blocks and load factor, ...).
+  LlmRoutingConfig routing_config;
+  // A request's priority when it names none (x-tessera-priority, the body's tessera.priority).
+  LlmPriority default_priority = LlmPriority::kSheddable;
+  uint32_t block_tokens = 16;  // the llm: section's KV block: prefix_affinity's block
   double connect_timeout_ms = 1000.0;
   // The longest a backend may stay silent (before its answer's head, between two events).
   double timeout_ms = 30000.0;
@@ -61,6 +67,11 @@ struct LlmGatewaySpec {
 // model, GPU and parallelism are the backends' defaults); nullopt when the section lists no
 // backends (the run serves a local checkpoint). Throws SpecError as parse_llm_gateway.
 std::optional<LlmGatewaySpec> load_llm_gateway(const RunSpec& run);
+
+// What the routing policy's factory takes (llm_routing_policies()): the spec's
+// routing_config and each backend's step cost sampled from its cost model. The live
+// gateway and the simulator build their routers from it, so both see the same inputs.
+LlmRouterSetup llm_router_setup(const LlmGatewaySpec& spec);
 
 // Pieces of the llm: section (llm_spec.cpp), shared with the backends' deployment fields:
 // a `gpu:` map, a `parallel:` map, and a `weights:` dtype as bytes per parameter.
