@@ -4,6 +4,8 @@
 
 #include <set>
 
+#include "policy/llm_routing.hpp"
+#include "policy/spec_choice.hpp"
 #include "spec/llm_spec.hpp"
 #include "spec/run_spec.hpp"
 
@@ -120,8 +122,7 @@ LlmGatewaySpec parse_llm_gateway(const SpecNode& backends, const std::optional<S
     const SpecNode& n = *gateway;
     n.allow_only({"routing", "connect_timeout_ms", "timeout_ms", "retries", "health_interval_ms",
                   "health_timeout_ms", "health_path", "metrics_path", "max_event_bytes"});
-    if (auto r = n.get("routing"))
-      g.routing = r->as_choice({"round_robin", "least_outstanding", "kv_load"});
+    if (auto r = n.get("routing")) g.routing = spec_choice(*r, llm_routing_names());
     if (auto t = n.get("connect_timeout_ms")) g.connect_timeout_ms = t->as_number_in(1.0, 600000.0);
     if (auto t = n.get("timeout_ms")) g.timeout_ms = t->as_number_in(1.0, 3600000.0);
     if (auto r = n.get("retries")) g.retries = static_cast<int>(r->as_integer_in(0, 3));

@@ -43,7 +43,7 @@ struct LlmBackendSpec {
 
 struct LlmGatewaySpec {
   std::vector<LlmBackendSpec> backends;
-  std::string routing = "least_outstanding";  // round_robin | least_outstanding | kv_load
+  std::string routing = "least_outstanding";  // a row of llm_routing_policies()
   double connect_timeout_ms = 1000.0;
   // The longest a backend may stay silent (before its answer's head, between two events).
   double timeout_ms = 30000.0;

@@ -16,6 +16,7 @@
 
 #include "core/error.hpp"
 #include "engine/outcome_rule.hpp"
+#include "policy/llm_routing.hpp"
 #include "serve/fleet/llm_backend_client.hpp"
 #include "serve/http/front_end.hpp"
 #include "serve/openai/llm_protocol.hpp"
@@ -60,9 +61,11 @@ struct LlmGateway::Impl {
   LlmGatewayOptions options;
   std::unique_ptr<FrontEnd> front;
   std::vector<Backend> backends;
-  mutable std::mutex mutex;  // backends' stats, the ledger, next, threads
+  mutable std::mutex mutex;  // backends' stats, the ledger, the router, threads
   std::condition_variable changed;
-  std::size_t next = 0;
+  const LlmRoutingRow* routing = nullptr;                      // the spec's routing row
+  std::unique_ptr<LlmRouter> router;                           // under `mutex`
+  const GatewayClock::time_point epoch = GatewayClock::now();  // the router's clock's zero
   LlmGatewayLedger ledger;
   int threads = 0;  // request threads running
   bool started = false, stopped = false;
@@ -70,45 +73,34 @@ struct LlmGateway::Impl {
   std::thread health;
   std::condition_variable health_cv;
 
-  // `kv_load`'s order (smaller first): the requests the engine had waiting at the last check
-  // plus those the gateway has in flight on it now, then its KV-cache usage. An engine whose
-  // load is unknown counts as full (usage 1).
-  static std::pair<double, double> kv_load_key(const LlmGatewayBackendStats& s) {
-    const double waiting = s.load_known ? s.load.waiting : 0.0;
-    return {waiting + s.outstanding, s.load_known ? s.load.kv_usage : 1.0};
+  // The routing policy's view of the backends (their state under `mutex`).
+  std::vector<LlmRouteBackend> route_view() const {
+    std::vector<LlmRouteBackend> view(backends.size());
+    for (std::size_t i = 0; i < backends.size(); ++i) {
+      const LlmGatewayBackendStats& s = backends[i].stats;
+      LlmRouteBackend& v = view[i];
+      v.up = s.up;
+      v.outstanding = s.outstanding;
+      v.load_known = s.load_known;
+      v.running = s.load.running;
+      v.waiting = s.load.waiting;
+      v.kv_usage = s.load.kv_usage;
+    }
+    return view;
   }
 
-  // The backend in service not in `tried` the routing policy picks, counted as outstanding
-  // on it; -1 if none.
-  int pick(const std::vector<int>& tried) {
+  // The routing policy's decision for `request` over the backends in service not in
+  // `tried`; a routed request is counted as outstanding on its backend.
+  LlmRouteDecision pick(const LlmRouteRequest& request, const std::vector<int>& tried) {
     std::lock_guard lock(mutex);
-    const std::size_t n = backends.size();
-    int best = -1;
-    for (std::size_t k = 0; k < n; ++k) {
-      const std::size_t i = (next + k) % n;
-      const Backend& b = backends[i];
-      if (!b.stats.up ||
-          std::find(tried.begin(), tried.end(), static_cast<int>(i)) != tried.end()) {
-        continue;
-      }
-      if (best < 0) {
-        best = static_cast<int>(i);
-        if (spec.routing == "round_robin") break;
-      } else if (spec.routing == "kv_load"
-                     ? kv_load_key(b.stats) <
-                           kv_load_key(backends[static_cast<std::size_t>(best)].stats)
-                     : b.stats.outstanding <
-                           backends[static_cast<std::size_t>(best)].stats.outstanding) {
-        best = static_cast<int>(i);
-      }
-    }
-    if (best >= 0) {
-      next = static_cast<std::size_t>(best) + 1;
-      Backend& b = backends[static_cast<std::size_t>(best)];
+    const std::vector<LlmRouteBackend> view = route_view();
+    LlmRouteDecision d = router->pick(request, view, tried, seconds_since(epoch));
+    if (d.kind == LlmRouteDecision::Kind::kRoute) {
+      Backend& b = backends[static_cast<std::size_t>(d.backend)];
       ++b.stats.outstanding;
       ++b.stats.requests;
     }
-    return best;
+    return d;
   }
 
   // The call on backend `i` ended; `failed`: take it out of service until a check passes.
@@ -148,13 +140,13 @@ struct LlmGateway::Impl {
         std::string why, load_why;
         const bool up = backends[i].client->ready(why);
         std::optional<EngineLoad> load;
-        if (up && spec.routing == "kv_load") load = backends[i].client->load(load_why);
+        if (up && routing->reads_engine_load) load = backends[i].client->load(load_why);
         std::lock_guard lock(mutex);
         auto& s = backends[i].stats;
         if (up && !s.up) spdlog::info("gateway: backend {} back in service", s.url);
         s.up = up;
         if (!up) s.last_error = why;
-        if (up && spec.routing == "kv_load") {
+        if (up && routing->reads_engine_load) {
           if (!load && s.load_known) spdlog::warn("gateway: backend {}: {}", s.url, load_why);
           s.load_known = load.has_value();
           if (load) s.load = *load;
@@ -188,6 +180,7 @@ void LlmGateway::Impl::proxy(const std::string& path, json body, bool stream,
   const LlmApi api = path == "/v1/chat/completions" ? LlmApi::kChat : LlmApi::kCompletion;
   const GatewayClock::time_point t0 = GatewayClock::now();
   std::vector<int> tried;
+  const LlmRouteRequest route_request;
   std::unique_ptr<ResponseStream> out;
   std::vector<std::string> held;  // events before the first token (a chat's role event)
   double first_at = -1.0, last_at = -1.0;
@@ -232,7 +225,8 @@ void LlmGateway::Impl::proxy(const std::string& path, json body, bool stream,
     }
   };
   for (int attempt = 0;; ++attempt) {
-    const int b = pick(tried);
+    const LlmRouteDecision decision = pick(route_request, tried);
+    const int b = decision.backend;
     if (b < 0) {
       if (!tried.empty()) return fail(502, "the backend failed: " + last_error);
       return fail(503, "no backend is in service (" + out_of_service() + ")");
@@ -301,6 +295,15 @@ LlmGateway::LlmGateway(const RunSpec& run, LlmGatewayOptions options)
   g.model = run.llm->model.name;
   g.spec = std::move(*spec);
   g.options = std::move(options);
+  g.routing = find_llm_routing(g.spec.routing);
+  if (g.routing == nullptr) {  // the spec's parser takes only the rows' names
+    throw SpecError(run.file.string(), "llm.gateway.routing", "unknown routing policy");
+  }
+  LlmRouterSetup setup;
+  for (const LlmBackendSpec& b : g.spec.backends) {
+    setup.step_costs.push_back(b.cost ? sample_step_cost(*b.cost) : LlmStepCost{});
+  }
+  g.router = g.routing->make(setup);
   for (const LlmBackendSpec& b : g.spec.backends) {
     std::string key;
     if (!b.api_key_env.empty()) {
@@ -443,7 +446,7 @@ LlmGateway::LlmGateway(const RunSpec& run, LlmGatewayOptions options)
       text += fmt::format("tessera_gateway_backend_outstanding{{backend=\"{}\"}} {}\n", b.stats.url,
                           b.stats.outstanding);
     }
-    if (self->spec.routing == "kv_load") {
+    if (self->routing->reads_engine_load) {
       text += "# TYPE tessera_gateway_backend_waiting gauge\n";
       for (const auto& b : self->backends) {
         if (!b.stats.load_known) continue;
