@@ -6,6 +6,7 @@
 
 #include "policy/llm_routing.hpp"
 #include "policy/spec_choice.hpp"
+#include "spec/llm_measured_spec.hpp"
 #include "spec/llm_spec.hpp"
 #include "spec/run_spec.hpp"
 
@@ -66,7 +67,7 @@ void parse_url(const SpecNode& node, LlmBackendSpec& b) {
 }
 
 LlmBackendSpec parse_backend(const SpecNode& node, const LlmSpec& base) {
-  node.allow_only({"url", "model", "gpu", "parallel", "weights", "api_key_env"});
+  node.allow_only({"url", "model", "gpu", "parallel", "weights", "api_key_env", "cost_model"});
   LlmBackendSpec b;
   parse_url(node.at("url"), b);
   b.model = node.string_or("model", base.model.name);
@@ -98,6 +99,10 @@ LlmBackendSpec parse_backend(const SpecNode& node, const LlmSpec& base) {
   own.gpu = b.gpu;
   own.parallel = b.parallel;
   b.cost = llm_cost_model(own);
+  if (auto c = node.get("cost_model")) {
+    c->at("kind").as_choice({"llm_measured"});
+    b.sim_cost = parse_llm_measured_cost(*c);
+  }
   return b;
 }
 

@@ -36,6 +36,9 @@ struct LlmBackendSpec {
   LlmParallelism parallel;
   uint32_t kv_blocks = 0;
   std::shared_ptr<const CostModel> cost;
+  // `cost_model:` (simulation only): the step costs measured on this backend (kind
+  // llm_measured, as `tessera llm step-profile --cost-model-out` writes them); null: none.
+  std::shared_ptr<const CostModel> sim_cost;
   // Sent as `Authorization: Bearer KEY`: the value of this environment variable, read when
   // the gateway starts ("": no key). Never the key itself in the spec.
   std::string api_key_env;
