@@ -24,6 +24,7 @@
 #include "llm_torch/decoder.hpp"
 #include "serve/fleet/engine_load.hpp"
 #include "serve/server/llm_gateway.hpp"
+#include "serve/server/llm_route_request.hpp"
 #include "serve/server/llm_server.hpp"
 #include "spec/llm_backend_spec.hpp"
 #include "spec/run_spec.hpp"
@@ -104,6 +105,10 @@ TEST(LlmGatewaySpec, HostileBackendValuesAreErrorsNamingFileAndField) {
       {backends_yaml({"http://a:1"}, "health_path: health"), "llm.gateway.health_path"},
       {backends_yaml({"http://a:1"}, "metrics_path: \"/m?x\""), "llm.gateway.metrics_path"},
       {backends_yaml({"http://a:1"}, "speed: 2"), "speed"},
+      {backends_yaml({"http://a:1"}, "affinity_blocks: 0"), "llm.gateway.affinity_blocks"},
+      {backends_yaml({"http://a:1"}, "affinity_load_factor: 0.5"),
+       "llm.gateway.affinity_load_factor"},
+      {backends_yaml({"http://a:1"}, "default_priority: urgent"), "llm.gateway.default_priority"},
       {"  gateway: {retries: 1}\n", "llm.gateway"},
   };
   for (const auto& [yaml, field] : cases) {
@@ -401,6 +406,192 @@ TEST(LlmGatewayRouting, KvLoadPicksTheEngineWithTheShortestQueueThenTheEmptierCa
   EXPECT_EQ(idle.requests, 5);
   EXPECT_EQ(busy.requests, 0);
   EXPECT_EQ(no_metrics.requests, 0);
+}
+
+// ---- what a request carries for routing: prompt, prefix, session, priority, SLOs ----
+
+TEST(LlmRouteRequest, ReadsThePromptSessionPriorityAndSlosHeadersFirst) {
+  LlmRequestDefaults defaults;
+  defaults.ttft_slo = 0.5;
+  defaults.tpot_slo = 0.05;
+  defaults.block_bytes = 8;
+  defaults.max_blocks = 2;
+  json body = json::parse(R"({"prompt":"0123456789abcdefXYZ","tessera":{"priority":"critical",
+      "ttft_slo_ms":200,"session":"s1"}})");
+  LlmRequestRouting r;
+  ASSERT_FALSE(read_llm_routing(body, {{"x-tessera-ttft-slo-ms", "250.5"}}, false, defaults, r));
+  EXPECT_FALSE(body.contains("tessera"));  // not sent upstream
+  EXPECT_EQ(r.request.prompt_tokens, 5u);  // 19 bytes at 4 a token
+  EXPECT_EQ(r.prefix_hashes.size(), 2u);
+  EXPECT_EQ(r.request.priority, LlmPriority::kCritical);
+  EXPECT_DOUBLE_EQ(r.request.ttft_slo, 0.2505);  // the header over the body
+  EXPECT_DOUBLE_EQ(r.request.tpot_slo, 0.05);    // the run spec's
+  EXPECT_EQ(r.request.session_key, llm_hash("s1"));
+  EXPECT_EQ(r.route().prefix_hashes.size(), 2u);
+  // A chat's messages: the same system prompt gives the same leading blocks.
+  json chat1 = json::parse(R"({"messages":[{"role":"system","content":"You are terse."},
+      {"role":"user","content":[{"type":"text","text":"one"}]}]})");
+  json chat2 = json::parse(R"({"messages":[{"role":"system","content":"You are terse."},
+      {"role":"user","content":"two"}]})");
+  LlmRequestRouting c1, c2;
+  ASSERT_FALSE(read_llm_routing(chat1, {}, true, defaults, c1));
+  ASSERT_FALSE(read_llm_routing(chat2, {}, true, defaults, c2));
+  EXPECT_EQ(c1.prefix_hashes, c2.prefix_hashes);
+  EXPECT_EQ(c1.request.priority, LlmPriority::kSheddable);
+  EXPECT_EQ(c1.request.session_key, 0u);
+  // Token ids count one token each; a list of prompts counts all of them.
+  json ids = json::parse(R"({"prompt":[1,2,3,4,5]})");
+  json list = json::parse(R"({"prompt":["abcd","efgh"]})");
+  LlmRequestRouting i, l;
+  ASSERT_FALSE(read_llm_routing(ids, {}, false, defaults, i));
+  ASSERT_FALSE(read_llm_routing(list, {}, false, defaults, l));
+  EXPECT_EQ(i.request.prompt_tokens, 5u);
+  EXPECT_EQ(i.prefix_hashes.size(), 2u);  // 20 bytes, blocks of 8
+  EXPECT_EQ(l.request.prompt_tokens, 2u);
+}
+
+TEST(LlmRouteRequest, HostileValuesAreRefusedNamingTheField) {
+  const std::vector<std::pair<std::vector<std::pair<std::string, std::string>>, std::string>>
+      headers = {
+          {{{"x-tessera-priority", "urgent"}}, "x-tessera-priority"},
+          {{{"x-tessera-ttft-slo-ms", "-1"}}, "x-tessera-ttft-slo-ms"},
+          {{{"x-tessera-ttft-slo-ms", "0"}}, "x-tessera-ttft-slo-ms"},
+          {{{"x-tessera-ttft-slo-ms", "abc"}}, "x-tessera-ttft-slo-ms"},
+          {{{"x-tessera-ttft-slo-ms", "nan"}}, "x-tessera-ttft-slo-ms"},
+          {{{"x-tessera-ttft-slo-ms", "1e300"}}, "x-tessera-ttft-slo-ms"},
+          {{{"x-tessera-tpot-slo-ms", "10ms"}}, "x-tessera-tpot-slo-ms"},
+          {{{"x-tessera-session", ""}}, "x-tessera-session"},
+          {{{"x-tessera-session", std::string(300, 'a')}}, "x-tessera-session"},
+          {{{"x-tessera-priority", "critical"}, {"x-tessera-priority", "critical"}},
+           "x-tessera-priority"},
+          {{{"x-tessera-colour", "red"}}, "x-tessera-colour"},
+      };
+  for (const auto& [h, field] : headers) {
+    json body = json::parse(R"({"prompt":"x"})");
+    LlmRequestRouting r;
+    const auto e = read_llm_routing(body, h, false, {}, r);
+    ASSERT_TRUE(e) << field;
+    EXPECT_EQ(e->field, field);
+    EXPECT_NE(e->message.find(field), std::string::npos) << e->message;
+  }
+  const std::vector<std::pair<std::string, std::string>> bodies = {
+      {R"({"tessera":5})", "tessera"},
+      {R"({"tessera":{"priority":1}})", "tessera.priority"},
+      {R"({"tessera":{"priority":"low"}})", "tessera.priority"},
+      {R"({"tessera":{"ttft_slo_ms":"100"}})", "tessera.ttft_slo_ms"},
+      {R"({"tessera":{"tpot_slo_ms":-5}})", "tessera.tpot_slo_ms"},
+      {R"({"tessera":{"tpot_slo_ms":1e12}})", "tessera.tpot_slo_ms"},
+      {R"({"tessera":{"session":7}})", "tessera.session"},
+      {R"({"tessera":{"colour":"red"}})", "tessera.colour"},
+  };
+  for (const auto& [text, field] : bodies) {
+    json body = json::parse(text);
+    LlmRequestRouting r;
+    const auto e = read_llm_routing(body, {}, false, {}, r);
+    ASSERT_TRUE(e) << text;
+    EXPECT_EQ(e->field, field) << text;
+  }
+}
+
+struct Posted {
+  int status = 0;
+  std::string body;
+  std::string retry_after;
+};
+
+Posted post_with(int port, const std::string& body, const httplib::Headers& headers) {
+  httplib::Client cli("127.0.0.1", port);
+  cli.set_read_timeout(30, 0);
+  auto res = cli.Post("/v1/completions", headers, body, "application/json");
+  if (!res) return {};
+  return {res->status, res->body, res->get_header_value("Retry-After")};
+}
+
+TEST(LlmGatewayRouting, PrefixAffinitySendsASharedPrefixAndASessionToOneBackend) {
+  FakeLlmBackend a(Script::kGood), b(Script::kGood), c(Script::kGood);
+  Gateway g({a.url(), b.url(), c.url()}, "routing: prefix_affinity, health_interval_ms: 0");
+  const auto counts = [&] { return std::vector<int>{a.requests, b.requests, c.requests}; };
+  // Four blocks of 16 tokens (64 bytes each) make the key: the tails differ.
+  const std::string system(300, 's');
+  for (int k = 0; k < 6; ++k) {
+    const json body = {{"prompt", system + std::to_string(k)}, {"max_tokens", 3}};
+    ASSERT_EQ(post(g.port, "/v1/completions", body.dump()).status, 200);
+  }
+  std::vector<int> n = counts();
+  EXPECT_EQ(*std::max_element(n.begin(), n.end()), 6) << n[0] << " " << n[1] << " " << n[2];
+  // A session: every prompt of it to one backend.
+  for (int k = 0; k < 6; ++k) {
+    const json body = {{"prompt", "question " + std::to_string(k)}, {"max_tokens", 3}};
+    ASSERT_EQ(post_with(g.port, body.dump(), {{"X-Tessera-Session", "user-7"}}).status, 200);
+  }
+  const std::vector<int> m = counts();
+  int grew = 0;
+  for (std::size_t i = 0; i < 3; ++i) grew += m[i] != n[i] ? 1 : 0;
+  EXPECT_EQ(grew, 1);
+}
+
+TEST(LlmGatewayRouting, SloAwareShedsAtOnceWithAReasonAndRetryAfterButNeverACriticalRequest) {
+  FakeLlmBackend busy(Script::kGood), idle(Script::kGood);
+  // The engines' own queues (other clients): one long, one very long.
+  busy.set_metrics(vllm_metrics(8, 100000, 0.9));
+  idle.set_metrics(vllm_metrics(1, 2000, 0.2));
+  Gateway g({busy.url(), idle.url()}, "routing: slo_aware, health_interval_ms: 0");
+  // No SLO: routed, to the shorter queue.
+  EXPECT_EQ(post(g.port, "/v1/completions", kWholeBody).status, 200);
+  EXPECT_EQ(idle.requests, 1);
+  // A TTFT SLO of 1 ms no backend can meet behind thousands of requests: shed at once.
+  const Posted shed = post_with(g.port, kStreamBody, {{"x-tessera-ttft-slo-ms", "1"}});
+  EXPECT_EQ(shed.status, 429);
+  EXPECT_NE(shed.body.find("TTFT SLO of 1 ms"), std::string::npos) << shed.body;
+  EXPECT_EQ(json::parse(shed.body)["error"]["type"], "rate_limit_error");
+  ASSERT_FALSE(shed.retry_after.empty());
+  EXPECT_GE(std::stoi(shed.retry_after), 1);
+  EXPECT_EQ(busy.requests + idle.requests, 1);  // never sent upstream
+  // The same request marked critical (in the body) is served.
+  const json critical = {{"prompt", "hi"},
+                         {"max_tokens", 3},
+                         {"tessera", {{"priority", "critical"}, {"ttft_slo_ms", 1}}}};
+  EXPECT_EQ(post(g.port, "/v1/completions", critical.dump()).status, 200);
+  EXPECT_EQ(idle.requests, 2);
+  EXPECT_FALSE(json::parse(idle.last_body).contains("tessera"));
+  // A hostile value: 400 naming the header, not admitted.
+  const Posted hostile = post_with(g.port, kWholeBody, {{"x-tessera-priority", "urgent"}});
+  EXPECT_EQ(hostile.status, 400);
+  EXPECT_EQ(json::parse(hostile.body)["error"]["param"], "x-tessera-priority");
+  const LlmGatewayLedger l = g.gateway->ledger();
+  EXPECT_EQ(l.shed, 1u);
+  EXPECT_EQ(l.shed_ttft_slo, 1u);
+  EXPECT_EQ(l.admitted, 3u);
+  const std::string metrics = httplib::Client("127.0.0.1", g.port).Get("/metrics")->body;
+  EXPECT_NE(metrics.find("tessera_gateway_shed_total{reason=\"ttft_slo\"} 1"), std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("tessera_gateway_requests_total{outcome=\"shed\"} 1"), std::string::npos);
+}
+
+TEST(LlmGatewayRouting, SloAwareRoutesAwayFromTheRequestsWaitingForTheirFirstToken) {
+  // Backend a holds its streams before their first token: the gateway counts them as
+  // waiting there, so the next requests go to b although neither engine reports a queue.
+  FakeLlmBackend a(Script::kStallBeforeFirst), b(Script::kGood);
+  Gateway g({a.url(), b.url()}, "routing: slo_aware, health_interval_ms: 0, timeout_ms: 20000");
+  std::thread stalled([&] { post(g.port, "/v1/completions", kStreamBody); });
+  // An empty fleet of equal backends: the tie goes to the first.
+  ASSERT_TRUE(wait_for([&] { return a.requests == 1; }));
+  for (int k = 0; k < 3; ++k) EXPECT_EQ(post(g.port, "/v1/completions", kStreamBody).status, 200);
+  EXPECT_EQ(b.requests, 3);
+  EXPECT_EQ(a.requests, 1);
+  a.release();
+  stalled.join();
+}
+
+TEST(LlmGatewayRouting, EachRequestIsJudgedOnItsOwnSlos) {
+  FakeLlmBackend a(Script::kGood);
+  Gateway g({a.url()}, kNoChecks);
+  EXPECT_EQ(post(g.port, "/v1/completions", kStreamBody).status, 200);
+  // A TTFT SLO of a nanosecond cannot be met: served (round_robin does not shed), late.
+  EXPECT_EQ(post_with(g.port, kStreamBody, {{"x-tessera-ttft-slo-ms", "0.000001"}}).status, 200);
+  const LlmGatewayLedger l = g.gateway->ledger();
+  EXPECT_EQ(l.ok, 1u);
+  EXPECT_EQ(l.late, 1u);
 }
 
 TEST(LlmGatewayProxy, HostileRequestsAndTheBoundAreAnsweredOnce) {

@@ -97,12 +97,229 @@ class KvLoad final : public LlmRouter {
   std::size_t next_ = 0;
 };
 
+uint64_t mix64(uint64_t x) {  // splitmix64's finaliser: spreads a key over the ring
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// The request's affinity key: its session, else the hash of its first `blocks` leading
+// blocks (fewer when the prompt has fewer); 0 when it has neither.
+uint64_t affinity_key(const LlmRouteRequest& r, int blocks) {
+  if (r.session_key != 0) return r.session_key;
+  if (r.prefix_hashes.empty() || blocks <= 0) return 0;
+  const std::size_t k = std::min(r.prefix_hashes.size(), static_cast<std::size_t>(blocks));
+  return r.prefix_hashes[k - 1];
+}
+
+// Consistent hashing with bounded loads (Mirrokni, Thorup and Zadimoghaddam, SODA 2018):
+// backends are points on a ring (ring_points each); a request's key hashes onto the ring
+// and goes to the first backend clockwise whose load is below the capacity
+// ceil(c * m / n), where m is the requests in flight including this one, n the backends
+// that may take it and c = affinity_load_factor (the paper's 1 + epsilon). Requests
+// without a key go to the least outstanding backend.
+class PrefixAffinity final : public LlmRouter {
+ public:
+  explicit PrefixAffinity(const LlmRoutingConfig& config) : config_(config) {}
+
+  LlmRouteDecision pick(const LlmRouteRequest& request, std::span<const LlmRouteBackend> backends,
+                        std::span<const int> skip, Time now) override {
+    const uint64_t key = affinity_key(request, config_.affinity_blocks);
+    if (key == 0) return fallback_.pick(request, backends, skip, now);
+    if (ring_backends_ != backends.size()) build_ring(backends.size());
+    long in_flight = 1;
+    long eligible = 0;
+    for (std::size_t i = 0; i < backends.size(); ++i) {
+      if (!backends[i].up || skipped(skip, i)) continue;
+      ++eligible;
+      in_flight += std::max(0, backends[i].outstanding);
+    }
+    if (eligible == 0) return route_to(-1);
+    const double capacity =
+        std::ceil(config_.affinity_load_factor * double(in_flight) / double(eligible));
+    const uint64_t at = mix64(key);
+    auto it = std::lower_bound(ring_.begin(), ring_.end(), std::pair{at, uint32_t{0}});
+    for (std::size_t k = 0; k < ring_.size(); ++k, ++it) {
+      if (it == ring_.end()) it = ring_.begin();
+      const std::size_t i = it->second;
+      const LlmRouteBackend& b = backends[i];
+      if (b.up && !skipped(skip, i) && double(b.outstanding) < capacity) {
+        return route_to(static_cast<int>(i));
+      }
+    }
+    return route_to(-1);  // not reached: some eligible backend is below capacity
+  }
+
+ private:
+  void build_ring(std::size_t n) {
+    ring_.clear();
+    const int points = std::max(1, config_.ring_points);
+    for (std::size_t i = 0; i < n; ++i) {
+      for (int j = 0; j < points; ++j) {
+        ring_.emplace_back(mix64((uint64_t(i) << 20) ^ uint64_t(j)), static_cast<uint32_t>(i));
+      }
+    }
+    std::sort(ring_.begin(), ring_.end());
+    ring_backends_ = n;
+  }
+
+  LlmRoutingConfig config_;
+  std::vector<std::pair<uint64_t, uint32_t>> ring_;  // (point, backend), sorted
+  std::size_t ring_backends_ = 0;
+  LeastOutstanding fallback_;
+};
+
+// tessera's SLO-aware routing (docs/llm-gateway.md#slo-aware-routing): predicts the
+// request's TTFT and TPOT on every backend from the requests ahead of it there and the
+// backend's own step cost, scaled by a per-backend factor learnt from the TTFTs and TPOTs
+// observed; picks the largest relative headroom; sheds a sheddable request no backend can
+// serve within its TTFT SLO.
+class SloAware final : public LlmRouter {
+ public:
+  explicit SloAware(const LlmRouterSetup& setup)
+      : config_(setup.config),
+        costs_(setup.step_costs),
+        mean_output_(double(std::max<uint32_t>(1, setup.config.default_output_tokens))) {}
+
+  LlmRouteDecision pick(const LlmRouteRequest& request, std::span<const LlmRouteBackend> backends,
+                        std::span<const int> skip, Time) override {
+    if (scales_.size() != backends.size()) scales_.resize(backends.size());
+    const double prompt = double(request.prompt_tokens);
+    const double mean_prompt = observed_ > 0 ? mean_prompt_ : prompt;
+    const std::size_t n = backends.size();
+    int best = -1, best_meeting = -1;
+    double best_score = 0, best_meeting_score = 0;
+    LlmRoutePrediction best_p, best_meeting_p;
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::size_t i = (next_ + k) % n;
+      const LlmRouteBackend& b = backends[i];
+      if (!b.up || skipped(skip, i)) continue;
+      const LlmRoutePrediction p = predict(i, b, prompt, mean_prompt);
+      const double score = headroom(request, p);
+      if (best < 0 || score > best_score) {
+        best = static_cast<int>(i);
+        best_score = score;
+        best_p = p;
+      }
+      const bool meets = request.ttft_slo <= 0 || p.ttft <= request.ttft_slo;
+      if (meets && (best_meeting < 0 || score > best_meeting_score)) {
+        best_meeting = static_cast<int>(i);
+        best_meeting_score = score;
+        best_meeting_p = p;
+      }
+    }
+    if (best < 0) return route_to(-1);
+    int chosen = best_meeting;
+    LlmRoutePrediction chosen_p = best_meeting_p;
+    if (chosen < 0) {
+      if (request.priority == LlmPriority::kSheddable) {
+        LlmRouteDecision d;
+        d.kind = LlmRouteDecision::Kind::kShed;
+        d.reason = fmt::format(
+            "no backend can meet the TTFT SLO of {:.0f} ms: the best predicted TTFT is {:.0f} "
+            "ms",
+            to_ms(request.ttft_slo), to_ms(best_p.ttft));
+        d.retry_after = std::clamp(best_p.ttft - request.ttft_slo, 1.0, 60.0);
+        d.prediction = best_p;
+        return d;
+      }
+      chosen = best;  // critical: never shed, the most headroom there is
+      chosen_p = best_p;
+    }
+    next_ = static_cast<std::size_t>(chosen) + 1;
+    LlmRouteDecision d = route_to(chosen);
+    d.prediction = chosen_p;
+    return d;
+  }
+
+  void observe(const LlmRouteObservation& o) override {
+    const double w = std::clamp(config_.calibration_weight, 0.0, 1.0);
+    if (o.prompt_tokens > 0) {
+      mean_prompt_ = observed_ == 0 ? double(o.prompt_tokens)
+                                    : (1 - w) * mean_prompt_ + w * double(o.prompt_tokens);
+      ++observed_;
+    }
+    if (o.output_tokens > 0) mean_output_ = (1 - w) * mean_output_ + w * double(o.output_tokens);
+    if (o.backend < 0 || static_cast<std::size_t>(o.backend) >= scales_.size()) return;
+    Scales& s = scales_[static_cast<std::size_t>(o.backend)];
+    learn(s.log_ttft, s.ttft, o.prediction.raw_ttft, o.ttft, w);
+    learn(s.log_tpot, s.tpot, o.prediction.raw_tpot, o.tpot, w);
+  }
+
+ private:
+  struct Scales {
+    double log_ttft = 0, log_tpot = 0;  // the moving averages of log(measured / raw)
+    double ttft = 1, tpot = 1;          // exp of them
+  };
+
+  static void learn(double& log_scale, double& scale, Time raw, Time measured, double w) {
+    if (!(raw > 0) || !(measured > 0) || !std::isfinite(raw) || !std::isfinite(measured)) return;
+    const double ratio = std::clamp(measured / raw, 1.0 / 64, 64.0);
+    log_scale = (1 - w) * log_scale + w * std::log(ratio);
+    scale = std::exp(log_scale);
+  }
+
+  LlmRoutePrediction predict(std::size_t i, const LlmRouteBackend& b, double prompt,
+                             double mean_prompt) const {
+    const LlmStepCost c = i < costs_.size() ? costs_[i] : LlmStepCost{};
+    // The requests ahead: those waiting for their first token (the engine's count when it
+    // reports more, the rest of average length), and the running batch's decoders.
+    const double awaiting = std::max(0, b.awaiting_first);
+    const double decoding =
+        std::max({0.0, double(b.outstanding) - awaiting, b.load_known ? b.running : 0.0});
+    const double waiting = std::max(awaiting, b.load_known ? b.waiting : 0.0);
+    const double ahead_tokens =
+        double(b.awaiting_prompt_tokens) + (waiting - awaiting) * mean_prompt;
+    const double context_per_request = mean_prompt + mean_output_ / 2;
+    const double decode_read = decoding * context_per_request * c.context_token;
+    LlmRoutePrediction p;
+    // One prefill step per request ahead and its own, each also reading the running
+    // batch's KV cache, and every prompt token ahead and its own prefilled.
+    p.raw_ttft = (waiting + 1) * (c.step + decode_read) + (ahead_tokens + prompt) * c.prefill_token;
+    // A decode step with everyone in it, plus the prefills ahead spread over its output.
+    p.raw_tpot = c.step + (decoding + waiting + 1) * context_per_request * c.context_token +
+                 ahead_tokens * c.prefill_token / std::max(1.0, mean_output_);
+    const Scales s = i < scales_.size() ? scales_[i] : Scales{};
+    p.ttft = p.raw_ttft * s.ttft;
+    p.tpot = p.raw_tpot * s.tpot;
+    return p;
+  }
+
+  // The relative headroom under the request's SLOs (the smaller of the two); with none,
+  // minus the predicted TTFT.
+  static double headroom(const LlmRouteRequest& r, const LlmRoutePrediction& p) {
+    const bool ttft = r.ttft_slo > 0, tpot = r.tpot_slo > 0;
+    if (!ttft && !tpot) return -p.ttft;
+    double h = std::numeric_limits<double>::infinity();
+    if (ttft) h = std::min(h, 1 - p.ttft / r.ttft_slo);
+    if (tpot) h = std::min(h, 1 - p.tpot / r.tpot_slo);
+    return h;
+  }
+
+  LlmRoutingConfig config_;
+  std::vector<LlmStepCost> costs_;
+  std::vector<Scales> scales_;
+  double mean_prompt_ = 0;
+  double mean_output_;
+  uint64_t observed_ = 0;
+  std::size_t next_ = 0;
+};
+
 template <typename Router>
 std::unique_ptr<LlmRouter> make_plain(const LlmRouterSetup&) {
   return std::make_unique<Router>();
 }
 
-const std::array<LlmRoutingRow, 3> kRows{{
+std::unique_ptr<LlmRouter> make_prefix_affinity(const LlmRouterSetup& setup) {
+  return std::make_unique<PrefixAffinity>(setup.config);
+}
+
+std::unique_ptr<LlmRouter> make_slo_aware(const LlmRouterSetup& setup) {
+  return std::make_unique<SloAware>(setup);
+}
+
+const std::array<LlmRoutingRow, 5> kRows{{
     {"round_robin", "in turn over the backends in service", false, &make_plain<RoundRobin>},
     {"least_outstanding", "the fewest requests in flight on it; ties in turn", false,
      &make_plain<LeastOutstanding>},
@@ -110,6 +327,15 @@ const std::array<LlmRoutingRow, 3> kRows{{
      "the fewest requests waiting at the engine (its vLLM gauges) plus in flight, then the "
      "emptier KV cache; ties in turn",
      true, &make_plain<KvLoad>},
+    {"prefix_affinity",
+     "the prompt's leading blocks (or its session) hashed onto a ring, bounded-load "
+     "consistent hashing: the first backend clockwise below ceil(c * m / n) in flight",
+     false, &make_prefix_affinity},
+    {"slo_aware",
+     "tessera's: each backend's TTFT and TPOT predicted from its queue, running batch and "
+     "step cost, calibrated online; the largest headroom; sheds a sheddable request no "
+     "backend can serve within its TTFT SLO",
+     true, &make_slo_aware},
 }};
 
 constexpr uint64_t kFnvOffset = 14695981039346656037ull;

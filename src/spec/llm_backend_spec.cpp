@@ -111,6 +111,7 @@ LlmBackendSpec parse_backend(const SpecNode& node, const LlmSpec& base) {
 LlmGatewaySpec parse_llm_gateway(const SpecNode& backends, const std::optional<SpecNode>& gateway,
                                  const LlmSpec& base) {
   LlmGatewaySpec g;
+  g.block_tokens = base.scheduler.block_tokens;
   const std::vector<SpecNode> items = backends.items();
   if (items.empty()) backends.fail("at least one backend");
   if (items.size() > 4096) backends.fail("at most 4096 backends");
@@ -126,7 +127,8 @@ LlmGatewaySpec parse_llm_gateway(const SpecNode& backends, const std::optional<S
   if (gateway) {
     const SpecNode& n = *gateway;
     n.allow_only({"routing", "connect_timeout_ms", "timeout_ms", "retries", "health_interval_ms",
-                  "health_timeout_ms", "health_path", "metrics_path", "max_event_bytes"});
+                  "health_timeout_ms", "health_path", "metrics_path", "max_event_bytes",
+                  "affinity_blocks", "affinity_load_factor", "default_priority"});
     if (auto r = n.get("routing")) g.routing = spec_choice(*r, llm_routing_names());
     if (auto t = n.get("connect_timeout_ms")) g.connect_timeout_ms = t->as_number_in(1.0, 600000.0);
     if (auto t = n.get("timeout_ms")) g.timeout_ms = t->as_number_in(1.0, 3600000.0);
@@ -145,6 +147,15 @@ LlmGatewaySpec parse_llm_gateway(const SpecNode& backends, const std::optional<S
       }
     }
     if (auto m = n.get("max_event_bytes")) g.max_event_bytes = m->as_integer_in(1024, 64 << 20);
+    LlmRoutingConfig& rc = g.routing_config;
+    if (auto a = n.get("affinity_blocks"))
+      rc.affinity_blocks = static_cast<int>(a->as_integer_in(1, 64));
+    if (auto a = n.get("affinity_load_factor"))
+      rc.affinity_load_factor = a->as_number_in(1.0, 100.0);
+    if (auto p = n.get("default_priority")) {
+      g.default_priority = spec_enum<LlmPriority>(
+          *p, {{"sheddable", LlmPriority::kSheddable}, {"critical", LlmPriority::kCritical}});
+    }
   }
   return g;
 }

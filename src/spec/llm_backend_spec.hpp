@@ -17,6 +17,7 @@
 #include "engine/cost_model.hpp"
 #include "llm/llm_model.hpp"
 #include "llm/llm_parallel.hpp"
+#include "policy/llm_routing.hpp"
 
 namespace tessera {
 
@@ -47,6 +48,11 @@ struct LlmBackendSpec {
 struct LlmGatewaySpec {
   std::vector<LlmBackendSpec> backends;
   std::string routing = "least_outstanding";  // a row of llm_routing_policies()
+  // The policies' parameters (prefix_affinity's blocks and load factor, ...).
+  LlmRoutingConfig routing_config;
+  // A request's priority when it names none (x-tessera-priority, the body's tessera.priority).
+  LlmPriority default_priority = LlmPriority::kSheddable;
+  uint32_t block_tokens = 16;  // the llm: section's KV block: prefix_affinity's block
   double connect_timeout_ms = 1000.0;
   // The longest a backend may stay silent (before its answer's head, between two events).
   double timeout_ms = 30000.0;

@@ -12,6 +12,7 @@
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <cctype>
 #include <charconv>
 #include <chrono>
 #include <condition_variable>
@@ -511,6 +512,14 @@ class Session : public std::enable_shared_from_this<Session> {
     r.authorization = std::string(req[http::field::authorization]);
     if (auto it = req.find("Inference-Header-Content-Length"); it != req.end()) {
       r.inference_header_length = std::string(it->value());
+    }
+    for (const auto& field : req) {
+      const beast::string_view name = field.name_string();
+      if (name.size() > 10 && beast::iequals(name.substr(0, 10), "x-tessera-")) {
+        std::string lower(name);
+        for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        r.tessera_headers.emplace_back(std::move(lower), std::string(field.value()));
+      }
     }
     r.body = std::move(req.body());
     parser_.reset();

@@ -71,6 +71,9 @@ struct HttpRequest {
   std::string authorization;  // the Authorization header, or "" (serve/http/access.hpp)
   // The binary tensor data extension's Inference-Header-Content-Length header, if sent.
   std::optional<std::string> inference_header_length;
+  // Headers named x-tessera-* (names lower-cased, values as sent): per-request options such
+  // as the LLM gateway's priority and SLOs. The header limit bounds them.
+  std::vector<std::pair<std::string, std::string>> tessera_headers;
   std::string body;
 };
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdlib>
 #include <limits>
@@ -20,6 +21,7 @@
 #include "serve/fleet/llm_backend_client.hpp"
 #include "serve/http/front_end.hpp"
 #include "serve/openai/llm_protocol.hpp"
+#include "serve/server/llm_route_request.hpp"
 #include "spec/run_spec.hpp"
 
 namespace tessera {
@@ -53,6 +55,10 @@ struct LlmGateway::Impl {
     LlmBackendSpec spec;
     std::unique_ptr<LlmBackendClient> client;
     LlmGatewayBackendStats stats;
+    // Of its outstanding requests, those without their first token yet, and their prompts'
+    // estimated tokens (slo_aware's queue).
+    int awaiting_first = 0;
+    uint64_t awaiting_tokens = 0;
   };
 
   App app;
@@ -63,8 +69,9 @@ struct LlmGateway::Impl {
   std::vector<Backend> backends;
   mutable std::mutex mutex;  // backends' stats, the ledger, the router, threads
   std::condition_variable changed;
-  const LlmRoutingRow* routing = nullptr;                      // the spec's routing row
-  std::unique_ptr<LlmRouter> router;                           // under `mutex`
+  const LlmRoutingRow* routing_row = nullptr;  // the spec's routing row
+  LlmRequestDefaults request_defaults;         // the run spec's priority, SLOs, blocks
+  std::unique_ptr<LlmRouter> router;           // under `mutex`
   const GatewayClock::time_point epoch = GatewayClock::now();  // the router's clock's zero
   LlmGatewayLedger ledger;
   int threads = 0;  // request threads running
@@ -81,6 +88,8 @@ struct LlmGateway::Impl {
       LlmRouteBackend& v = view[i];
       v.up = s.up;
       v.outstanding = s.outstanding;
+      v.awaiting_first = backends[i].awaiting_first;
+      v.awaiting_prompt_tokens = backends[i].awaiting_tokens;
       v.load_known = s.load_known;
       v.running = s.load.running;
       v.waiting = s.load.waiting;
@@ -99,8 +108,23 @@ struct LlmGateway::Impl {
       Backend& b = backends[static_cast<std::size_t>(d.backend)];
       ++b.stats.outstanding;
       ++b.stats.requests;
+      ++b.awaiting_first;
+      b.awaiting_tokens += request.prompt_tokens;
     }
     return d;
+  }
+
+  // The request on backend `i` got its first token (or ended without): it no longer waits.
+  void first_token(int i, uint32_t prompt_tokens) {
+    std::lock_guard lock(mutex);
+    Backend& b = backends[static_cast<std::size_t>(i)];
+    --b.awaiting_first;
+    b.awaiting_tokens -= std::min<uint64_t>(b.awaiting_tokens, prompt_tokens);
+  }
+
+  void observe(const LlmRouteObservation& o) {
+    std::lock_guard lock(mutex);
+    router->observe(o);
   }
 
   // The call on backend `i` ended; `failed`: take it out of service until a check passes.
@@ -140,13 +164,13 @@ struct LlmGateway::Impl {
         std::string why, load_why;
         const bool up = backends[i].client->ready(why);
         std::optional<EngineLoad> load;
-        if (up && routing->reads_engine_load) load = backends[i].client->load(load_why);
+        if (up && routing_row->reads_engine_load) load = backends[i].client->load(load_why);
         std::lock_guard lock(mutex);
         auto& s = backends[i].stats;
         if (up && !s.up) spdlog::info("gateway: backend {} back in service", s.url);
         s.up = up;
         if (!up) s.last_error = why;
-        if (up && routing->reads_engine_load) {
+        if (up && routing_row->reads_engine_load) {
           if (!load && s.load_known) spdlog::warn("gateway: backend {}: {}", s.url, load_why);
           s.load_known = load.has_value();
           if (load) s.load = *load;
@@ -169,18 +193,21 @@ struct LlmGateway::Impl {
     }
   }
 
-  void proxy(const std::string& path, json body, bool stream, const Responder& respond,
-             Admission::Ticket ticket);
+  void proxy(const std::string& path, json body, bool stream, const LlmRequestRouting& routing,
+             const Responder& respond, Admission::Ticket ticket);
 };
 
 void LlmGateway::Impl::proxy(const std::string& path, json body, bool stream,
-                             const Responder& respond, Admission::Ticket ticket) {
+                             const LlmRequestRouting& routing, const Responder& respond,
+                             Admission::Ticket ticket) {
   // The ticket is held until the request has ended (its answer given).
   const Admission::Ticket held_ticket = std::move(ticket);
   const LlmApi api = path == "/v1/chat/completions" ? LlmApi::kChat : LlmApi::kCompletion;
   const GatewayClock::time_point t0 = GatewayClock::now();
   std::vector<int> tried;
-  const LlmRouteRequest route_request;
+  const LlmRouteRequest route_request = routing.route();
+  int current = -1;             // the backend of this attempt
+  bool awaiting_first = false;  // counted as waiting for its first token there
   std::unique_ptr<ResponseStream> out;
   std::vector<std::string> held;  // events before the first token (a chat's role event)
   double first_at = -1.0, last_at = -1.0;
@@ -195,6 +222,10 @@ void LlmGateway::Impl::proxy(const std::string& path, json body, bool stream,
       head.headers.emplace_back("Cache-Control", "no-cache");
       out = respond.stream(std::move(head));
       first_at = seconds_since(t0);
+      if (awaiting_first) {
+        awaiting_first = false;
+        first_token(current, route_request.prompt_tokens);
+      }
       for (std::string& h : held) {
         if (out == nullptr || !out->write(std::move(h))) {
           client_gone = true;
@@ -227,16 +258,35 @@ void LlmGateway::Impl::proxy(const std::string& path, json body, bool stream,
   for (int attempt = 0;; ++attempt) {
     const LlmRouteDecision decision = pick(route_request, tried);
     const int b = decision.backend;
+    if (decision.kind == LlmRouteDecision::Kind::kShed) {
+      // Proactive shedding: no backend can serve it within its TTFT SLO; answered at once.
+      {
+        std::lock_guard lock(mutex);
+        ++ledger.shed;
+        ++ledger.shed_ttft_slo;
+      }
+      HttpResponse r = error_response(429, decision.reason, "rate_limit_error");
+      r.headers.emplace_back(
+          "Retry-After",
+          std::to_string(static_cast<int>(std::ceil(std::max(1.0, decision.retry_after)))));
+      return respond(std::move(r));
+    }
     if (b < 0) {
       if (!tried.empty()) return fail(502, "the backend failed: " + last_error);
       return fail(503, "no backend is in service (" + out_of_service() + ")");
     }
     tried.push_back(b);
+    current = b;
+    awaiting_first = true;
     const Backend& backend = backends[static_cast<std::size_t>(b)];
     body["model"] = backend.spec.model;
     LlmUpstreamResult r = backend.client->post(path, body.dump(), stream, on_event);
     using Kind = LlmUpstreamResult::Kind;
     const bool broken = r.kind == Kind::kUnavailable || r.kind == Kind::kBroken;
+    if (awaiting_first) {
+      awaiting_first = false;
+      first_token(b, route_request.prompt_tokens);
+    }
     done(b, broken, r.detail);
     if (r.kind == Kind::kOk) {
       const double finish = seconds_since(t0);
@@ -248,7 +298,17 @@ void LlmGateway::Impl::proxy(const std::string& path, json body, bool stream,
         if (tokens > 1 && last_at > first_at) tpot = (last_at - first_at) / double(tokens - 1);
       }
       const Time deadline = app.slo > 0 ? app.slo : std::numeric_limits<double>::infinity();
-      const Outcome o = completion_outcome(app, finish, deadline, ttft, tpot);
+      // Judged against the request's own SLOs (the run spec's unless it gave its own).
+      App judged = app;
+      judged.ttft_slo = route_request.ttft_slo;
+      judged.tpot_slo = route_request.tpot_slo;
+      const Outcome o = completion_outcome(judged, finish, deadline, ttft, tpot);
+      if (stream && out != nullptr) {
+        const int64_t reported = completion_tokens(r.usage);
+        observe({b, decision.prediction, ttft, tpot, route_request.prompt_tokens,
+                 static_cast<uint32_t>(
+                     std::clamp<int64_t>(reported > 0 ? reported : token_events, 0, UINT32_MAX))});
+      }
       end(o == Outcome::kOk ? &LlmGatewayLedger::ok : &LlmGatewayLedger::late);
       if (!stream) return respond(HttpResponse{r.status, std::move(r.body), "application/json"});
       if (out == nullptr) {  // [DONE] with no token at all: relay what came
@@ -295,15 +355,21 @@ LlmGateway::LlmGateway(const RunSpec& run, LlmGatewayOptions options)
   g.model = run.llm->model.name;
   g.spec = std::move(*spec);
   g.options = std::move(options);
-  g.routing = find_llm_routing(g.spec.routing);
-  if (g.routing == nullptr) {  // the spec's parser takes only the rows' names
+  g.routing_row = find_llm_routing(g.spec.routing);
+  if (g.routing_row == nullptr) {  // the spec's parser takes only the rows' names
     throw SpecError(run.file.string(), "llm.gateway.routing", "unknown routing policy");
   }
   LlmRouterSetup setup;
+  setup.config = g.spec.routing_config;
+  g.request_defaults.priority = g.spec.default_priority;
+  g.request_defaults.ttft_slo = run.app.ttft_slo;
+  g.request_defaults.tpot_slo = run.app.tpot_slo;
+  g.request_defaults.block_bytes = std::size_t{g.spec.block_tokens} * kLlmBytesPerToken;
+  g.request_defaults.max_blocks = static_cast<std::size_t>(g.spec.routing_config.affinity_blocks);
   for (const LlmBackendSpec& b : g.spec.backends) {
     setup.step_costs.push_back(b.cost ? sample_step_cost(*b.cost) : LlmStepCost{});
   }
-  g.router = g.routing->make(setup);
+  g.router = g.routing_row->make(setup);
   for (const LlmBackendSpec& b : g.spec.backends) {
     std::string key;
     if (!b.api_key_env.empty()) {
@@ -351,6 +417,11 @@ LlmGateway::LlmGateway(const RunSpec& run, LlmGatewayOptions options)
         }
         stream = s->get<bool>();
       }
+      LlmRequestRouting routing;
+      if (auto e = read_llm_routing(body, req.tessera_headers, path == "/v1/chat/completions",
+                                    self->request_defaults, routing)) {
+        return respond(error_response(400, e->message, "invalid_request_error", e->field));
+      }
       {
         std::lock_guard lock(self->mutex);
         ++self->ledger.admitted;
@@ -360,6 +431,7 @@ LlmGateway::LlmGateway(const RunSpec& run, LlmGatewayOptions options)
         HttpResponse r = error_response(503, "the gateway is shutting down", "server_error");
         r.headers.emplace_back("Retry-After", "1");
         self->end(&LlmGatewayLedger::shed);
+        self->end(&LlmGatewayLedger::shed_draining);
         return respond(std::move(r));
       }
       Admission::Ticket ticket = admission.enter(1);
@@ -370,20 +442,21 @@ LlmGateway::LlmGateway(const RunSpec& run, LlmGatewayOptions options)
             "rate_limit_error");
         r.headers.emplace_back("Retry-After", "1");
         self->end(&LlmGatewayLedger::shed);
+        self->end(&LlmGatewayLedger::shed_max_inflight);
         return respond(std::move(r));
       }
       {
         std::lock_guard lock(self->mutex);
         ++self->threads;
       }
-      std::thread([self, path, body = std::move(body), stream, respond,
-                   ticket = std::move(ticket)]() mutable {
+      std::thread([self, path, body = std::move(body), stream, routing = std::move(routing),
+                   respond, ticket = std::move(ticket)]() mutable {
         {
           // The Responder holds the client's connection: it must go before the count
           // drops, or shutdown() could stop the front end (and free its I/O context)
           // while this thread still releases the connection.
           const Responder answer = std::move(respond);
-          self->proxy(path, std::move(body), stream, answer, std::move(ticket));
+          self->proxy(path, std::move(body), stream, routing, answer, std::move(ticket));
         }
         std::lock_guard lock(self->mutex);
         --self->threads;
@@ -434,6 +507,12 @@ LlmGateway::LlmGateway(const RunSpec& run, LlmGatewayOptions options)
                                   {"cancelled", l.cancelled}}) {
       text += fmt::format("tessera_gateway_requests_total{{outcome=\"{}\"}} {}\n", name, v);
     }
+    text += "# TYPE tessera_gateway_shed_total counter\n";
+    for (const auto& [reason, v] : {std::pair{"ttft_slo", l.shed_ttft_slo},
+                                    {"max_inflight", l.shed_max_inflight},
+                                    {"draining", l.shed_draining}}) {
+      text += fmt::format("tessera_gateway_shed_total{{reason=\"{}\"}} {}\n", reason, v);
+    }
     text += "# TYPE tessera_gateway_retries_total counter\n";
     text += fmt::format("tessera_gateway_retries_total {}\n", l.retried);
     text += "# TYPE tessera_gateway_backend_up gauge\n";
@@ -446,7 +525,7 @@ LlmGateway::LlmGateway(const RunSpec& run, LlmGatewayOptions options)
       text += fmt::format("tessera_gateway_backend_outstanding{{backend=\"{}\"}} {}\n", b.stats.url,
                           b.stats.outstanding);
     }
-    if (self->routing->reads_engine_load) {
+    if (self->routing_row->reads_engine_load) {
       text += "# TYPE tessera_gateway_backend_waiting gauge\n";
       for (const auto& b : self->backends) {
         if (!b.stats.load_known) continue;

@@ -55,6 +55,9 @@ struct LlmGatewayOptions {
 struct LlmGatewayLedger {
   uint64_t admitted = 0;  // requests that entered the ledger
   uint64_t ok = 0, late = 0, shed = 0, failed = 0, cancelled = 0;
+  // Of shed: proactively (slo_aware: no backend could meet its TTFT SLO), over
+  // --max-inflight, while draining.
+  uint64_t shed_ttft_slo = 0, shed_max_inflight = 0, shed_draining = 0;
   uint64_t retried = 0;  // re-sent to another backend before their first token
   uint64_t ended() const { return ok + late + shed + failed + cancelled; }
 };
