@@ -64,6 +64,9 @@ struct LlmGatewaySpec {
   // tessera's LLM server serve them here).
   std::string metrics_path = "/metrics";
   int64_t max_event_bytes = 1 << 20;  // a longer server-sent event is a broken backend
+  // Completed calls leave their connection open for the next call to the same backend (a
+  // pool per backend, at most `max_idle` each); false: a new connection per call.
+  bool keep_alive = true;
 };
 
 // The gateway's part of a run spec's llm: section, read again from the run's file (its
