@@ -41,12 +41,14 @@ std::string fleet(const std::string& routing, const std::string& extra = "") {
          "  scheduler: {policy: continuous, max_seqs: 16}\n"
          "  backends:\n"
          "    - url: \"http://127.0.0.1:19301\"\n"
-         "      gpu: {name: fast, memory_gb: 1, bandwidth_gbs: 10, tflops: 0.1, step_overhead_ms: 2}\n"
+         "      gpu: {name: fast, memory_gb: 1, bandwidth_gbs: 10, tflops: 0.1, step_overhead_ms: "
+         "2}\n"
          "    - url: \"http://127.0.0.1:19302\"\n"
          "      gpu: {name: slow, memory_gb: 1, bandwidth_gbs: 1, tflops: 0.01, "
          "step_overhead_ms: 20}\n"
          "    - url: \"http://127.0.0.1:19303\"\n"
-         "      gpu: {name: fast, memory_gb: 1, bandwidth_gbs: 10, tflops: 0.1, step_overhead_ms: 2}\n"
+         "      gpu: {name: fast, memory_gb: 1, bandwidth_gbs: 10, tflops: 0.1, step_overhead_ms: "
+         "2}\n"
          "  gateway: {routing: " +
          routing + "}\n" + extra;
 }
@@ -115,6 +117,25 @@ TEST(LlmFleetSim, LeastOutstandingSendsTheSlowerBackendFewerRequests) {
             lo.summary["llm"]["ttft_ms"]["p99"].get<double>());
 }
 
+TEST(LlmFleetSim, SloAwareShedsWhatNoBackendCanServeInTimeAsDroppedWithItsReason) {
+  TempDir dir;
+  // Four times what the fleet can serve within a 100 ms TTFT SLO.
+  const std::string burst =
+      "  source: {kind: poisson, rate_rps: 160, limit: 300, input_tokens: 512, "
+      "output_tokens: 64}\n";
+  FleetRun r = simulate(dir.path(), "slo_aware", burst, "", 100.0);
+  const uint64_t dropped = r.summary["dropped"].get<uint64_t>();
+  EXPECT_GT(dropped, 0u);
+  EXPECT_EQ(r.summary["dropped_by_reason"]["gateway_shed"].get<uint64_t>(), dropped);
+  EXPECT_EQ(r.summary["ok"].get<uint64_t>() + r.summary["late"].get<uint64_t>() + dropped, 300u);
+  // Shedding keeps the served requests' first tokens near the SLO, where least_outstanding,
+  // which serves everything, queues them.
+  FleetRun lo = simulate(dir.path(), "least_outstanding", burst, "", 100.0);
+  EXPECT_EQ(lo.summary["dropped"].get<uint64_t>(), 0u);
+  EXPECT_LT(r.summary["llm"]["ttft_ms"]["p50"].get<double>(),
+            lo.summary["llm"]["ttft_ms"]["p50"].get<double>());
+}
+
 TEST(LlmFleetSim, TheGatewayHopAddsToTtftNotTpot) {
   TempDir dir;
   const std::string one =
@@ -140,8 +161,9 @@ TEST(LlmFleetSim, HopWithoutAGatewayIsAnErrorNamingTheField) {
 TEST(LlmFleetSim, ABackendsCostModelIsMeasuredTablesOrAnErrorNamingTheField) {
   TempDir dir;
   std::string extra = fleet("round_robin");
-  extra.insert(extra.find("  gateway:"), "    - url: \"http://127.0.0.1:19304\"\n"
-                                         "      cost_model: {kind: token_linear}\n");
+  extra.insert(extra.find("  gateway:"),
+               "    - url: \"http://127.0.0.1:19304\"\n"
+               "      cost_model: {kind: token_linear}\n");
   const auto file = testing::write_tiny_llm_run(dir.path(), 1, 0.0, extra);
   const SpecError e = testing::spec_error([&] { load_run_spec(file); });
   EXPECT_EQ(e.field(), "llm.backends[3].cost_model.kind");
@@ -163,8 +185,7 @@ TEST(LlmFleetSim, ABackendsOwnMeasuredCostModelIsItsStepCost) {
   decode.batch = 1;
   decode.tokens_out = 1;
   decode.context_tokens = 100;
-  EXPECT_NEAR(sim.engine().cost_model().step_time(*sim.engine().workers()[3], decode), 0.007,
-              1e-9);
+  EXPECT_NEAR(sim.engine().cost_model().step_time(*sim.engine().workers()[3], decode), 0.007, 1e-9);
 }
 
 }  // namespace

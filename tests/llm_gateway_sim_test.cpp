@@ -56,8 +56,8 @@ std::filesystem::path write_spec(const std::string& tag, const std::vector<std::
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const std::string from = "  source: {kind: poisson, rate_rps: 1, duration_s: 1}\n";
   text.replace(text.find(from), from.size(),
-               "  source: {kind: deterministic, rate_rps: 1, limit: " +
-                   std::to_string(kRequests) + ", input_tokens: 4, output_tokens: 3}\n");
+               "  source: {kind: deterministic, rate_rps: 1, limit: " + std::to_string(kRequests) +
+                   ", input_tokens: 4, output_tokens: 3}\n");
   std::ofstream(file) << text;
   return file;
 }

@@ -49,7 +49,7 @@ class ObservingHost final : public SchedulerHost {
         o.prediction = it->second.prediction;
         o.ttft = times.ttft;
         o.tpot = times.tokens > 1 ? times.tpot : -1.0;
-        o.prompt_tokens = item.tokens_in;
+        o.prompt_tokens = it->second.prompt_tokens;
         o.output_tokens = times.tokens;
         fleet_->router->observe(o);
       }
@@ -85,20 +85,29 @@ class FleetInstance final : public InstanceScheduler {
   LlmInstanceScheduler llm_;
 };
 
-// The same hash for the same prefix: the live gateway hashes the prompt's leading blocks
-// of text; the simulator's prompts are a group's shared prefix (Item::prefix_group,
-// shared_prefix_tokens) and then the request's own tokens.
-std::vector<uint64_t> synthetic_prefix_hashes(const Item& item, uint32_t block_tokens,
-                                              int max_blocks, uint64_t serial) {
+// The same hash for the same prefix: the live gateway hashes the prompt text's leading
+// blocks of `block_tokens` * kLlmBytesPerToken bytes (llm_prefix_hashes); the simulator's
+// prompt is `bytes_per_token` bytes a token, its group's shared prefix
+// (Item::prefix_group, shared_prefix_tokens) and then the request's own.
+std::vector<uint64_t> synthetic_prefix_hashes(const Item& item, const LlmFleetRequests& how,
+                                              uint64_t serial) {
   std::vector<uint64_t> out;
-  const uint32_t blocks = (item.tokens_in + block_tokens - 1) / block_tokens;
+  const uint64_t bytes = uint64_t{item.tokens_in} * how.bytes_per_token;
+  const uint64_t block = uint64_t{how.block_tokens} * kLlmBytesPerToken;
+  if (bytes == 0 || how.max_blocks == 0) return out;
+  const auto key = [&](uint64_t end_byte, uint64_t chained) {
+    const bool shared = end_byte <= uint64_t{item.shared_prefix_tokens} * how.bytes_per_token;
+    return llm_hash(
+        (shared ? "g" + std::to_string(item.prefix_group) : "r" + std::to_string(serial)) + "/" +
+        std::to_string(end_byte) + "/" + std::to_string(chained));
+  };
+  if (bytes < block) {  // one hash of all of it
+    out.push_back(key(bytes, 0));
+    return out;
+  }
   uint64_t h = 0;
-  for (uint32_t b = 0; b < blocks && static_cast<int>(out.size()) < max_blocks; ++b) {
-    const bool shared = (b + 1) * block_tokens <= item.shared_prefix_tokens;
-    const std::string key = (shared ? "g" + std::to_string(item.prefix_group)
-                                    : "r" + std::to_string(serial)) +
-                            "/" + std::to_string(b) + "/" + std::to_string(h);
-    h = llm_hash(key);
+  for (uint64_t b = 0; b < how.max_blocks && (b + 1) * block <= bytes; ++b) {
+    h = key((b + 1) * block, h);
     out.push_back(h);
   }
   return out;
@@ -107,36 +116,31 @@ std::vector<uint64_t> synthetic_prefix_hashes(const Item& item, uint32_t block_t
 // The gateway's routing as the engine's dispatcher of the fleet's task.
 class GatewayDispatcher final : public Dispatcher {
  public:
-  GatewayDispatcher(std::shared_ptr<LlmFleetState> fleet, LlmRouteRequest defaults,
-                    uint32_t block_tokens, int affinity_blocks)
-      : fleet_(std::move(fleet)),
-        defaults_(defaults),
-        block_tokens_(block_tokens),
-        affinity_blocks_(affinity_blocks) {}
+  GatewayDispatcher(std::shared_ptr<LlmFleetState> fleet, LlmFleetRequests how)
+      : fleet_(std::move(fleet)), how_(std::move(how)) {}
 
   int pick(const std::vector<Worker*>& workers, const Item& item) override {
     const Time now = item.enqueued;  // the engine stamps it just before the pick
     view_.clear();
     for (const Worker* w : workers) view_.push_back(fleet_->route_backend(*w, now));
-    LlmRouteRequest request = defaults_;
-    request.prompt_tokens = item.tokens_in;
-    const std::vector<uint64_t> hashes =
-        synthetic_prefix_hashes(item, block_tokens_, affinity_blocks_, ++serial_);
+    LlmRouteRequest request = how_.defaults;
+    // The gateway's estimate from the prompt's text, as the live gateway makes it.
+    request.prompt_tokens =
+        llm_estimated_tokens(std::size_t{item.tokens_in} * how_.bytes_per_token);
+    const std::vector<uint64_t> hashes = synthetic_prefix_hashes(item, how_, ++serial_);
     request.prefix_hashes = hashes;
     const LlmRouteDecision d = fleet_->router->pick(request, view_, {}, now);
-    refusal_ = d.kind == LlmRouteDecision::Kind::kShed ? DropReason::kGatewayShed
-                                                       : DropReason::kNone;
+    refusal_ =
+        d.kind == LlmRouteDecision::Kind::kShed ? DropReason::kGatewayShed : DropReason::kNone;
     if (d.kind != LlmRouteDecision::Kind::kRoute) return -1;
-    fleet_->routed[item.request] = {d.backend, d.prediction};
+    fleet_->routed[item.request] = {d.backend, d.prediction, request.prompt_tokens};
     return d.backend;
   }
   DropReason last_refusal() const override { return refusal_; }
 
  private:
   std::shared_ptr<LlmFleetState> fleet_;
-  LlmRouteRequest defaults_;
-  uint32_t block_tokens_;
-  int affinity_blocks_;
+  LlmFleetRequests how_;
   uint64_t serial_ = 0;
   std::vector<LlmRouteBackend> view_;
   DropReason refusal_ = DropReason::kNone;
@@ -198,9 +202,9 @@ void simulate_llm_fleet(const LlmGatewaySpec& gateway, const LlmSpec& llm, SimOp
   fleet->reads_engine_load = row->reads_engine_load;
   fleet->scrape_interval = gateway.health_interval_ms / 1000.0;
   sim.cost_model = std::make_shared<FleetCostModel>(costs);
-  sim.make_scheduler = [fleet, configs, costs](Worker& worker, SchedulerHost& host,
-                                               const CostModel& /*engine's*/)
-      -> std::unique_ptr<InstanceScheduler> {
+  sim.make_scheduler = [fleet, configs, costs](
+                           Worker& worker, SchedulerHost& host,
+                           const CostModel& /*engine's*/) -> std::unique_ptr<InstanceScheduler> {
     const std::size_t i = worker.id;
     if (i >= configs.size()) throw std::logic_error("a gateway fleet instance with no backend");
     auto s = std::make_unique<FleetInstance>(configs[i], host, *costs[i], fleet);
@@ -208,16 +212,18 @@ void simulate_llm_fleet(const LlmGatewaySpec& gateway, const LlmSpec& llm, SimOp
     fleet->backends[i] = LlmFleetBackend{&s->llm(), {}, -1.0};
     return s;
   };
-  LlmRouteRequest defaults;
-  defaults.ttft_slo = llm.scheduler.ttft_slo;
-  defaults.tpot_slo = llm.scheduler.tpot_slo;
-  const uint32_t block_tokens = llm.scheduler.block_tokens;
-  sim.make_dispatcher = [fleet, row, setup, defaults,
-                         block_tokens](TaskId) -> std::unique_ptr<Dispatcher> {
+  LlmFleetRequests how;
+  how.defaults.priority = gateway.default_priority;
+  how.defaults.ttft_slo = llm.scheduler.ttft_slo;
+  how.defaults.tpot_slo = llm.scheduler.tpot_slo;
+  how.block_tokens = gateway.block_tokens;
+  how.max_blocks = static_cast<uint32_t>(gateway.routing_config.affinity_blocks);
+  how.bytes_per_token = sim.gateway_bytes_per_token;
+  setup.config = gateway.routing_config;
+  sim.make_dispatcher = [fleet, row, setup, how](TaskId) -> std::unique_ptr<Dispatcher> {
     fleet->router = row->make(setup);  // a fresh router for each engine
     fleet->routed.clear();
-    return std::make_unique<GatewayDispatcher>(fleet, defaults, block_tokens,
-                                               setup.config.affinity_blocks);
+    return std::make_unique<GatewayDispatcher>(fleet, how);
   };
 }
 

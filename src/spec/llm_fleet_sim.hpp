@@ -53,10 +53,22 @@ struct LlmFleetState {
   struct Routed {
     int backend = -1;
     LlmRoutePrediction prediction;
+    uint32_t prompt_tokens = 0;  // the gateway's estimate
   };
   std::unordered_map<RequestSlot, Routed> routed;
 
   LlmRouteBackend route_backend(const Worker& worker, Time now);
+};
+
+// How the simulated gateway reads a request, as the live one reads the request's text
+// (src/serve/server/llm_route_request): the run's priority and SLOs; the prompt's estimated
+// tokens (its bytes / kLlmBytesPerToken, the prompt being `bytes_per_token` bytes a token);
+// the hashes of its first `max_blocks` blocks of `block_tokens` * kLlmBytesPerToken bytes.
+struct LlmFleetRequests {
+  LlmRouteRequest defaults;
+  uint32_t block_tokens = 16;
+  uint32_t max_blocks = 4;
+  uint32_t bytes_per_token = kLlmBytesPerToken;
 };
 
 // The deployment the simulator runs for a gateway run: one instance per backend of the

@@ -29,7 +29,7 @@ SpecNode section(const SpecNode& node) {
 SimOptions parse_sim_options(const SpecNode& node, const SpecNode& app_node, App& app, int workers,
                              const std::optional<LlmSpec>& llm) {
   node.allow_only({"seed", "noise_cv", "window_s", "hop_delay_ms", "worker_losses", "cost_model",
-                   "gateway_hop_ms"});
+                   "gateway_hop_ms", "gateway_bytes_per_token"});
   SimOptions options;
   if (auto s = node.get("seed")) {
     options.seed = static_cast<uint64_t>(s->as_integer_in(0, INT64_MAX));
@@ -50,6 +50,9 @@ SimOptions parse_sim_options(const SpecNode& node, const SpecNode& app_node, App
   }
   if (auto g = node.get("gateway_hop_ms")) {
     options.gateway_hop = from_ms(g->as_number_in(0.0, 1e6));
+  }
+  if (auto b = node.get("gateway_bytes_per_token")) {
+    options.gateway_bytes_per_token = static_cast<uint32_t>(b->as_integer_in(1, 16));
   }
   if (auto cost = node.get("cost_model")) {
     const std::string kind =
@@ -149,8 +152,10 @@ RunSpec parse_run_spec(const SpecNode& node) {
   }
   if (auto s = node.get("simulation")) {
     run.sim = parse_sim_options(*s, app_node, run.app, run.deployment.total_workers(), run.llm);
-    if (s->has("gateway_hop_ms") && !gateway) {
-      s->at("gateway_hop_ms").fail("gateway_hop_ms needs an LLM gateway run (llm.backends)");
+    for (const char* field : {"gateway_hop_ms", "gateway_bytes_per_token"}) {
+      if (s->has(field) && !gateway) {
+        s->at(field).fail(std::string(field) + " needs an LLM gateway run (llm.backends)");
+      }
     }
   }
   if (gateway) {

@@ -45,6 +45,11 @@ struct SimOptions {
   // median TTFT the gateway added over calling a worker directly on loopback
   // (docs/results/llm-gateway.md).
   Time gateway_hop = 0.001;
+  // The bytes of prompt text per token the simulated gateway assumes when it estimates a
+  // prompt's tokens and hashes its blocks from the text, as the live gateway does
+  // (`gateway_bytes_per_token`; 4, the gateway's own rule of thumb, makes its estimate the
+  // prompt's tokens; 1 for a byte tokenizer's prompts).
+  uint32_t gateway_bytes_per_token = 4;
 };
 
 }  // namespace tessera
