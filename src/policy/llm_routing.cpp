@@ -48,31 +48,28 @@ int scan_in_turn(std::size_t& next, std::span<const LlmRouteBackend> backends,
   return best;
 }
 
-class RoundRobin final : public LlmRouter {
+// A policy that scans in turn and keeps the backend `Better` prefers (the first one in
+// service when kFirstWins).
+template <bool kFirstWins, typename Better>
+class InTurn final : public LlmRouter {
  public:
   LlmRouteDecision pick(const LlmRouteRequest&, std::span<const LlmRouteBackend> backends,
                         std::span<const int> skip, Time) override {
-    return route_to(
-        scan_in_turn(next_, backends, skip, true,
-                     [](const LlmRouteBackend&, const LlmRouteBackend&) { return false; }));
+    return route_to(scan_in_turn(next_, backends, skip, kFirstWins, Better{}));
   }
 
  private:
   std::size_t next_ = 0;
 };
 
-class LeastOutstanding final : public LlmRouter {
- public:
-  LlmRouteDecision pick(const LlmRouteRequest&, std::span<const LlmRouteBackend> backends,
-                        std::span<const int> skip, Time) override {
-    return route_to(scan_in_turn(next_, backends, skip, false,
-                                 [](const LlmRouteBackend& a, const LlmRouteBackend& b) {
-                                   return a.outstanding < b.outstanding;
-                                 }));
-  }
+struct NoneBetter {
+  bool operator()(const LlmRouteBackend&, const LlmRouteBackend&) const { return false; }
+};
 
- private:
-  std::size_t next_ = 0;
+struct FewerOutstanding {
+  bool operator()(const LlmRouteBackend& a, const LlmRouteBackend& b) const {
+    return a.outstanding < b.outstanding;
+  }
 };
 
 // kv_load's order (smaller first): the requests the engine had waiting at the last scrape
@@ -83,19 +80,15 @@ std::pair<double, double> kv_load_key(const LlmRouteBackend& b) {
   return {waiting + b.outstanding, b.load_known ? b.kv_usage : 1.0};
 }
 
-class KvLoad final : public LlmRouter {
- public:
-  LlmRouteDecision pick(const LlmRouteRequest&, std::span<const LlmRouteBackend> backends,
-                        std::span<const int> skip, Time) override {
-    return route_to(scan_in_turn(next_, backends, skip, false,
-                                 [](const LlmRouteBackend& a, const LlmRouteBackend& b) {
-                                   return kv_load_key(a) < kv_load_key(b);
-                                 }));
+struct LessKvLoad {
+  bool operator()(const LlmRouteBackend& a, const LlmRouteBackend& b) const {
+    return kv_load_key(a) < kv_load_key(b);
   }
-
- private:
-  std::size_t next_ = 0;
 };
+
+using RoundRobin = InTurn<true, NoneBetter>;
+using LeastOutstanding = InTurn<false, FewerOutstanding>;
+using KvLoad = InTurn<false, LessKvLoad>;
 
 uint64_t mix64(uint64_t x) {  // splitmix64's finaliser: spreads a key over the ring
   x += 0x9e3779b97f4a7c15ull;

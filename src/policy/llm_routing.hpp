@@ -126,7 +126,8 @@ class LlmRouter {
  public:
   virtual ~LlmRouter() = default;
   // `backends` is the same fleet (same size, same order) on every call; `now` is the
-  // caller's clock (seconds). Never throws.
+  // caller's clock (seconds; virtual in the simulator; no row reads it yet). Never throws.
+  // Deterministic: the same calls in the same order give the same decisions.
   virtual LlmRouteDecision pick(const LlmRouteRequest& request,
                                 std::span<const LlmRouteBackend> backends,
                                 std::span<const int> skip, Time now) = 0;
