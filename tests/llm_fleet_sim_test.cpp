@@ -119,18 +119,19 @@ TEST(LlmFleetSim, LeastOutstandingSendsTheSlowerBackendFewerRequests) {
 
 TEST(LlmFleetSim, SloAwareShedsWhatNoBackendCanServeInTimeAsDroppedWithItsReason) {
   TempDir dir;
-  // Four times what the fleet can serve within a 100 ms TTFT SLO.
+  // More than the fleet can serve (a prefill step takes 2 ms and more on a fast backend, 20
+  // on the slow one) within a 10 ms TTFT SLO.
   const std::string burst =
-      "  source: {kind: poisson, rate_rps: 160, limit: 300, input_tokens: 512, "
+      "  source: {kind: poisson, rate_rps: 1000, limit: 300, input_tokens: 512, "
       "output_tokens: 64}\n";
-  FleetRun r = simulate(dir.path(), "slo_aware", burst, "", 100.0);
+  FleetRun r = simulate(dir.path(), "slo_aware", burst, "", 10.0);
   const uint64_t dropped = r.summary["dropped"].get<uint64_t>();
   EXPECT_GT(dropped, 0u);
   EXPECT_EQ(r.summary["dropped_by_reason"]["gateway_shed"].get<uint64_t>(), dropped);
   EXPECT_EQ(r.summary["ok"].get<uint64_t>() + r.summary["late"].get<uint64_t>() + dropped, 300u);
   // Shedding keeps the served requests' first tokens near the SLO, where least_outstanding,
   // which serves everything, queues them.
-  FleetRun lo = simulate(dir.path(), "least_outstanding", burst, "", 100.0);
+  FleetRun lo = simulate(dir.path(), "least_outstanding", burst, "", 10.0);
   EXPECT_EQ(lo.summary["dropped"].get<uint64_t>(), 0u);
   EXPECT_LT(r.summary["llm"]["ttft_ms"]["p50"].get<double>(),
             lo.summary["llm"]["ttft_ms"]["p50"].get<double>());
