@@ -8,9 +8,11 @@
 #include <httplib.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "fake_llm_backend.hpp"
 #include "serve/server/llm_gateway.hpp"
@@ -52,7 +54,15 @@ TEST(LlmBackendKeepAlive, CompletedCallsReuseOneConnection) {
   FakeLlmBackend fake(Script::kGood);
   int port = 0;
   auto g = start_gateway(fake.url(), "health_interval_ms: 0", port);
-  for (int i = 0; i < 6; ++i) EXPECT_EQ(post(port, i % 2 == 0), 200);
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_EQ(post(port, i % 2 == 0), 200);
+    // The client may have its answer before the call hands its connection back: the next
+    // call goes once the gateway counts none outstanding (after the hand-back).
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (g->backends()[0].outstanding > 0 && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
   EXPECT_EQ(fake.requests.load(), 6);
   EXPECT_EQ(fake.connections(), 1u);  // one after the other: the same connection
   g->shutdown();
