@@ -154,6 +154,13 @@ TEST(LlmGatewaySpec, EachBackendHasItsDeploymentsOwnCostModel) {
   EXPECT_GT(t1, t0);
   EXPECT_NE(t2, t0);
   EXPECT_GT(g.backends[1].kv_blocks, 0u);
+  // The routers' inputs: each backend's step cost, sampled from its own model (exactly,
+  // for the analytic one).
+  const LlmRouterSetup setup = llm_router_setup(g);
+  ASSERT_EQ(setup.step_costs.size(), 3u);
+  const LlmStepCost& c0 = setup.step_costs[0];
+  EXPECT_NEAR(c0.step + 512 * c0.prefill_token + 512 * c0.context_token, t0, 1e-9 + 1e-6 * t0);
+  EXPECT_GT(setup.step_costs[1].step, c0.step);
 }
 
 // ---- the proxy against scripted backends ----

@@ -161,6 +161,15 @@ LlmGatewaySpec parse_llm_gateway(const SpecNode& backends, const std::optional<S
   return g;
 }
 
+LlmRouterSetup llm_router_setup(const LlmGatewaySpec& spec) {
+  LlmRouterSetup setup;
+  setup.config = spec.routing_config;
+  for (const LlmBackendSpec& b : spec.backends) {
+    setup.step_costs.push_back(b.cost ? sample_step_cost(*b.cost) : LlmStepCost{});
+  }
+  return setup;
+}
+
 std::optional<LlmGatewaySpec> load_llm_gateway(const RunSpec& run) {
   if (!run.llm) return std::nullopt;
   const SpecNode root = SpecNode::load_file(run.file);

@@ -74,6 +74,11 @@ struct LlmGatewaySpec {
 // backends (the run serves a local checkpoint). Throws SpecError as parse_llm_gateway.
 std::optional<LlmGatewaySpec> load_llm_gateway(const RunSpec& run);
 
+// What the routing policy's factory takes (llm_routing_policies()): the spec's
+// routing_config and each backend's step cost sampled from its cost model. The live
+// gateway and the simulator build their routers from it, so both see the same inputs.
+LlmRouterSetup llm_router_setup(const LlmGatewaySpec& spec);
+
 // Pieces of the llm: section (llm_spec.cpp), shared with the backends' deployment fields:
 // a `gpu:` map, a `parallel:` map, and a `weights:` dtype as bytes per parameter.
 LlmGpu parse_llm_gpu(const SpecNode& node);

@@ -359,17 +359,12 @@ LlmGateway::LlmGateway(const RunSpec& run, LlmGatewayOptions options)
   if (g.routing_row == nullptr) {  // the spec's parser takes only the rows' names
     throw SpecError(run.file.string(), "llm.gateway.routing", "unknown routing policy");
   }
-  LlmRouterSetup setup;
-  setup.config = g.spec.routing_config;
   g.request_defaults.priority = g.spec.default_priority;
   g.request_defaults.ttft_slo = run.app.ttft_slo;
   g.request_defaults.tpot_slo = run.app.tpot_slo;
   g.request_defaults.block_bytes = std::size_t{g.spec.block_tokens} * kLlmBytesPerToken;
   g.request_defaults.max_blocks = static_cast<std::size_t>(g.spec.routing_config.affinity_blocks);
-  for (const LlmBackendSpec& b : g.spec.backends) {
-    setup.step_costs.push_back(b.cost ? sample_step_cost(*b.cost) : LlmStepCost{});
-  }
-  g.router = g.routing_row->make(setup);
+  g.router = g.routing_row->make(llm_router_setup(g.spec));
   for (const LlmBackendSpec& b : g.spec.backends) {
     std::string key;
     if (!b.api_key_env.empty()) {
