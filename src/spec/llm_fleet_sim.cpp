@@ -189,14 +189,13 @@ void simulate_llm_fleet(const LlmGatewaySpec& gateway, const LlmSpec& llm, SimOp
   if (row == nullptr) throw std::invalid_argument("unknown routing policy " + gateway.routing);
   std::vector<std::shared_ptr<const CostModel>> costs;
   std::vector<LlmSchedulerConfig> configs;
-  LlmRouterSetup setup;
+  // What the live gateway builds its router from (the backends' spec'd step costs).
+  const LlmRouterSetup setup = llm_router_setup(gateway);
   for (const LlmBackendSpec& b : gateway.backends) {
     costs.push_back(b.sim_cost ? b.sim_cost : sim.cost_model ? sim.cost_model : b.cost);
     LlmSchedulerConfig c = llm.scheduler;
     c.kv_blocks = b.kv_blocks;
     configs.push_back(c);
-    // What the live gateway predicts with: the backend's spec'd model, as it is built there.
-    setup.step_costs.push_back(b.cost ? sample_step_cost(*b.cost) : LlmStepCost{});
   }
   auto fleet = std::make_shared<LlmFleetState>();
   fleet->reads_engine_load = row->reads_engine_load;
@@ -219,7 +218,6 @@ void simulate_llm_fleet(const LlmGatewaySpec& gateway, const LlmSpec& llm, SimOp
   how.block_tokens = gateway.block_tokens;
   how.max_blocks = static_cast<uint32_t>(gateway.routing_config.affinity_blocks);
   how.bytes_per_token = sim.gateway_bytes_per_token;
-  setup.config = gateway.routing_config;
   sim.make_dispatcher = [fleet, row, setup, how](TaskId) -> std::unique_ptr<Dispatcher> {
     fleet->router = row->make(setup);  // a fresh router for each engine
     fleet->routed.clear();

@@ -41,9 +41,8 @@ struct SimOptions {
   // 400: it ends failed, reason context_length, without reaching an instance.
   uint32_t max_positions = 0;
   // An LLM gateway run (llm.backends): the latency the gateway adds before a request reaches
-  // its backend (`gateway_hop_ms`; docs/llm-gateway.md#simulation). The default is the
-  // median TTFT the gateway added over calling a worker directly on loopback
-  // (docs/results/llm-gateway.md).
+  // its backend (`gateway_hop_ms`; docs/llm-gateway.md#simulation). The default is an order
+  // of magnitude for a loopback HTTP hop; docs/results/llm-gateway.md measures it.
   Time gateway_hop = 0.001;
   // The bytes of prompt text per token the simulated gateway assumes when it estimates a
   // prompt's tokens and hashes its blocks from the text, as the live gateway does
