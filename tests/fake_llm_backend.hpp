@@ -5,8 +5,8 @@
 // way its script says — a good stream (role event, tokens, usage, [DONE]), a 500, garbage
 // SSE, a disconnect after the first token, a stall before or after the first token, or a
 // long slow stream (to see a client's disconnect reach it) — GET /health as `healthy`
-// says, and GET /metrics with the text set_metrics() gave. It counts what it saw. Threads: the
-// server's own; the counters are atomic.
+// says, and GET /metrics with the text set_metrics() gave. It counts what it saw (requests, and the
+// connections they came on). Threads: the server's own; the counters are atomic.
 
 #include <httplib.h>
 
@@ -14,6 +14,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -35,6 +36,10 @@ class FakeLlmBackend {
   explicit FakeLlmBackend(Script script) : script_(script) {
     const auto generate = [this](const httplib::Request& req, httplib::Response& res) {
       ++requests;
+      {
+        std::lock_guard lock(mutex_);
+        client_ports_.insert(req.remote_port);
+      }
       last_body = req.body;
       answer(req, res);
     };
@@ -68,6 +73,11 @@ class FakeLlmBackend {
     cv_.notify_all();
   }
   void open_gate() { release(); }
+  // The connections the generation requests came on (their distinct client ports).
+  std::size_t connections() {
+    std::lock_guard lock(mutex_);
+    return client_ports_.size();
+  }
   // What GET /metrics answers (404 while empty): e.g. vLLM's scheduler gauges.
   void set_metrics(std::string text) {
     std::lock_guard lock(mutex_);
@@ -181,6 +191,7 @@ class FakeLlmBackend {
   std::condition_variable cv_;
   bool released_ = false;
   std::string metrics_;
+  std::set<int> client_ports_;
 };
 
 }  // namespace tessera::testing

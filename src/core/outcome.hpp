@@ -25,6 +25,7 @@ enum class DropReason : uint8_t {
   kKvCapacity,     // an LLM request whose KV cache can never fit its instance's blocks
   kTtftSlo,        // an LLM request predicted to miss its time-to-first-token SLO
   kCancelled,      // a live server's client went away before its answer
+  kGatewayShed,    // an LLM gateway's routing shed it: no backend could serve it within its SLO
   kCount,
 };
 
@@ -64,6 +65,8 @@ inline constexpr std::string_view drop_reason_name(DropReason r) {
       return "ttft_slo";
     case DropReason::kCancelled:
       return "cancelled";
+    case DropReason::kGatewayShed:
+      return "gateway_shed";
     case DropReason::kCount:
       break;
   }

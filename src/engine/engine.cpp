@@ -365,7 +365,9 @@ Worker* Engine::arrive(Item item) {
     return nullptr;
   }
   if (pick < 0) {
-    terminate(item, Outcome::kFailed, DropReason::kNone);
+    const DropReason refusal =
+        candidates.empty() ? DropReason::kNone : dispatchers_[item.task]->last_refusal();
+    terminate(item, refusal == DropReason::kNone ? Outcome::kFailed : Outcome::kDropped, refusal);
     return nullptr;
   }
   Worker& worker = *candidates[static_cast<std::size_t>(pick)];

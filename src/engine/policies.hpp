@@ -83,6 +83,10 @@ class Dispatcher {
   // A dispatcher that chooses by load returns its loads here, and the engine keeps them up
   // to date for the dispatcher's task (dispatch_loads.hpp); null: it reads the workers.
   virtual DispatchLoads* loads() { return nullptr; }
+  // Why the last pick() returned -1, when the dispatcher refused the item on purpose (an
+  // LLM gateway's routing shedding a request no backend can serve within its SLO): the
+  // engine ends the request dropped with this reason. kNone: no worker fits (failed).
+  virtual DropReason last_refusal() const { return DropReason::kNone; }
 };
 
 // ---- batching ------------------------------------------------------------------------------

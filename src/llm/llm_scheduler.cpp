@@ -619,4 +619,16 @@ bool LlmInstanceScheduler::slows_decode(const Worker& worker, const Seq& seq) co
   return cost_.step_time(worker, decode) + stall > config_.tpot_slo;
 }
 
+LlmInstanceScheduler::AwaitingFirst LlmInstanceScheduler::awaiting_first_token() const {
+  AwaitingFirst a;
+  const auto count = [&a](const Seq& seq) {
+    if (seq.first_token >= 0 || seq.done) return;
+    ++a.requests;
+    a.prompt_tokens += seq.item.tokens_in;
+  };
+  for (const Seq& seq : waiting_) count(seq);
+  for (const Seq& seq : running_) count(seq);
+  return a;
+}
+
 }  // namespace tessera

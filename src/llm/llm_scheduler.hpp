@@ -86,6 +86,13 @@ class LlmInstanceScheduler final : public InstanceScheduler {
   static std::shared_ptr<const std::vector<int64_t>> synthetic_prompt_ids(const Item& item,
                                                                           uint64_t serial);
   std::size_t admitted() const { return running_.size(); }
+  // The requests it holds (waiting or admitted) that have no first token yet, and their
+  // prompt tokens: what a gateway in front of the instance sees as awaiting their first token.
+  struct AwaitingFirst {
+    std::size_t requests = 0;
+    uint64_t prompt_tokens = 0;
+  };
+  AwaitingFirst awaiting_first_token() const;
   std::size_t waiting() const { return waiting_.size(); }
   uint64_t preemptions() const { return preemptions_; }
   // The output length the SLO predictor assumes for `item`.

@@ -29,6 +29,7 @@ Simulator::Simulator(const App& app, const Deployment& deployment, const Profile
       noise_(options_.noise_cv, options_.seed ^ 0x9e3779b97f4a7c15ULL) {
   if (!engine_options.cost_model) engine_options.cost_model = options_.cost_model;
   if (!policies.make_scheduler) policies.make_scheduler = options_.make_scheduler;
+  if (options_.make_dispatcher) policies.make_dispatcher = options_.make_dispatcher;
   if (options_.spill_windows) metrics_.spill_closed_windows();
   engine_ = std::make_unique<Engine>(app, deployment, profiles, std::move(policies), clock_, *this,
                                      metrics_, options_.seed, std::move(engine_options));

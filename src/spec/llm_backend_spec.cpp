@@ -6,6 +6,7 @@
 
 #include "policy/llm_routing.hpp"
 #include "policy/spec_choice.hpp"
+#include "spec/llm_measured_spec.hpp"
 #include "spec/llm_spec.hpp"
 #include "spec/run_spec.hpp"
 
@@ -66,7 +67,7 @@ void parse_url(const SpecNode& node, LlmBackendSpec& b) {
 }
 
 LlmBackendSpec parse_backend(const SpecNode& node, const LlmSpec& base) {
-  node.allow_only({"url", "model", "gpu", "parallel", "weights", "api_key_env"});
+  node.allow_only({"url", "model", "gpu", "parallel", "weights", "api_key_env", "cost_model"});
   LlmBackendSpec b;
   parse_url(node.at("url"), b);
   b.model = node.string_or("model", base.model.name);
@@ -98,6 +99,10 @@ LlmBackendSpec parse_backend(const SpecNode& node, const LlmSpec& base) {
   own.gpu = b.gpu;
   own.parallel = b.parallel;
   b.cost = llm_cost_model(own);
+  if (auto c = node.get("cost_model")) {
+    c->at("kind").as_choice({"llm_measured"});
+    b.sim_cost = parse_llm_measured_cost(*c);
+  }
   return b;
 }
 
@@ -123,7 +128,7 @@ LlmGatewaySpec parse_llm_gateway(const SpecNode& backends, const std::optional<S
     const SpecNode& n = *gateway;
     n.allow_only({"routing", "connect_timeout_ms", "timeout_ms", "retries", "health_interval_ms",
                   "health_timeout_ms", "health_path", "metrics_path", "max_event_bytes",
-                  "affinity_blocks", "affinity_load_factor", "default_priority"});
+                  "keep_alive", "affinity_blocks", "affinity_load_factor", "default_priority"});
     if (auto r = n.get("routing")) g.routing = spec_choice(*r, llm_routing_names());
     if (auto t = n.get("connect_timeout_ms")) g.connect_timeout_ms = t->as_number_in(1.0, 600000.0);
     if (auto t = n.get("timeout_ms")) g.timeout_ms = t->as_number_in(1.0, 3600000.0);
@@ -142,6 +147,7 @@ LlmGatewaySpec parse_llm_gateway(const SpecNode& backends, const std::optional<S
       }
     }
     if (auto m = n.get("max_event_bytes")) g.max_event_bytes = m->as_integer_in(1024, 64 << 20);
+    if (auto k = n.get("keep_alive")) g.keep_alive = k->as_bool();
     LlmRoutingConfig& rc = g.routing_config;
     if (auto a = n.get("affinity_blocks"))
       rc.affinity_blocks = static_cast<int>(a->as_integer_in(1, 64));

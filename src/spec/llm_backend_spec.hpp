@@ -37,6 +37,9 @@ struct LlmBackendSpec {
   LlmParallelism parallel;
   uint32_t kv_blocks = 0;
   std::shared_ptr<const CostModel> cost;
+  // `cost_model:` (simulation only): the step costs measured on this backend (kind
+  // llm_measured, as `tessera llm step-profile --cost-model-out` writes them); null: none.
+  std::shared_ptr<const CostModel> sim_cost;
   // Sent as `Authorization: Bearer KEY`: the value of this environment variable, read when
   // the gateway starts ("": no key). Never the key itself in the spec.
   std::string api_key_env;
@@ -61,6 +64,9 @@ struct LlmGatewaySpec {
   // tessera's LLM server serve them here).
   std::string metrics_path = "/metrics";
   int64_t max_event_bytes = 1 << 20;  // a longer server-sent event is a broken backend
+  // Completed calls leave their connection open for the next call to the same backend (a
+  // pool per backend, at most `max_idle` each); false: a new connection per call.
+  bool keep_alive = true;
 };
 
 // The gateway's part of a run spec's llm: section, read again from the run's file (its

@@ -12,6 +12,8 @@
 #include "policy/registry.hpp"
 #include "profile/profile_sources.hpp"
 #include "spec/app_spec.hpp"
+#include "spec/llm_backend_spec.hpp"
+#include "spec/llm_fleet_sim.hpp"
 #include "spec/llm_measured_spec.hpp"
 #include "workload/workload_spec.hpp"
 
@@ -26,7 +28,8 @@ SpecNode section(const SpecNode& node) {
 
 SimOptions parse_sim_options(const SpecNode& node, const SpecNode& app_node, App& app, int workers,
                              const std::optional<LlmSpec>& llm) {
-  node.allow_only({"seed", "noise_cv", "window_s", "hop_delay_ms", "worker_losses", "cost_model"});
+  node.allow_only({"seed", "noise_cv", "window_s", "hop_delay_ms", "worker_losses", "cost_model",
+                   "gateway_hop_ms", "gateway_bytes_per_token"});
   SimOptions options;
   if (auto s = node.get("seed")) {
     options.seed = static_cast<uint64_t>(s->as_integer_in(0, INT64_MAX));
@@ -44,6 +47,12 @@ SimOptions parse_sim_options(const SpecNode& node, const SpecNode& app_node, App
     for (std::size_t i = 0; i < app.edges.size() && i < items.size(); ++i) {
       if (!items[i].has("delay_ms")) app.edges[i].delay = delay;
     }
+  }
+  if (auto g = node.get("gateway_hop_ms")) {
+    options.gateway_hop = from_ms(g->as_number_in(0.0, 1e6));
+  }
+  if (auto b = node.get("gateway_bytes_per_token")) {
+    options.gateway_bytes_per_token = static_cast<uint32_t>(b->as_integer_in(1, 16));
   }
   if (auto cost = node.get("cost_model")) {
     const std::string kind =
@@ -134,11 +143,27 @@ RunSpec parse_run_spec(const SpecNode& node) {
     run.policies_node = *p;
   }
   if (auto l = node.get("llm")) run.llm = parse_llm_spec(*l, run.app);
+  // An LLM gateway run simulates its fleet (docs/llm-gateway.md#simulation): one instance
+  // per backend instead of the deployment's workers.
+  std::optional<LlmGatewaySpec> gateway;
+  if (auto l = node.get("llm"); l && l->has("backends")) {
+    gateway = parse_llm_gateway(l->at("backends"), l->get("gateway"), *run.llm);
+    run.deployment = llm_fleet_deployment(run.deployment, gateway->backends.size());
+  }
   if (auto s = node.get("simulation")) {
     run.sim = parse_sim_options(*s, app_node, run.app, run.deployment.total_workers(), run.llm);
+    for (const char* field : {"gateway_hop_ms", "gateway_bytes_per_token"}) {
+      if (s->has(field) && !gateway) {
+        s->at(field).fail(std::string(field) + " needs an LLM gateway run (llm.backends)");
+      }
+    }
+  }
+  if (gateway) {
+    simulate_llm_fleet(*gateway, *run.llm, run.sim);
+    run.app.ingress_delay += run.sim.gateway_hop;
   }
   if (run.llm) {
-    run.sim.make_scheduler = llm_scheduler_factory(run.llm->scheduler);
+    if (!gateway) run.sim.make_scheduler = llm_scheduler_factory(run.llm->scheduler);
     run.sim.max_positions = run.llm->model.max_positions;
     if (!run.sim.cost_model) {
       run.sim.cost_model = llm_cost_model(*run.llm);

@@ -51,23 +51,67 @@ void LlmBackendClient::untrack(httplib::Client* client) {
 }
 
 void LlmBackendClient::stop_all() {
-  std::lock_guard lock(mutex_);
-  stopped_ = true;
-  for (httplib::Client* c : active_) c->stop();
+  std::vector<std::unique_ptr<httplib::Client>> idle;
+  {
+    std::lock_guard lock(mutex_);
+    stopped_ = true;
+    for (httplib::Client* c : active_) c->stop();
+    idle.swap(idle_);
+  }
+  idle.clear();  // closes them, outside the lock
 }
+
+std::unique_ptr<httplib::Client> LlmBackendClient::take_connection(bool& reused) {
+  {
+    std::lock_guard lock(mutex_);
+    if (!idle_.empty()) {
+      std::unique_ptr<httplib::Client> c = std::move(idle_.back());
+      idle_.pop_back();
+      reused = true;
+      return c;
+    }
+  }
+  reused = false;
+  auto c = std::make_unique<httplib::Client>(backend_.host, backend_.port);
+  set_timeout(*c, gateway_.connect_timeout_ms, gateway_.timeout_ms);
+  c->set_keep_alive(gateway_.keep_alive);
+  return c;
+}
+
+void LlmBackendClient::give_back(std::unique_ptr<httplib::Client> client) {
+  if (!gateway_.keep_alive) return;
+  std::lock_guard lock(mutex_);
+  if (!stopped_ && idle_.size() < kMaxIdle) idle_.push_back(std::move(client));
+}  // else closed here
 
 LlmUpstreamResult LlmBackendClient::post(const std::string& path, const std::string& body,
                                          bool stream,
                                          const std::function<bool(SseEvent&&)>& on_event) {
-  using Kind = LlmUpstreamResult::Kind;
-  LlmUpstreamResult out;
-  httplib::Client client(backend_.host, backend_.port);
-  set_timeout(client, gateway_.connect_timeout_ms, gateway_.timeout_ms);
-  if (!track(&client)) {
-    out.kind = Kind::kStopped;
-    out.detail = "the gateway is stopping";
+  for (int attempt = 0;; ++attempt) {
+    bool reused = false;
+    std::unique_ptr<httplib::Client> client = take_connection(reused);
+    if (!track(client.get())) {
+      LlmUpstreamResult out;
+      out.kind = LlmUpstreamResult::Kind::kStopped;
+      out.detail = "the gateway is stopping";
+      return out;
+    }
+    bool unsent = false;
+    LlmUpstreamResult out = post_on(*client, path, body, stream, on_event, unsent);
+    untrack(client.get());
+    // A pooled connection the backend had closed: the request never reached it.
+    if (reused && unsent && attempt == 0) continue;
+    if (out.kind == LlmUpstreamResult::Kind::kOk) give_back(std::move(client));
     return out;
   }
+}
+
+LlmUpstreamResult LlmBackendClient::post_on(httplib::Client& client, const std::string& path,
+                                            const std::string& body, bool stream,
+                                            const std::function<bool(SseEvent&&)>& on_event,
+                                            bool& unsent) {
+  using Kind = LlmUpstreamResult::Kind;
+  LlmUpstreamResult out;
   httplib::Request req;
   req.method = "POST";
   req.path = backend_.prefix + path;
@@ -112,7 +156,6 @@ LlmUpstreamResult LlmBackendClient::post(const std::string& path, const std::str
     return !events.broken();
   };
   httplib::Result res = client.send(req);
-  untrack(&client);
   const std::string where = backend_.url;
   if (caller_stop) {
     out.kind = Kind::kStopped;
@@ -127,6 +170,10 @@ LlmUpstreamResult LlmBackendClient::post(const std::string& path, const std::str
     }
     out.kind = stopping ? Kind::kStopped : Kind::kUnavailable;
     out.detail = where + ": " + httplib::to_string(res.error());
+    const httplib::Error e = res.error();
+    unsent = !stopping && out.body.empty() &&
+             (e == httplib::Error::Write || e == httplib::Error::Read ||
+              e == httplib::Error::Connection);
     return out;
   }
   if (!began) {  // a status that is not 2xx

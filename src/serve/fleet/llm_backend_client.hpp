@@ -7,18 +7,25 @@
 // check (GET the gateway's health_path) and the load scrape (GET metrics_path, read as
 // EngineLoad).
 //
-// Each call has its own connection (cpp-httplib), closed when the call ends: a caller that
-// stops a stream (its client went away) closes the connection, which is how an engine learns
-// to cancel the request. stop_all() closes every call's connection (shutdown).
+// Each call has its own connection (cpp-httplib) while it runs. A POST that ends completely
+// (a whole answer, or a stream to data: [DONE]) gives its connection back to a pool of idle
+// keep-alive connections (`gateway.keep_alive`, at most kMaxIdle) that the next POST takes
+// first; any other ending closes it: a caller that stops a stream (its client went away)
+// closes the connection, which is how an engine learns to cancel the request. A pooled
+// connection the backend closed meanwhile fails before the request reaches it: that POST is
+// sent again on a new connection, once. stop_all() closes every call's connection and the
+// pool (shutdown). Health checks and scrapes use a connection of their own.
 //
 // Threads: post(), ready() and load() from any number of threads at once, each blocking its
 // caller; stop_all() from any thread.
 
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "serve/fleet/engine_load.hpp"
 #include "serve/fleet/sse_events.hpp"
@@ -49,6 +56,7 @@ struct LlmUpstreamResult {
 
 class LlmBackendClient {
  public:
+  static constexpr std::size_t kMaxIdle = 64;  // pooled idle connections per backend
   // `api_key`: sent as `Authorization: Bearer KEY` ("": none).
   LlmBackendClient(const LlmBackendSpec& backend, const LlmGatewaySpec& gateway,
                    std::string api_key = "");
@@ -74,12 +82,21 @@ class LlmBackendClient {
  private:
   bool track(httplib::Client* client);
   void untrack(httplib::Client* client);
+  // One POST on `client` (tracked by the caller); `unsent`: it failed before any answer
+  // with a connection error, so a reused connection may be retried on a new one.
+  LlmUpstreamResult post_on(httplib::Client& client, const std::string& path,
+                            const std::string& body, bool stream,
+                            const std::function<bool(SseEvent&&)>& on_event, bool& unsent);
+  // A connection for a POST: an idle pooled one (`reused` true) or a new one.
+  std::unique_ptr<httplib::Client> take_connection(bool& reused);
+  void give_back(std::unique_ptr<httplib::Client> client);
 
   LlmBackendSpec backend_;
   LlmGatewaySpec gateway_;
   std::string api_key_;
   std::mutex mutex_;
   std::set<httplib::Client*> active_;
+  std::vector<std::unique_ptr<httplib::Client>> idle_;  // open keep-alive connections
   bool stopped_ = false;
 };
 
