@@ -164,7 +164,9 @@ TEST(PpipeMilp, WallClockLimitHoldsUnderABusyLoop) {
   ASSERT_TRUE(r.ok()) << r.problems.front();
   EXPECT_EQ(r.plan.solve.status, PlanStatus::kFeasible);
   EXPECT_EQ(r.plan.solve.limit, "time limit");
-  EXPECT_GT(r.plan.solve.objective, 0.0);
+  // Its best incumbent by then: on a loaded machine CBC may not have passed the empty
+  // plan (objective 0) within the limit, which is still an answer, not a hang.
+  EXPECT_GE(r.plan.solve.objective, 0.0);
 }
 
 }  // namespace
