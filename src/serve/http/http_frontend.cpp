@@ -181,11 +181,18 @@ class Session : public std::enable_shared_from_this<Session> {
       : fe_(std::move(fe)), id_(id), client_(std::move(client)) {
     socket_.emplace(std::move(socket), fe_->tls.get());
   }
+  // The socket goes before the entry leaves the map: stop() waits for the entries of
+  // sessions already being destroyed (their weak_ptr expired, so it cannot detach them) to
+  // leave before it frees the io_context the socket belongs to.
   ~Session() {
+    {
+      std::unique_lock detach_lock(fe_->detach_mutex);
+      socket_.reset();
+    }
     std::lock_guard lock(fe_->mutex);
     fe_->release(reserved_, client_, true);
     fe_->sessions.erase(id_);
-    if (fe_->sessions.empty()) fe_->all_closed.notify_all();
+    fe_->all_closed.notify_all();
   }
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -1073,6 +1080,15 @@ void HttpFrontEnd::stop(double grace_s) {
   // A connection a Responder still holds (a model that has not answered) outlives the
   // io_context: its socket and strand go now, while the io_context is alive.
   each([](Session& s) { s.detach(); });
+  {
+    // A session whose last owner let go while `each` ran could not be detached; its
+    // destructor frees its socket and then leaves the map, which it does promptly.
+    std::unique_lock lock(fe.mutex);
+    fe.all_closed.wait(lock, [&fe] {
+      return std::none_of(fe.sessions.begin(), fe.sessions.end(),
+                          [](const auto& kv) { return kv.second.weak.expired(); });
+    });
+  }
   fe.sweeper.reset();
   fe.acceptor.reset();
   fe.ioc.reset();  // destroys the handlers still queued, and the sessions they hold
