@@ -540,5 +540,31 @@ TEST(PlanTraffic, ExamplePlansChecksAndLoadsAsDeployment) {
   EXPECT_TRUE(j["check"]["ok"].get<bool>());
 }
 
+// The canonical plan of the traffic example as shipped (20 req/s, slack 0.05; `tessera plan
+// examples/plan/traffic.yaml --queue-delay-ms 0`), pinned: the tie-break's search (a lean
+// one first, the default one where that does not settle) must not change which of the
+// equal-optimal plans comes out. These four entries are the plan the default search gave.
+TEST(PlanTraffic, ExampleCanonicalPlanIsPinned) {
+  PlanSpec spec = load_plan_spec(kSourceDir + "/examples/plan/traffic.yaml");
+  const JigsawPlan plan = make_plan(spec.input, spec.options);
+  ASSERT_TRUE(plan.has_plan()) << plan.message;
+  EXPECT_EQ(plan.stats.tie_break, "settled");
+  std::vector<std::string> got;
+  for (const auto& e : plan.entries) {
+    const auto& task = spec.input.app.tasks[static_cast<size_t>(e.type.task)];
+    got.push_back(task.name + " " + task.variants[static_cast<size_t>(e.type.variant)].name + " " +
+                  spec.input.catalogue.segments[static_cast<size_t>(e.type.segment)].name + " b" +
+                  std::to_string(e.type.batch) + " x" + std::to_string(e.count));
+  }
+  std::sort(got.begin(), got.end());
+  const std::vector<std::string> want = {
+      "car_classification efficientnet-b3 2g.20gb b4 x2",
+      "facial_recognition genderNet_19 1g.10gb b1 x1",
+      "object_detection yolov5l 1g.10gb b1 x1",
+      "object_detection yolov5l 2g.20gb b1 x1",
+  };
+  EXPECT_EQ(got, want);
+}
+
 }  // namespace
 }  // namespace tessera::plan

@@ -13,6 +13,9 @@ namespace tessera::plan {
 
 namespace {
 
+// The node budget of the tie-break's lean first search (solve_plan).
+constexpr long kLeanTieBreakNodes = 300;
+
 struct Context {
   TaskGraph graph;
   std::vector<Candidate> candidates;
@@ -183,7 +186,23 @@ JigsawPlan solve_plan(const PlanInput& input, const PlanOptions& options, const 
   // one the row holds), so CBC starts with it as the incumbent and only has to find and
   // prove the canonical one. The optimum, and so the plan, is the same; the search shorter.
   mo.start = r.values;
-  const auto t = solve_cbc(tie_break_model(f.model, f.count_var, r.objective, tolerance), mo);
+  // First a lean search: with the Eq. 14 plan as its incumbent it only has to reach and
+  // prove the canonical plan, and CBC's root cuts and primal heuristics cost most of a
+  // default solve there (the traffic example: 3.6 s CPU with them, 1.0 s on 152 nodes
+  // without). Where the lean search does not settle within its node budget (a node limit, so
+  // the same on any machine), the default search runs as before. Either proves the optimum,
+  // so the plan is the same.
+  const auto tie_model = tie_break_model(f.model, f.count_var, r.objective, tolerance);
+  MilpOptions lean = mo;
+  lean.node_limit =
+      mo.node_limit > 0 ? std::min(mo.node_limit, kLeanTieBreakNodes) : kLeanTieBreakNodes;
+  lean.cbc_args.insert(lean.cbc_args.end(), {"-cuts", "off", "-heuristicsOnOff", "off"});
+  auto t = solve_cbc(tie_model, lean);
+  if (t.status != MilpStatus::kOptimal) {
+    const double lean_seconds = t.seconds;
+    t = solve_cbc(tie_model, mo);
+    t.seconds += lean_seconds;
+  }
   const bool use = t.has_solution();
   read_solution(in, options, ctx, f, use ? t : r, f.planned_demand, plan);
   // The stats describe the Eq. 14 solve; the tie-break has its own line.
