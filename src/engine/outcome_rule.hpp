@@ -19,13 +19,19 @@ inline constexpr Time kSloTolerance = 1e-12;
 // (not measured: no token was produced) meets any.
 constexpr bool within_slo(Time value, Time slo) { return slo <= 0 || value <= slo + kSloTolerance; }
 
-// How a completed request ends. `ttft` and `tpot` < 0: not an LLM request (or no token
-// times reported), judged on its deadline alone.
+// How a completed request ends, against the TTFT and TPOT SLOs given (a request's own;
+// <= 0: none). `ttft` and `tpot` < 0: not an LLM request (or no token times reported),
+// judged on its deadline alone.
+constexpr Outcome completion_outcome(Time finish, Time deadline, Time ttft, Time tpot,
+                                     Time ttft_slo, Time tpot_slo) {
+  if (finish > deadline + kSloTolerance) return Outcome::kLate;
+  if (!within_slo(ttft, ttft_slo) || !within_slo(tpot, tpot_slo)) return Outcome::kLate;
+  return Outcome::kOk;
+}
+// The same against the app's SLOs.
 constexpr Outcome completion_outcome(const App& app, Time finish, Time deadline, Time ttft,
                                      Time tpot) {
-  if (finish > deadline + kSloTolerance) return Outcome::kLate;
-  if (!within_slo(ttft, app.ttft_slo) || !within_slo(tpot, app.tpot_slo)) return Outcome::kLate;
-  return Outcome::kOk;
+  return completion_outcome(finish, deadline, ttft, tpot, app.ttft_slo, app.tpot_slo);
 }
 
 }  // namespace tessera

@@ -299,10 +299,8 @@ void LlmGateway::Impl::proxy(const std::string& path, json body, bool stream,
       }
       const Time deadline = app.slo > 0 ? app.slo : std::numeric_limits<double>::infinity();
       // Judged against the request's own SLOs (the run spec's unless it gave its own).
-      App judged = app;
-      judged.ttft_slo = route_request.ttft_slo;
-      judged.tpot_slo = route_request.tpot_slo;
-      const Outcome o = completion_outcome(judged, finish, deadline, ttft, tpot);
+      const Outcome o = completion_outcome(finish, deadline, ttft, tpot, route_request.ttft_slo,
+                                           route_request.tpot_slo);
       if (stream && out != nullptr) {
         const int64_t reported = completion_tokens(r.usage);
         observe({b, decision.prediction, ttft, tpot, route_request.prompt_tokens,
