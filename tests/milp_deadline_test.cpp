@@ -159,13 +159,18 @@ TEST(PpipeMilp, WallClockLimitHoldsUnderABusyLoop) {
   t0 = std::chrono::steady_clock::now();
   const PpipeResult r = plan_ppipe(in);
   const double wall = seconds_since(t0);
-  // CBC checks its limit between nodes; the machine is shared.
-  EXPECT_LE(wall, 2.0 + floor_s + kSlackS) << "floor " << floor_s << " s";
+  // CBC checks its limit between nodes; the machine is shared, and the floor measured
+  // once moves with its load, so it counts twice. The failure this guards against ran
+  // 6-10x past its limit (194 s and 290 s against 30 s).
+  EXPECT_LE(wall, 2.0 + 2.0 * floor_s + kSlackS) << "floor " << floor_s << " s";
   ASSERT_TRUE(r.ok()) << r.problems.front();
-  EXPECT_EQ(r.plan.solve.status, PlanStatus::kFeasible);
+  // Stopped by the time limit, and saying so: with its best incumbent, or (on a loaded
+  // machine CBC may not reach one within 2 s, as on a CI run) with none, which is still an
+  // answer, not a hang.
+  EXPECT_TRUE(r.plan.solve.status == PlanStatus::kFeasible ||
+              r.plan.solve.status == PlanStatus::kNoSolution)
+      << to_string(r.plan.solve.status);
   EXPECT_EQ(r.plan.solve.limit, "time limit");
-  // Its best incumbent by then: on a loaded machine CBC may not have passed the empty
-  // plan (objective 0) within the limit, which is still an answer, not a hang.
   EXPECT_GE(r.plan.solve.objective, 0.0);
 }
 

@@ -863,6 +863,7 @@ void MilpSolve::finish_stats() {
         r_.status == MilpStatus::kInfeasible ? PlanStatus::kInfeasible : PlanStatus::kNoSolution;
     st.detail = r_.status == MilpStatus::kInfeasible ? "the MILP is infeasible"
                                                      : "CBC stopped before finding a plan";
+    if (r_.limit != MilpLimit::kNone) st.limit = to_string(r_.limit);
     return;
   }
   st.gap = std::max(0.0, r_.best_bound - r_.objective) / std::max(std::abs(r_.best_bound), 1e-9);
