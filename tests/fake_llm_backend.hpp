@@ -31,6 +31,7 @@ class FakeLlmBackend {
     kStallAfterFirst,       // one token event, then nothing until released
     kLongStream,            // up to 2000 token events, one per ms (until the client is gone)
     kGoodAfterGate,         // the first token event, then waits for open_gate(), then kGood's rest
+    kGoodBeforeGate,        // nothing until open_gate() (200 header sent), then kGood's stream
   };
 
   explicit FakeLlmBackend(Script script) : script_(script) {
@@ -102,7 +103,7 @@ class FakeLlmBackend {
   std::atomic<int> health_checks{0};
   std::atomic<bool> healthy{true};
   std::atomic<bool> saw_client_gone{false};  // a write to the gateway failed (it hung up)
-  std::atomic<bool> gate_timed_out{false};   // kGoodAfterGate waited 10 s for open_gate()
+  std::atomic<bool> gate_timed_out{false};   // a gated script waited 10 s for open_gate()
   std::string last_body;
   int port = 0;
 
@@ -177,6 +178,11 @@ class FakeLlmBackend {
               sink.done();
               return true;
             }
+            case Script::kGoodBeforeGate:
+              if (!wait_released(std::chrono::seconds(10))) gate_timed_out = true;
+              put(good_stream());
+              sink.done();
+              return true;
             case Script::kStatus500:
               break;
           }

@@ -1,8 +1,21 @@
 // The simulator and the live gateway route alike (docs/llm-gateway.md#simulation): the same
-// gateway run spec, the same sequence of requests, one backend that answers at once and two
-// that hold every request they get; the live gateway (scripted backends,
-// tests/fake_llm_backend.hpp) and `tessera simulate`'s fleet (one instance fast, two that
-// take hours per step) must send each request to the same backend.
+// gateway run spec, the same sequence of requests; the live gateway (scripted backends,
+// tests/fake_llm_backend.hpp) and `tessera simulate`'s fleet must send each request to the
+// same backend (or shed it), under every routing policy. The inputs are made identical on
+// both sides rather than the assertion weakened:
+//  - round_robin, least_outstanding, kv_load, prefix_affinity: one backend that answers at
+//    once and two that hold every request they get (in the simulator: steps of hours);
+//    kv_load's gauges are read once, before the first request, and are all zero on both
+//    sides (the fakes export vLLM's gauges as zero; the simulator's first scrape finds its
+//    instances empty);
+//  - prefix_affinity: each live prompt is the text whose hash the simulator gives its
+//    request (a prompt shorter than one block is hashed whole; the simulator's n-th
+//    request without a shared prefix hashes as "r<n>/<bytes>/0"), so both hash the same
+//    keys onto the same ring;
+//  - slo_aware: three backends that hold every request before its first token, with step
+//    costs 1 : 2 : 4 and a TTFT SLO of 4.5 of the cheapest's prefills: nothing finishes during the
+//    sequence, so neither side calibrates, and both predict from the same queues (the
+//    requests awaiting their first token), spread by cost and the last one shed.
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -13,11 +26,14 @@
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "fake_llm_backend.hpp"
+#include "policy/llm_routing.hpp"
 #include "serve/server/llm_gateway.hpp"
 #include "sim/simulator.hpp"
 #include "spec/run_spec.hpp"
@@ -31,6 +47,19 @@ using Script = FakeLlmBackend::Script;
 
 constexpr int kRequests = 8;
 
+// How each side's fleet looks for one policy's check.
+struct Case {
+  std::string routing;
+  // Per backend: its step time in ms (its own measured cost model), or 0 for the run's
+  // default (the tiny model: fast).
+  std::vector<double> step_ms;
+  double ttft_slo_ms = 0;       // the run's TTFT SLO; 0: none
+  std::vector<Script> scripts;  // the live fakes' scripts
+  // The live prompt of request r (16 bytes: the simulator's 4 tokens of 4 bytes).
+  std::function<std::string(int)> prompt = [](int) { return std::string("abcdefghijklmnop"); };
+  bool export_gauges = false;  // the fakes answer /metrics with vLLM's gauges, all zero
+};
+
 std::filesystem::path temp_dir(const std::string& tag) {
   const auto dir = std::filesystem::temp_directory_path() /
                    ("tessera_gateway_sim_test_" + std::to_string(::getpid()) + "_" + tag);
@@ -39,19 +68,22 @@ std::filesystem::path temp_dir(const std::string& tag) {
   return dir;
 }
 
-// The run spec: backend 0 fast, backends 1 and 2 taking about 3 hours per step (their own
-// measured cost models), requests one second apart.
+// The run spec: the backends at `urls` with the case's step costs, requests one second
+// apart, 4 prompt tokens and 3 output tokens each.
 std::filesystem::path write_spec(const std::string& tag, const std::vector<std::string>& urls,
-                                 const std::string& routing) {
-  const std::string slow =
-      "      cost_model: {kind: llm_measured, prefill: {tokens: [1, 4096], ms: [1e7, 1e7]}, "
-      "decode: {batch: [1, 16], context: [1, 4096], ms: [[1e7, 1e7], [1e7, 1e7]]}}\n";
+                                 const Case& c) {
   std::string llm = "  backends:\n";
   for (std::size_t i = 0; i < urls.size(); ++i) {
-    llm += "    - url: \"" + urls[i] + "\"\n" + (i == 0 ? "" : slow);
+    llm += "    - url: \"" + urls[i] + "\"\n";
+    if (c.step_ms[i] > 0) {
+      const std::string ms = std::to_string(c.step_ms[i]);
+      llm += "      cost_model: {kind: llm_measured, prefill: {tokens: [1, 4096], ms: [" + ms +
+             ", " + ms + "]}, decode: {batch: [1, 16], context: [1, 4096], ms: [[" + ms + ", " +
+             ms + "], [" + ms + ", " + ms + "]]}}\n";
+    }
   }
-  llm += "  gateway: {routing: " + routing + ", health_interval_ms: 0, timeout_ms: 20000}\n";
-  const auto file = testing::write_tiny_llm_run(temp_dir(tag), 1, 0.0, llm);
+  llm += "  gateway: {routing: " + c.routing + ", health_interval_ms: 0, timeout_ms: 20000}\n";
+  const auto file = testing::write_tiny_llm_run(temp_dir(tag), 1, c.ttft_slo_ms, llm);
   std::ifstream in(file);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const std::string from = "  source: {kind: poisson, rate_rps: 1, duration_s: 1}\n";
@@ -62,7 +94,7 @@ std::filesystem::path write_spec(const std::string& tag, const std::vector<std::
   return file;
 }
 
-// The backend the simulator sends each request to, in arrival order.
+// The backend the simulator sends each request to, in arrival order (-1: shed).
 std::vector<int> simulated_picks(const std::filesystem::path& spec) {
   RunSpec run = load_run_spec(spec);
   Simulator sim(run.app, run.deployment, run.profiles, PolicySet(run.policies), run.sim);
@@ -100,70 +132,131 @@ bool wait_for(const std::function<bool()>& done) {
   return true;
 }
 
-// The backend the live gateway sends each request to, one request at a time: a request to
-// the fast backend ends before the next is sent; the others stay open until the end.
-std::vector<int> live_picks(const std::string& routing) {
-  FakeLlmBackend fast(Script::kGood);
-  FakeLlmBackend held1(Script::kGoodAfterGate);
-  FakeLlmBackend held2(Script::kGoodAfterGate);
-  std::vector<FakeLlmBackend*> fakes{&fast, &held1, &held2};
-  const RunSpec run =
-      load_run_spec(write_spec("live", {fast.url(), held1.url(), held2.url()}, routing));
+// The backend the live gateway sends each request to, one request at a time (-1: answered
+// 429, shed): a request to a backend that answers at once ends before the next is sent;
+// the others stay open until the end.
+std::vector<int> live_picks(const Case& c) {
+  std::vector<std::unique_ptr<FakeLlmBackend>> fakes;
+  std::vector<std::string> urls;
+  for (const Script s : c.scripts) {
+    fakes.push_back(std::make_unique<FakeLlmBackend>(s));
+    if (c.export_gauges)
+      fakes.back()->set_metrics(
+          "vllm:num_requests_running{model_name=\"tiny\"} 0\n"
+          "vllm:num_requests_waiting{model_name=\"tiny\"} 0\n"
+          "vllm:kv_cache_usage_perc{model_name=\"tiny\"} 0\n");
+    urls.push_back(fakes.back()->url());
+  }
+  const RunSpec run = load_run_spec(write_spec("live", urls, c));
   LlmGatewayOptions o;
   o.port = 0;
   o.max_inflight = 32;
   o.drain_timeout_s = 5.0;
   LlmGateway gateway(run, o);
   const int port = gateway.start();
+  for (const LlmGatewayBackendStats& b : gateway.backends()) {
+    EXPECT_EQ(b.load_known, c.export_gauges && find_llm_routing(c.routing)->reads_engine_load);
+  }
   std::vector<std::thread> clients;
+  std::vector<std::atomic<int>> status(kRequests);
   std::vector<int> picks;
   const auto total = [&] {
     int n = 0;
-    for (const auto* f : fakes) n += f->requests.load();
+    for (const auto& f : fakes) n += f->requests.load();
     return n;
   };
+  int shed = 0;
   for (int r = 0; r < kRequests; ++r) {
     std::vector<int> before;
-    for (const auto* f : fakes) before.push_back(f->requests.load());
-    clients.emplace_back([port] {
+    for (const auto& f : fakes) before.push_back(f->requests.load());
+    const int before_total = total();
+    status[r] = 0;
+    const std::string body =
+        nlohmann::json{{"prompt", c.prompt(r)}, {"max_tokens", 3}, {"stream", true}}.dump();
+    clients.emplace_back([port, body, &s = status[r]] {
       httplib::Client cli("127.0.0.1", port);
       cli.set_read_timeout(30, 0);
-      cli.Post("/v1/completions", R"({"prompt":"abcd","max_tokens":3,"stream":true})",
-               "application/json");
+      const auto res = cli.Post("/v1/completions", body, "application/json");
+      s = res ? res->status : -1;
     });
-    EXPECT_TRUE(wait_for([&] { return total() == r + 1; }));
+    EXPECT_TRUE(wait_for([&] { return total() > before_total || status[r].load() == 429; }));
     int pick = -1;
     for (std::size_t i = 0; i < fakes.size(); ++i) {
       if (fakes[i]->requests.load() > before[i]) pick = static_cast<int>(i);
     }
+    if (pick < 0) ++shed;
     picks.push_back(pick);
-    if (pick == 0) {  // the fast backend's answer is over before the next request
-      EXPECT_TRUE(wait_for([&] { return gateway.backends()[0].outstanding == 0; }));
+    if (pick >= 0 && c.scripts[static_cast<std::size_t>(pick)] == Script::kGood) {
+      // That answer is over before the next request.
+      EXPECT_TRUE(wait_for([&] { return gateway.backends()[pick].outstanding == 0; }));
     }
   }
-  held1.open_gate();
-  held2.open_gate();
-  for (auto& c : clients) c.join();
+  for (auto& f : fakes) f->open_gate();
+  for (auto& t : clients) t.join();
   gateway.shutdown();
   const LlmGatewayLedger l = gateway.ledger();
-  EXPECT_EQ(l.ok + l.late, static_cast<uint64_t>(kRequests));
+  EXPECT_EQ(l.ok + l.late, static_cast<uint64_t>(kRequests - shed));
+  EXPECT_EQ(l.shed, static_cast<uint64_t>(shed));
+  for (const auto& f : fakes) EXPECT_FALSE(f->gate_timed_out);
   return picks;
 }
 
+// One fast backend, two that hold each request (after its first token: it stays
+// outstanding, decoding).
+Case fast_and_held(const std::string& routing) {
+  Case c;
+  c.routing = routing;
+  c.step_ms = {0, 1e7, 1e7};
+  c.scripts = {Script::kGood, Script::kGoodAfterGate, Script::kGoodAfterGate};
+  return c;
+}
+
+void expect_same_picks(const Case& c, const std::vector<int>& expected) {
+  SCOPED_TRACE(c.routing);
+  const std::vector<int> live = live_picks(c);
+  const std::vector<int> sim = simulated_picks(
+      write_spec("sim", {"http://127.0.0.1:1", "http://127.0.0.1:2", "http://127.0.0.1:3"}, c));
+  EXPECT_EQ(sim, live);
+  EXPECT_EQ(live, expected);  // not a trivial sequence
+}
+
 TEST(LlmGatewaySim, TheSimulatorPicksTheBackendsTheLiveGatewayPicks) {
-  for (const std::string routing : {"round_robin", "least_outstanding"}) {
-    SCOPED_TRACE(routing);
-    const std::vector<int> live = live_picks(routing);
-    const std::vector<int> sim = simulated_picks(write_spec(
-        "sim", {"http://127.0.0.1:1", "http://127.0.0.1:2", "http://127.0.0.1:3"}, routing));
-    EXPECT_EQ(sim, live);
-    // Not a trivial sequence: least_outstanding keeps coming back to the fast backend.
-    if (routing == "least_outstanding") {
-      EXPECT_EQ(live, (std::vector<int>{0, 1, 2, 0, 0, 0, 0, 0}));
-    } else {
-      EXPECT_EQ(live, (std::vector<int>{0, 1, 2, 0, 1, 2, 0, 1}));
-    }
-  }
+  expect_same_picks(fast_and_held("round_robin"), {0, 1, 2, 0, 1, 2, 0, 1});
+  // Keeps coming back to the fast backend.
+  expect_same_picks(fast_and_held("least_outstanding"), {0, 1, 2, 0, 0, 0, 0, 0});
+}
+
+TEST(LlmGatewaySim, KvLoadPicksAlikeOnTheSameGauges) {
+  Case c = fast_and_held("kv_load");
+  c.export_gauges = true;
+  // The gauges (all zero, read once) tie; the requests in flight decide.
+  expect_same_picks(c, {0, 1, 2, 0, 0, 0, 0, 0});
+}
+
+TEST(LlmGatewaySim, PrefixAffinityHashesTheSameKeysOntoTheSameRing) {
+  Case c = fast_and_held("prefix_affinity");
+  // The simulator's request n (from 1) of 4 tokens of 4 bytes, no shared prefix.
+  c.prompt = [](int r) { return "r" + std::to_string(r + 1) + "/16/0"; };
+  const std::vector<int> live = live_picks(c);
+  const std::vector<int> sim = simulated_picks(
+      write_spec("sim", {"http://127.0.0.1:1", "http://127.0.0.1:2", "http://127.0.0.1:3"}, c));
+  EXPECT_EQ(sim, live);
+  // Not a trivial sequence: distinct keys reach more than one backend.
+  EXPECT_GT(std::set<int>(live.begin(), live.end()).size(), 1u);
+}
+
+TEST(LlmGatewaySim, SloAwarePredictsAndShedsAlike) {
+  Case c;
+  c.routing = "slo_aware";
+  c.step_ms = {1e6, 2e6, 4e6};
+  // The router samples a measured model's prefill as a cost per token at 4096 tokens: a
+  // request of 4 tokens costs 4 / 4096 of the step, so the SLO is 4.5 such prefills on
+  // the cheapest backend.
+  c.ttft_slo_ms = 4.5 * 4 * 1e6 / 4096;
+  c.scripts = {Script::kGoodBeforeGate, Script::kGoodBeforeGate, Script::kGoodBeforeGate};
+  // Predicted TTFT (waiting + 1) x cost: 1,2,4 -> 0; 2,2,4 -> 1 (in turn); 2,4,4 -> 0;
+  // 3,4,4 -> 0; 4,4,4 -> 1; 4,6,4 -> 2; 4,6,8 -> 0; 5,6,8: none within 4.5, shed.
+  expect_same_picks(c, {0, 1, 0, 0, 1, 2, 0, -1});
 }
 
 }  // namespace

@@ -575,6 +575,31 @@ TEST(LlmGatewayRouting, SloAwareShedsAtOnceWithAReasonAndRetryAfterButNeverACrit
   EXPECT_NE(metrics.find("tessera_gateway_requests_total{outcome=\"shed\"} 1"), std::string::npos);
 }
 
+TEST(LlmGatewayRouting, SloAwareCalibratesFromNonStreamedAnswers) {
+  // An engine reporting a huge queue: slo_aware predicts a TTFT far above what the fake's
+  // instant answers take. Whole (non-streamed) answers must teach it so.
+  FakeLlmBackend a(Script::kGood);
+  a.set_metrics(vllm_metrics(1, 1e5, 0.2));
+  Gateway g({a.url()}, "routing: slo_aware, health_interval_ms: 0");
+  const Posted shed = post_with(g.port, kWholeBody, {{"x-tessera-ttft-slo-ms", "1"}});
+  ASSERT_EQ(shed.status, 429);
+  const std::string mark = "the best predicted TTFT is ";
+  const std::size_t at = shed.body.find(mark);
+  ASSERT_NE(at, std::string::npos) << shed.body;
+  const double predicted_ms = std::stod(shed.body.substr(at + mark.size()));
+  // Far above any real answer's time here: each observation's ratio is at the clamp, 1/64.
+  ASSERT_GT(predicted_ms, 60000.0);
+  ASSERT_LT(predicted_ms, 7.2e6);  // half of it is a valid SLO header (at most an hour)
+  for (int k = 0; k < 3; ++k) {
+    EXPECT_EQ(post_with(g.port, kWholeBody, {{"x-tessera-priority", "critical"}}).status, 200);
+  }
+  // After three: 64^-(1 - 0.9^3) = 0.32 of the prediction, within an SLO of half of it.
+  const std::string half = std::to_string(predicted_ms / 2);
+  EXPECT_EQ(post_with(g.port, kWholeBody, {{"x-tessera-ttft-slo-ms", half}}).status, 200);
+  EXPECT_EQ(a.requests, 4);
+  EXPECT_EQ(g.gateway->ledger().shed, 1u);
+}
+
 TEST(LlmGatewayRouting, SloAwareRoutesAwayFromTheRequestsWaitingForTheirFirstToken) {
   // Backend a holds its streams before their first token: the gateway counts them as
   // waiting there, so the next requests go to b although neither engine reports a queue.

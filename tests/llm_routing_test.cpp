@@ -340,5 +340,32 @@ TEST(LlmRoutingSloAware, CalibratesEachBackendOnlineFromTheObservedLatencies) {
               on0.prediction.ttft / on0.prediction.raw_ttft, 1e-12);
 }
 
+TEST(LlmRoutingSloAware, AWholeAnswerCalibratesFromItsTotalTimeInThePredictedRatio) {
+  auto r = make_router("slo_aware", slo_setup());
+  const auto b = fleet(2);
+  const std::vector<int> skip{1};
+  const LlmRouteDecision d = r->pick(slo_request(1.0), b, skip, 0.0);
+  ASSERT_EQ(d.backend, 0);
+  ASSERT_GT(d.prediction.raw_ttft, 0);
+  ASSERT_GT(d.prediction.raw_tpot, 0);
+  // A non-streamed answer of 11 tokens that took 3x its predicted total: no TTFT, no TPOT.
+  const Time total = 3 * (d.prediction.ttft + 10 * d.prediction.tpot);
+  LlmRouteObservation o{0, d.prediction, -1, -1, 100, 11};
+  o.total = total;
+  r->observe(o);
+  // Both factors move by the same ratio (one EMA step of ln 3 with weight 0.1).
+  const LlmRouteDecision after = r->pick(slo_request(1.0), b, skip, 0.0);
+  EXPECT_NEAR(after.prediction.ttft / after.prediction.raw_ttft, std::pow(3.0, 0.1), 1e-9);
+  EXPECT_NEAR(after.prediction.tpot / after.prediction.raw_tpot, std::pow(3.0, 0.1), 1e-9);
+  // No total, or a total with no prediction to split it by: nothing learnt.
+  LlmRouteObservation none{0, d.prediction, -1, -1, 100, 11};
+  r->observe(none);
+  LlmRouteObservation unpredicted{0, LlmRoutePrediction{}, -1, -1, 100, 11};
+  unpredicted.total = 1.0;
+  r->observe(unpredicted);
+  const LlmRouteDecision again = r->pick(slo_request(1.0), b, skip, 0.0);
+  EXPECT_NEAR(again.prediction.ttft / again.prediction.raw_ttft, std::pow(3.0, 0.1), 1e-9);
+}
+
 }  // namespace
 }  // namespace tessera

@@ -236,8 +236,10 @@ class SloAware final : public LlmRouter {
     if (o.output_tokens > 0) mean_output_ = (1 - w) * mean_output_ + w * double(o.output_tokens);
     if (o.backend < 0 || static_cast<std::size_t>(o.backend) >= scales_.size()) return;
     Scales& s = scales_[static_cast<std::size_t>(o.backend)];
-    learn(s.log_ttft, s.ttft, o.prediction.raw_ttft, o.ttft, w);
-    learn(s.log_tpot, s.tpot, o.prediction.raw_tpot, o.tpot, w);
+    Time ttft = o.ttft, tpot = o.tpot;
+    if (!(ttft > 0)) split_total(o, ttft, tpot);
+    learn(s.log_ttft, s.ttft, o.prediction.raw_ttft, ttft, w);
+    learn(s.log_tpot, s.tpot, o.prediction.raw_tpot, tpot, w);
   }
 
  private:
@@ -245,6 +247,25 @@ class SloAware final : public LlmRouter {
     double log_ttft = 0, log_tpot = 0;  // the moving averages of log(measured / raw)
     double ttft = 1, tpot = 1;          // exp of them
   };
+
+  // A whole answer's total time, split as TTFT + (n - 1) x TPOT in the ratio of the
+  // calibrated prediction: the one equation moves both factors by the same ratio
+  // (total / predicted total), leaving the predicted TTFT : TPOT ratio as it was. n is the
+  // answer's `usage` tokens, else the mean observed. Leaves ttft and tpot < 0 when the
+  // total or the prediction is missing.
+  void split_total(const LlmRouteObservation& o, Time& ttft, Time& tpot) const {
+    const LlmRoutePrediction& p = o.prediction;
+    if (!(o.total > 0) || !std::isfinite(o.total) || !(p.ttft > 0) || !std::isfinite(p.ttft)) {
+      return;
+    }
+    const double n =
+        o.output_tokens > 0 ? double(o.output_tokens) : std::max(1.0, std::round(mean_output_));
+    const bool decoded = n > 1 && p.tpot > 0 && std::isfinite(p.tpot);
+    const double predicted = p.ttft + (decoded ? (n - 1) * p.tpot : 0.0);
+    const double ratio = o.total / predicted;
+    ttft = p.ttft * ratio;
+    tpot = decoded ? p.tpot * ratio : -1.0;
+  }
 
   static void learn(double& log_scale, double& scale, Time raw, Time measured, double w) {
     if (!(raw > 0) || !(measured > 0) || !std::isfinite(raw) || !std::isfinite(measured)) return;

@@ -88,7 +88,10 @@ struct LlmRouteDecision {
   LlmRoutePrediction prediction;
 };
 
-// A request that ended after its first token, on the backend it was routed to.
+// A request that ended after its first token, on the backend it was routed to. A streamed
+// one gives its TTFT and TPOT; a whole (non-streamed) one only its total time and, from its
+// `usage`, its output tokens: `slo_aware` then splits the total as TTFT + (n - 1) x TPOT in
+// the ratio of its own calibrated prediction for the request (docs/llm-gateway.md).
 struct LlmRouteObservation {
   int backend = -1;
   LlmRoutePrediction prediction;  // the decision's
@@ -96,6 +99,7 @@ struct LlmRouteObservation {
   Time tpot = -1;                 // measured; < 0: not measured (one token)
   uint32_t prompt_tokens = 0;
   uint32_t output_tokens = 0;  // 0: unknown
+  Time total = -1;             // measured request to last byte; used only when ttft < 0
 };
 
 // A backend's step time as three coefficients, sampled from its cost model (exact for the

@@ -165,7 +165,10 @@ LlmRouterSetup llm_router_setup(const LlmGatewaySpec& spec) {
   LlmRouterSetup setup;
   setup.config = spec.routing_config;
   for (const LlmBackendSpec& b : spec.backends) {
-    setup.step_costs.push_back(b.cost ? sample_step_cost(*b.cost) : LlmStepCost{});
+    // The backend's measured step costs when its spec gives them, else its deployment's
+    // analytic model: the simulator runs the same (llm_fleet_sim), so both predict alike.
+    const std::shared_ptr<const CostModel>& cost = b.sim_cost ? b.sim_cost : b.cost;
+    setup.step_costs.push_back(cost ? sample_step_cost(*cost) : LlmStepCost{});
   }
   return setup;
 }

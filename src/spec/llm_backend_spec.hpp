@@ -37,8 +37,9 @@ struct LlmBackendSpec {
   LlmParallelism parallel;
   uint32_t kv_blocks = 0;
   std::shared_ptr<const CostModel> cost;
-  // `cost_model:` (simulation only): the step costs measured on this backend (kind
-  // llm_measured, as `tessera llm step-profile --cost-model-out` writes them); null: none.
+  // `cost_model:`: the step costs measured on this backend (kind llm_measured, as `tessera
+  // llm step-profile --cost-model-out` writes them); null: none. The simulator runs them,
+  // and the router's step costs (llm_router_setup) are sampled from them when given.
   std::shared_ptr<const CostModel> sim_cost;
   // Sent as `Authorization: Bearer KEY`: the value of this environment variable, read when
   // the gateway starts ("": no key). Never the key itself in the spec.
@@ -75,8 +76,9 @@ struct LlmGatewaySpec {
 std::optional<LlmGatewaySpec> load_llm_gateway(const RunSpec& run);
 
 // What the routing policy's factory takes (llm_routing_policies()): the spec's
-// routing_config and each backend's step cost sampled from its cost model. The live
-// gateway and the simulator build their routers from it, so both see the same inputs.
+// routing_config and each backend's step cost sampled from its measured cost_model, else its
+// analytic cost model. The live gateway and the simulator build their routers from it, so
+// both see the same inputs.
 LlmRouterSetup llm_router_setup(const LlmGatewaySpec& spec);
 
 // Pieces of the llm: section (llm_spec.cpp), shared with the backends' deployment fields:

@@ -301,11 +301,16 @@ void LlmGateway::Impl::proxy(const std::string& path, json body, bool stream,
       // Judged against the request's own SLOs (the run spec's unless it gave its own).
       const Outcome o = completion_outcome(finish, deadline, ttft, tpot, route_request.ttft_slo,
                                            route_request.tpot_slo);
+      // The router learns from every answer: a stream's TTFT and TPOT, a whole answer's
+      // total time and its `usage` tokens.
+      const int64_t reported = completion_tokens(r.usage);
       if (stream && out != nullptr) {
-        const int64_t reported = completion_tokens(r.usage);
         observe({b, decision.prediction, ttft, tpot, route_request.prompt_tokens,
                  static_cast<uint32_t>(
                      std::clamp<int64_t>(reported > 0 ? reported : token_events, 0, UINT32_MAX))});
+      } else if (!stream) {
+        observe({b, decision.prediction, -1.0, -1.0, route_request.prompt_tokens,
+                 static_cast<uint32_t>(std::clamp<int64_t>(reported, 0, UINT32_MAX)), finish});
       }
       end(o == Outcome::kOk ? &LlmGatewayLedger::ok : &LlmGatewayLedger::late);
       if (!stream) return respond(HttpResponse{r.status, std::move(r.body), "application/json"});
