@@ -445,10 +445,10 @@ void Endpoint::answer(Pending& p, Answer&& a) {
   a.queue = p.first_start < 0 ? a.latency : p.first_start - p.arrival;
   server_metrics_.answered(metrics_, a.kind, a.latency);
   Done done = std::move(p.done);
-  // The input stays until the engine has finished the request (on_request_done): items of
-  // a request answered early (refused at shutdown) may still be in a batch being formed.
+  // The input and the stage outputs stay until the engine has finished the request
+  // (on_request_done): items of a request answered early (refused at shutdown, expired) may
+  // still be in a batch being formed.
   p.results.clear();
-  p.stage_outputs.clear();
   done(std::move(a));
 }
 
