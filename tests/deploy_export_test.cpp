@@ -21,6 +21,7 @@
 #include "export/ppipe_export.hpp"
 #include "export/vllm_export.hpp"
 #include "k8s_schema_check.hpp"
+#include "models/model_spec.hpp"
 #include "spec/llm_backend_spec.hpp"
 #include "spec/run_spec.hpp"
 #include "spec/run_validation.hpp"
@@ -344,6 +345,31 @@ TEST(ExportPpipe, PartitionsBecomePoolsOnTheirGpuClassesWithTheGraph) {
   for (const auto& part : parts) {
     EXPECT_TRUE(by.count("Service/" + part["service"].get<std::string>())) << part.dump();
   }
+  // The pipeline's front end: its run spec's files, every partition remote on its pool's
+  // Service over gRPC, each after the first taking the previous one's output (the cut: 4096
+  // fp16 bytes, 2048 FP32 values).
+  const YAML::Node fe = by["ConfigMap/tessera-ppipe-effnet-p0-frontend-config"];
+  ASSERT_TRUE(fe);
+  EXPECT_TRUE(by.count("Deployment/tessera-ppipe-effnet-p0-frontend"));
+  EXPECT_TRUE(by.count("Service/tessera-ppipe-effnet-p0-frontend"));
+  EXPECT_EQ(graph["dnns"][0]["pipelines"][0]["frontend"], "tessera-ppipe-effnet-p0-frontend");
+  for (const char* f : {"run.yaml", "app.yaml", "deployment.yaml", "profiles.yaml"})
+    EXPECT_TRUE(fe["data"][f]) << f;
+  const ModelsConfig routes = parse_models_config(
+      SpecNode::load_string(fe["data"]["models.yaml"].as<std::string>(), "models.yaml"));
+  ASSERT_EQ(routes.models.size(), 2u);
+  for (std::size_t k = 0; k < 2; ++k) {
+    const ModelSpec& m = routes.models[k];
+    EXPECT_EQ(m.variant, parts[k]["model"].get<std::string>());
+    EXPECT_EQ(m.source, ModelSpec::Source::kRemote);
+    EXPECT_EQ(m.remote.protocol, RemoteSpec::Protocol::kGrpc);
+    ASSERT_EQ(m.remote.endpoints.size(), 1u);
+    EXPECT_EQ(m.remote.endpoints[0], parts[k]["grpc"].get<std::string>());
+    EXPECT_EQ(m.stage_input,
+              k == 0 ? ModelSpec::StageInput::kRequest : ModelSpec::StageInput::kParent);
+  }
+  EXPECT_EQ(routes.models[0].remote.output, (std::vector<int64_t>{2048}));
+  EXPECT_EQ(routes.models[1].input_shape, (std::vector<int64_t>{2048}));
   // plan.json travels with it, and reads back as the plan.
   const auto again = ppipe::plan_from_json(
       nlohmann::json::parse(cm["data"]["plan.json"].as<std::string>()), "configmap");

@@ -42,8 +42,10 @@ void run_export(const ExportArgs& args) {
                                           : std::filesystem::path(args.out_dir);
     exporter::PpipeExportOptions o;
     o.triton_image = args.kubernetes.triton_image;
+    o.tessera_image = args.kubernetes.tessera_image;
     o.namespace_name = args.kubernetes.namespace_name;
-    std::cout << "tessera export: PPipe partition pools\n";
+    std::cout << "tessera export: PPipe partition pools, and per pipeline a front end routing "
+                 "to them\n";
     for (const auto& f : exporter::write_ppipe_manifests(args.plan_dir, out, o))
       std::cout << "  wrote " << f.string() << "\n";
     return;

@@ -9,18 +9,12 @@
 
 #include "dataplane/ppipe/plan_json.hpp"
 #include "export/gpu_operator.hpp"
+#include "export/kubernetes_export.hpp"
 #include "export/plan_dir.hpp"
+#include "export/ppipe_frontend.hpp"
 #include "export/yaml_text.hpp"
 
 namespace tessera::exporter {
-namespace {
-
-std::string partition_model(const ppipe::DnnPlan& dnn, const ppipe::Partition& p) {
-  return dnn.dnn + "_b" + std::to_string(p.first_block) + "_" + std::to_string(p.end_block);
-}
-
-}  // namespace
-
 bool is_ppipe_plan_dir(const std::filesystem::path& dir) {
   std::ifstream in(dir / "plan.json");
   if (!in) return false;
@@ -46,6 +40,45 @@ std::vector<std::filesystem::path> write_ppipe_manifests(const std::filesystem::
   auto mps_config = [](int mps) { return "tessera-ppipe-mps" + std::to_string(mps); };
   std::vector<ojson> docs;
   std::set<int> mps_levels;
+  // Per pipeline its front end: the run spec's files in a ConfigMap, a Deployment of one
+  // `tessera serve` pod on them and its Service (docs/deploy.md#ppipe-plans).
+  std::vector<std::vector<ojson>> frontends;
+  auto frontend_objects = [&](const ppipe::DnnPlan& dnn, std::size_t pipeline,
+                              const std::string& name) {
+    ojson data = ojson::object();
+    for (const auto& [file, text] : ppipe_frontend_files(dnn, pipeline, o.frontend))
+      data[file] = text;
+    const std::string config = dns_label(name + "-config");
+    ojson container = tessera_serve_container(o.tessera_image, "plan");
+    container["readinessProbe"] = {{"httpGet", {{"path", "/v2/health/ready"}, {"port", 8000}}},
+                                   {"periodSeconds", 5}};
+    ojson meta = metadata(name, "frontend");
+    meta["labels"]["tessera.io/dnn"] = dns_label(dnn.dnn);
+    ojson pod = {
+        {"containers", ojson::array({container})},
+        {"volumes", ojson::array({{{"name", "plan"}, {"configMap", {{"name", config}}}}})}};
+    return std::vector<ojson>{
+        {{"apiVersion", "v1"},
+         {"kind", "ConfigMap"},
+         {"metadata", metadata(config, "frontend")},
+         {"data", data}},
+        {{"apiVersion", "apps/v1"},
+         {"kind", "Deployment"},
+         {"metadata", meta},
+         {"spec",
+          {{"replicas", 1},
+           {"selector", {{"matchLabels", {{"app.kubernetes.io/name", name}}}}},
+           {"template", {{"metadata", {{"labels", meta["labels"]}}}, {"spec", pod}}}}}},
+        {{"apiVersion", "v1"},
+         {"kind", "Service"},
+         {"metadata", metadata(name, "frontend")},
+         {"spec",
+          {{"selector", {{"app.kubernetes.io/name", name}}},
+           {"ports",
+            ojson::array(
+                {{{"name", "http"}, {"port", 8000}, {"targetPort", 8000}, {"protocol", "TCP"}}})},
+           {"type", "ClusterIP"}}}}};
+  };
   ojson graph = ojson::array();
   for (std::size_t d = 0; d < plan.dnns.size(); ++d) {
     const ppipe::DnnPlan& dnn = plan.dnns[d];
@@ -61,11 +94,8 @@ std::vector<std::filesystem::path> write_ppipe_manifests(const std::filesystem::
                   {"partitions", ojson::array()}};
       for (std::size_t k = 0; k < pipe.partitions.size(); ++k) {
         const ppipe::Partition& p = pipe.partitions[k];
-        std::string name = "tessera-ppipe-" + dnn.dnn + "-p" + std::to_string(pi) + "-k" +
-                           std::to_string(k) + "-" + p.gpu_class;
-        if (p.mps > 1) name += "-mps" + std::to_string(p.mps);
-        name = dns_label(name);
-        const std::string model = partition_model(dnn, p);
+        const std::string name = ppipe_pool_name(dnn, pi, k, p);
+        const std::string model = ppipe_partition_model(dnn, p);
         const std::string setup =
             "exec tritonserver --model-repository=/models --model-control-mode=explicit "
             "--load-model='" +
@@ -131,6 +161,10 @@ std::vector<std::filesystem::path> write_ppipe_manifests(const std::filesystem::
                                     {"transfer_in_ms", p.transfer_in_ms},
                                     {"in_bytes_per_sample", p.in_bytes_per_sample}});
       }
+      gp["frontend"] =
+          dns_label("tessera-ppipe-" + dnn.dnn + "-p" + std::to_string(pi) + "-frontend");
+      gp["endpoint"] = ppipe_app_name(dnn, pi);
+      frontends.push_back(frontend_objects(dnn, pi, gp["frontend"].get<std::string>()));
       g["pipelines"].push_back(gp);
     }
     graph.push_back(g);
@@ -145,6 +179,8 @@ std::vector<std::filesystem::path> write_ppipe_manifests(const std::filesystem::
                {{"partition-graph.json", ojson{{"dnns", graph}}.dump(2) + "\n"},
                 {"plan.json", plan_text.str()}}}};
   docs.insert(docs.begin(), cm);
+  for (auto& objects : frontends)
+    for (auto& object : objects) docs.push_back(std::move(object));
   const std::string header = "Written by `tessera export --to kubernetes` from the PPipe plan " +
                              dir.string() + " (docs/deploy.md#ppipe-plans)";
   std::vector<std::filesystem::path> files;

@@ -16,6 +16,10 @@
 //                       weight, and pipelines: batch size and partitions in order with their
 //                       blocks, pool Service, vGPUs, MPS, latencies and the incoming cut's bytes)
 //                       and the plan.json itself;
+//                       per pipeline its front end (tessera-ppipe-<dnn>-p<i>-frontend): a
+//                       ConfigMap of run spec files (export/ppipe_frontend.hpp), a Deployment
+//                       of one `tessera serve` pod on them and its Service (http 8000), which
+//                       routes the pipeline's partitions to their pools over KServe v2 gRPC;
 //   device-plugin.yaml  when a partition shares GPUs by MPS: the device plugin's configuration
 //                       per MPS level (ConfigMap in gpu-operator).
 // Returns the files written.
@@ -24,10 +28,14 @@
 #include <string>
 #include <vector>
 
+#include "export/ppipe_frontend.hpp"
+
 namespace tessera::exporter {
 
 struct PpipeExportOptions {
   std::string triton_image = "nvcr.io/nvidia/tritonserver:24.08-py3";
+  std::string tessera_image = "tessera:latest";
+  PpipeFrontendOptions frontend;  // the DNN's input and output shapes
   std::string namespace_name;
 };
 

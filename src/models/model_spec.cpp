@@ -46,7 +46,7 @@ FanoutRule parse_fanout(const SpecNode& node) {
 
 ModelSpec parse_model(const SpecNode& node, const std::vector<int64_t>& default_input) {
   node.allow_only({"variant", "zoo", "torchscript", "emulate", "input", "classes", "seed", "fanout",
-                   "latency_ms", "per_item_ms", "device", "remote"});
+                   "latency_ms", "per_item_ms", "device", "remote", "stage_input", "output"});
   ModelSpec spec;
   spec.variant = node.at("variant").as_string();
   if (spec.variant.empty()) node.at("variant").fail("must not be empty");
@@ -94,6 +94,15 @@ ModelSpec parse_model(const SpecNode& node, const std::vector<int64_t>& default_
     spec.seed = static_cast<uint64_t>(v);
   }
   if (auto f = node.get("fanout")) spec.fanout = parse_fanout(*f);
+  if (auto si = node.get("stage_input")) {
+    spec.stage_input = si->as_choice({"request", "parent"}) == "parent"
+                           ? ModelSpec::StageInput::kParent
+                           : ModelSpec::StageInput::kRequest;
+  }
+  if (auto o = node.get("output")) {
+    if (spec.arch != "sleep") o->fail("only the zoo's 'sleep' model takes it");
+    spec.output_shape = parse_shape(*o);
+  }
   if (auto d = node.get("device")) spec.device = parse_device_field(*d);
   for (const char* key : {"latency_ms", "per_item_ms"}) {
     if (auto n = node.get(key)) {

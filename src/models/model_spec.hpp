@@ -45,6 +45,15 @@ struct ModelSpec {
   std::string arch;                  // zoo architecture (kZoo)
   std::filesystem::path file;        // TorchScript file (kTorchScript)
   std::vector<int64_t> input_shape;  // per item, no batch dimension
+  // What a stage running this model takes as its input in an application
+  // (docs/serve.md#stage-inputs): the request's own input (kRequest), or the output of the
+  // stage before it for the same request (kParent: a partition after a cut). A root stage,
+  // and the model's own single-model endpoint, always take the request's input.
+  enum class StageInput { kRequest, kParent };
+  StageInput stage_input = StageInput::kRequest;
+  // `sleep` only: its per-item output shape (empty: its input shape). The output holds the
+  // input's first values, zero-padded: a stand-in for a model whose output differs in size.
+  std::vector<int64_t> output_shape;
   int64_t classes = 1000;            // zoo models' output size
   uint64_t seed = 1;                 // zoo models' random weights
   std::optional<FanoutRule> fanout;  // absent: the engine draws from the app's distribution

@@ -1,5 +1,6 @@
 #include "models/noop_model.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 #include <thread>
@@ -17,7 +18,7 @@ class NoopModel final : public Model {
     delay_ms_ = spec.latency_ms;
     per_item_ms_ = spec.per_item_ms;
     info_.input_shape = spec.input_shape;
-    info_.output_shape = spec.input_shape;
+    info_.output_shape = spec.output_shape.empty() ? spec.input_shape : spec.output_shape;
   }
   const ModelInfo& info() const override { return info_; }
   std::vector<FloatTensor> run(std::span<const FloatTensor* const> inputs) override {
@@ -31,7 +32,13 @@ class NoopModel final : public Model {
         if (in->data[0] < 0) throw std::runtime_error("faulty: a negative first value");
         if (in->data[0] >= 1000) stuck = true;
       }
-      out.push_back(FloatTensor{info_.output_shape, in->data});
+      if (info_.output_shape == info_.input_shape) {
+        out.push_back(FloatTensor{info_.output_shape, in->data});
+      } else {  // `sleep` with its own output shape: the input's first values, zero-padded
+        std::vector<float> data(static_cast<std::size_t>(shape_numel(info_.output_shape)), 0.0f);
+        std::copy_n(in->data.begin(), std::min(data.size(), in->data.size()), data.begin());
+        out.push_back(FloatTensor{info_.output_shape, std::move(data)});
+      }
     }
     if (info_.kind == "faulty") {
       if (stuck) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(delay_ms_));

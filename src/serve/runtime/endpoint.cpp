@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <span>
 #include <stdexcept>
 
@@ -27,23 +28,38 @@ Endpoint::Endpoint(std::string name, App app, const Deployment& deployment,
       inline_noop_(inline_noop),
       model_timeout_s_(model_timeout_s),
       torch_threads_(torch_threads) {
-  // Every stage runs on the request's input (docs/serve.md#payloads), so every deployed
-  // model must take the same input shape.
+  // A stage runs on the request's input, or on its parent's output when its model says
+  // `stage_input: parent` (docs/serve.md#stage-inputs); every stage of the first kind must
+  // take the same input shape, the request's.
   std::vector<std::vector<int64_t>> task_output(app_.tasks.size());
+  std::vector<int> task_stage_input(app_.tasks.size(), -1);  // -1: no variant deployed yet
   for (const WorkerGroup& g : deployment.groups) {
     for (int v : g.variants) {
       const std::string& variant = app_.tasks[g.task].variants[static_cast<std::size_t>(v)].name;
-      const ModelInfo& info = models_.at(variant).model->info();
+      const LoadedModel& lm = models_.at(variant);
+      const ModelInfo& info = lm.model->info();
       if (info.kind == kProfileTimedKind &&
           std::find(emulated_.begin(), emulated_.end(), variant) == emulated_.end()) {
         emulated_.push_back(variant);
       }
-      if (input_shape_.empty()) input_shape_ = info.input_shape;
-      if (info.input_shape != input_shape_) {
-        throw std::invalid_argument("endpoint '" + name_ + "': variant '" + variant +
-                                    "' takes input " + shape_string(info.input_shape) +
-                                    " but another stage takes " + shape_string(input_shape_) +
-                                    "; every stage runs on the request's input");
+      const bool root = std::find(app_.roots.begin(), app_.roots.end(), g.task) != app_.roots.end();
+      const int takes = !root && lm.spec.stage_input == ModelSpec::StageInput::kParent ? 1 : 0;
+      int& task_takes = task_stage_input[g.task];
+      if (task_takes >= 0 && task_takes != takes) {
+        throw std::invalid_argument("endpoint '" + name_ + "': the variants of task '" +
+                                    app_.tasks[g.task].name +
+                                    "' differ in stage_input (request / parent)");
+      }
+      task_takes = takes;
+      if (takes == 0) {
+        if (input_shape_.empty()) input_shape_ = info.input_shape;
+        if (info.input_shape != input_shape_) {
+          throw std::invalid_argument("endpoint '" + name_ + "': variant '" + variant +
+                                      "' takes input " + shape_string(info.input_shape) +
+                                      " but another stage takes " + shape_string(input_shape_) +
+                                      "; every stage without `stage_input: parent` runs on the "
+                                      "request's input");
+        }
       }
       auto& out = task_output[g.task];
       if (!out.empty() && out != info.output_shape) {
@@ -53,6 +69,7 @@ Endpoint::Endpoint(std::string name, App app, const Deployment& deployment,
       out = info.output_shape;
     }
   }
+  set_stage_inputs(deployment, task_output, task_stage_input);
   for (std::size_t t = 0; t < app_.tasks.size(); ++t) {
     if (app_.tasks[t].is_leaf()) outputs_.emplace_back(app_.tasks[t].name, task_output[t]);
   }
@@ -66,6 +83,78 @@ Endpoint::Endpoint(std::string name, App app, const Deployment& deployment,
 }
 
 Endpoint::~Endpoint() { stop_executors(); }
+
+void Endpoint::set_stage_inputs(const Deployment& deployment,
+                                const std::vector<std::vector<int64_t>>& task_output,
+                                const std::vector<int>& task_stage_input) {
+  const std::size_t n = app_.tasks.size();
+  task_output_ = task_output;
+  from_parent_.assign(n, false);
+  parent_of_.assign(n, 0);
+  keep_output_.assign(n, false);
+  for (std::size_t t = 0; t < n; ++t) {
+    if (task_stage_input[t] != 1) continue;
+    const Task& task = app_.tasks[t];
+    const std::string where = "endpoint '" + name_ + "': task '" + task.name +
+                              "' takes its parent's output (stage_input: parent)";
+    if (task.in_edges.size() != 1) {
+      throw std::invalid_argument(where + " but has " + std::to_string(task.in_edges.size()) +
+                                  " parents; it needs exactly one");
+    }
+    const TaskId parent = app_.edges[task.in_edges.front()].from;
+    // Each task upstream must pass exactly one item per request on, so that the parent's
+    // output for a request is one tensor.
+    for (TaskId a : task.ancestors) {
+      const Task& up = app_.tasks[a];
+      bool one = up.fanout == FanoutDistribution::kFixed;
+      for (const Variant& v : up.variants) one = one && std::lround(v.fanout_mean) == 1;
+      for (const Variant& v : up.variants) {
+        if (models_.has(v.name) && models_.at(v.name).spec.fanout) one = false;
+      }
+      if (!one) {
+        throw std::invalid_argument(where + " but task '" + up.name +
+                                    "' upstream may pass on other than one item per request "
+                                    "(its fanout must be fixed at 1, with no fanout rule)");
+      }
+    }
+    if (task_output[parent].empty()) {
+      throw std::invalid_argument(where + " but its parent '" + app_.tasks[parent].name +
+                                  "' has no deployed model");
+    }
+    from_parent_[t] = true;
+    parent_of_[t] = parent;
+    keep_output_[parent] = true;
+  }
+  // Now that the parents' outputs are known: each such stage's models take them.
+  for (const WorkerGroup& g : deployment.groups) {
+    for (int v : g.variants) {
+      const std::string& variant = app_.tasks[g.task].variants[static_cast<std::size_t>(v)].name;
+      check_stage_input(g.task, variant);
+    }
+  }
+}
+
+const std::vector<int64_t>& Endpoint::stage_input_shape(TaskId task) const {
+  return from_parent_[task] ? task_output_[parent_of_[task]] : input_shape_;
+}
+
+void Endpoint::check_stage_input(TaskId task, const std::string& variant) const {
+  const ModelInfo& info = models_.at(variant).model->info();
+  const std::vector<int64_t>& want = stage_input_shape(task);
+  if (info.input_shape == want) return;
+  if (from_parent_[task]) {
+    throw std::invalid_argument("endpoint '" + name_ + "': variant '" + variant + "' takes input " +
+                                shape_string(info.input_shape) + " but task '" +
+                                app_.tasks[task].name + "' runs on its parent '" +
+                                app_.tasks[parent_of_[task]].name + "''s output, " +
+                                shape_string(want) + " (stage_input: parent)");
+  }
+  throw std::invalid_argument("endpoint '" + name_ + "': variant '" + variant + "' takes input " +
+                              shape_string(info.input_shape) + " but endpoint '" + name_ +
+                              "' takes " + shape_string(want) +
+                              "; every stage without `stage_input: parent` runs on the "
+                              "request's input");
+}
 
 void Endpoint::set_max_request_rows(const Deployment& deployment) {
   int rows = 1;
@@ -196,7 +285,15 @@ void Endpoint::start_batch(const Worker& worker) {
   for (const Item& item : worker.running) {
     Pending& p = pending_.at(engine_->request_id(item.request));
     if (p.first_start < 0) p.first_start = now;  // the end of its first queue wait
-    inputs.push_back(p.input);
+    if (from_parent_[worker.task]) {
+      // The parent's output for this request (docs/serve.md#stage-inputs); present, as the
+      // item exists only once its parent's item finished here.
+      const TaskId parent = parent_of_[worker.task];
+      const auto& kept = parent < p.stage_outputs.size() ? p.stage_outputs[parent] : nullptr;
+      inputs.push_back(kept ? kept : std::make_shared<const FloatTensor>());
+    } else {
+      inputs.push_back(p.input);
+    }
   }
   const bool want_fanout = lm.spec.fanout.has_value() && !app_.tasks[worker.task].is_leaf();
   const WorkerId id = worker.id;
@@ -294,6 +391,11 @@ void Endpoint::executed(WorkerId id, BatchResult result) {
       continue;
     }
     const bool final_result = leaf || (i < result.fanout.size() && result.fanout[i] == 0);
+    if (keep_output_[task]) {  // a child stage runs on it (stage_input: parent)
+      if (p.stage_outputs.size() <= task) p.stage_outputs.resize(app_.tasks.size());
+      p.stage_outputs[task] = std::make_shared<const FloatTensor>(
+          final_result ? result.outputs[i] : std::move(result.outputs[i]));
+    }
     if (final_result) p.results.emplace_back(task, std::move(result.outputs[i]));
   }
   if (!result.error.empty()) spdlog::error("endpoint '{}': {}", name_, result.error);
@@ -343,8 +445,9 @@ void Endpoint::answer(Pending& p, Answer&& a) {
   a.queue = p.first_start < 0 ? a.latency : p.first_start - p.arrival;
   server_metrics_.answered(metrics_, a.kind, a.latency);
   Done done = std::move(p.done);
-  // The input stays until the engine has finished the request (on_request_done): items of
-  // a request answered early (refused at shutdown) may still be in a batch being formed.
+  // The input and the stage outputs stay until the engine has finished the request
+  // (on_request_done): items of a request answered early (refused at shutdown, expired) may
+  // still be in a batch being formed.
   p.results.clear();
   done(std::move(a));
 }

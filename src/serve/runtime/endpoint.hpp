@@ -106,6 +106,9 @@ class Endpoint final : public EngineDriver, public EngineObserver {
  private:
   struct Pending {
     std::shared_ptr<const FloatTensor> input;
+    // By task: its output for this request, kept while a child stage takes it as input
+    // (stage_input: parent; one item per request at such a task, checked at construction).
+    std::vector<std::shared_ptr<const FloatTensor>> stage_outputs;
     std::vector<std::pair<TaskId, FloatTensor>> results;
     Done done;
     Time arrival = 0.0;
@@ -132,6 +135,15 @@ class Endpoint final : public EngineDriver, public EngineObserver {
   void answer(Pending& p, Answer&& a);
   std::vector<NamedOutput> stack_results(Pending& p) const;
   const LoadedModel& model_of(const Worker& worker) const;
+  // Which stages take their parent's output (docs/serve.md#stage-inputs), checked: throws
+  // std::invalid_argument naming the variant and task when the app cannot give them one.
+  void set_stage_inputs(const Deployment& deployment,
+                        const std::vector<std::vector<int64_t>>& task_output,
+                        const std::vector<int>& task_stage_input);
+  // The per-item input a model of `task` must take; check_stage_input() throws
+  // std::invalid_argument naming `variant` when its model takes another.
+  const std::vector<int64_t>& stage_input_shape(TaskId task) const;
+  void check_stage_input(TaskId task, const std::string& variant) const;
   void set_max_request_rows(const Deployment& deployment);
   // A worker out of service whose last batch is done: its thread is let go.
   void retire_if_idle(WorkerId worker);
@@ -147,6 +159,12 @@ class Endpoint final : public EngineDriver, public EngineObserver {
   double model_timeout_s_;
   int torch_threads_;  // intra-op threads of each worker's thread
   std::vector<int64_t> input_shape_;
+  // By task: it takes its parent's output (parent_of_[task]) rather than the request's input;
+  // keep_output_[task]: a child takes this task's output; task_output_: each task's output.
+  std::vector<bool> from_parent_;
+  std::vector<TaskId> parent_of_;
+  std::vector<bool> keep_output_;
+  std::vector<std::vector<int64_t>> task_output_;
   std::vector<std::pair<std::string, std::vector<int64_t>>> outputs_;
   mutable std::mutex emulated_mutex_;  // emulated_ grows on reconfiguration
   std::vector<std::string> emulated_;

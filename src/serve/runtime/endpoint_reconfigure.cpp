@@ -22,13 +22,17 @@ std::vector<std::string> Endpoint::emulated() const {
 }
 
 void Endpoint::check_fits(TaskId task, const std::string& variant) const {
-  const ModelInfo& info = models_.at(variant).model->info();
-  if (info.input_shape != input_shape_) {
-    throw std::invalid_argument("variant '" + variant + "' takes input " +
-                                shape_string(info.input_shape) + " but endpoint '" + name_ +
-                                "' takes " + shape_string(input_shape_) +
-                                "; every stage runs on the request's input");
+  const LoadedModel& lm = models_.at(variant);
+  const ModelInfo& info = lm.model->info();
+  const bool root = std::find(app_.roots.begin(), app_.roots.end(), task) != app_.roots.end();
+  const bool takes_parent = !root && lm.spec.stage_input == ModelSpec::StageInput::kParent;
+  if (takes_parent != static_cast<bool>(from_parent_[task])) {
+    throw std::invalid_argument(
+        "variant '" + variant + "' has stage_input " + (takes_parent ? "parent" : "request") +
+        " but task '" + app_.tasks[task].name + "' runs on " +
+        (from_parent_[task] ? "its parent's output" : "the request's input"));
   }
+  check_stage_input(task, variant);
   for (const Worker* w : engine_->workers_of(task)) {
     const ModelInfo& other = model_of(*w).model->info();
     if (other.output_shape != info.output_shape) {
