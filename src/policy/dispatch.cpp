@@ -46,11 +46,19 @@ int LeastLoadedDispatcher::pick(const std::vector<Worker*>& workers, const Item&
   ++next_;
   start_ = start + 1 == n ? 0 : start + 1;
   if (!loads_.follows(workers)) return scan(workers, start);
-  // The engine's list holds live workers only: the first of least load from `start` on,
-  // else from 0, is the scan's choice.
-  const int at = loads_.least_from(start);
-  assert(at == scan(workers, start));  // the loads are up to date
-  return at;
+  // The engine's list holds live workers only. The least load, then its first worker from
+  // `start` on, else from 0: the scan's choice.
+  const uint32_t* load = loads_.loads().data();
+  uint32_t least = load[0];
+  for (std::size_t j = 1; j < n; ++j) least = std::min(least, load[j]);
+  std::size_t at = start;
+  while (at < n && load[at] != least) ++at;
+  if (at == n) {
+    at = 0;
+    while (load[at] != least) ++at;
+  }
+  assert(static_cast<int>(at) == scan(workers, start));  // the loads are up to date
+  return static_cast<int>(at);
 }
 
 int IdleFirstDispatcher::pick(const std::vector<Worker*>& workers, const Item&) {
