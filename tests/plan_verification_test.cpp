@@ -252,10 +252,10 @@ TEST(PlanVerification, TheDaysVerifiedDataPlaneIsTheBestOfTheShortListOnThePlan)
 }
 
 // `--data-plane verified` tests overload (docs/replan.md#verification): at the planned demand
-// a data plane that never drops (naive FIFO) meets the target and wins on list order, as the
-// pick without a probe takes it; 30 % more arrivals than the plan was made for grow its queue
-// without bound, while PARD's plane sheds what cannot make its deadline. The overload rule
-// picks PARD's.
+// a data plane that never drops (naive FIFO) meets the target as well as PARD's and wins on
+// list order, as the pick without a probe takes it; 30 % more arrivals than the plan was made
+// for grow its queue without bound, while PARD's plane sheds what cannot make its deadline.
+// With the probe in a third of the bins, the pick is PARD's.
 TEST(PlanVerification, TheVerifiedDataPlaneHoldsUnderAnOverloadProbe) {
   plan::PlanOptions options = no_slack();
   options.space = plan::parse_search_space("A+S+T");
@@ -273,13 +273,13 @@ TEST(PlanVerification, TheVerifiedDataPlaneHoldsUnderAnOverloadProbe) {
   plan::PlanInput in = tight_input();
   in.demand_rps = 80;  // both planes reach 1.0 on the verified plan at this demand
   const Verification plain =
-      verify_data_planes(in, options, sim, 0.99, 4, 0.0, 0.005, 20.0, 0.0, planes);
+      verify_data_planes(in, options, sim, 0.99, 4, 0.0, 0.005, 20.0, 0.0, 0.0, planes);
   ASSERT_TRUE(plain.met) << plain.stop;
   EXPECT_EQ(plain.data_plane.name, planes[0].name) << "the no-drop plane wins at the demand";
   EXPECT_TRUE(plain.scores.empty());
 
   const Verification probed =
-      verify_data_planes(in, options, sim, 0.99, 4, 0.0, 0.005, 20.0, 1.3, planes);
+      verify_data_planes(in, options, sim, 0.99, 4, 0.0, 0.005, 20.0, 1.3, 1.0 / 3.0, planes);
   ASSERT_EQ(probed.scores.size(), 2u);
   EXPECT_DOUBLE_EQ(probed.overload_factor, 1.3);
   EXPECT_GE(probed.scores[0].attainment, 0.99);
@@ -291,36 +291,48 @@ TEST(PlanVerification, TheVerifiedDataPlaneHoldsUnderAnOverloadProbe) {
   EXPECT_DOUBLE_EQ(probed.overload_attainment, probed.scores[1].overload_attainment);
 }
 
-// The rule's bar: a plane that misses the target at the demand is not picked for how it does
-// under the probe while another meets it; when none meets it, the best there are compared.
-TEST(PlanVerification, TheOverloadRuleComparesOnlyPlanesMeetingTheTargetAtTheDemand) {
+// The rule's weight: with no bin beating its prediction the pick is the best at the demand;
+// with every bin beating it, the best under the probe; in between, the best expected
+// attainment, even when another plane is better at the demand alone.
+TEST(PlanVerification, TheOverloadRuleWeighsTheProbeByTheShareOfBinsThatBeatTheirPrediction) {
   const plan::PlanInput in = tight_input();
   const plan::JigsawPlan packed = plan::make_plan(in, no_slack());
   ASSERT_TRUE(packed.has_plan()) << packed.message;
-  const RunSpec at_demand = tiny_run(packed, in);  // packed to 100 %: below 0.99 for all
+  const RunSpec at_demand = tiny_run(packed, in);
   const RunSpec overloaded = tiny_run_at(packed, in, 1.3 * packed.demand_rps);
   const auto planes = default_data_planes();
-  const OverloadPick pick = pick_under_overload(at_demand, overloaded, planes, 0.99);
-  ASSERT_EQ(pick.scores.size(), planes.size());
-  double best = 0.0;
-  for (const DataPlaneScore& s : pick.scores) best = std::max(best, s.attainment);
-  ASSERT_LT(best, 0.99) << "the fixture is not tight";
-  EXPECT_EQ(pick.scores[pick.index].attainment, best);
-  // With a target every plane meets, the probe decides among all of them.
-  const OverloadPick lax = pick_under_overload(at_demand, overloaded, planes, 0.01);
-  for (const DataPlaneScore& s : lax.scores) {
-    EXPECT_LE(s.overload_attainment, lax.scores[lax.index].overload_attainment) << s.name;
+  const auto best_by = [&](const OverloadPick& p, auto score) {
+    double best = -1.0;
+    for (const DataPlaneScore& s : p.scores) best = std::max(best, score(s));
+    return best;
+  };
+  const OverloadPick none = pick_under_overload(at_demand, overloaded, planes, 0.0);
+  ASSERT_EQ(none.scores.size(), planes.size());
+  EXPECT_EQ(none.scores[none.index].attainment,
+            best_by(none, [](const DataPlaneScore& s) { return s.attainment; }));
+  const OverloadPick every = pick_under_overload(at_demand, overloaded, planes, 1.0);
+  EXPECT_EQ(every.scores[every.index].overload_attainment,
+            best_by(every, [](const DataPlaneScore& s) { return s.overload_attainment; }));
+  const OverloadPick third = pick_under_overload(at_demand, overloaded, planes, 1.0 / 3.0);
+  for (const DataPlaneScore& s : third.scores) {
+    EXPECT_NEAR(s.expected, (2.0 * s.attainment + s.overload_attainment) / 3.0, 1e-12) << s.name;
+    EXPECT_LE(s.expected, third.scores[third.index].expected) << s.name;
   }
 }
 
-TEST(PlanVerification, TheObservedOverloadFactorIsTheDaysPredictionError) {
-  // Mean of the last 5 bins as the prediction: the jump to 200 is twice its prediction.
-  EXPECT_DOUBLE_EQ(observed_overload_factor({100, 100, 100, 100, 100, 200}, 5, 0.95), 2.0);
-  EXPECT_DOUBLE_EQ(observed_overload_factor({100, 100, 100, 100, 100, 200}, 5, 0.5), 1.0);
-  // A falling day never beats its prediction: 1.
-  EXPECT_DOUBLE_EQ(observed_overload_factor({400, 300, 200, 100}, 2, 0.95), 1.0);
-  EXPECT_DOUBLE_EQ(observed_overload_factor({100}, 5, 0.95), 1.0);
-  EXPECT_DOUBLE_EQ(observed_overload_factor({}, 5, 0.95), 1.0);
+TEST(PlanVerification, TheObservedOverloadIsTheDaysPredictionError) {
+  // Mean of the last 5 bins as the prediction: the jump to 200 is twice its prediction, and
+  // 1 of the 5 bins after the first beat it by more than 5 %.
+  const ObservedOverload jump = observed_overload({100, 100, 100, 100, 100, 200}, 5, 0.05, 0.95);
+  EXPECT_DOUBLE_EQ(jump.factor, 2.0);
+  EXPECT_DOUBLE_EQ(jump.share, 0.2);
+  EXPECT_DOUBLE_EQ(observed_overload({100, 100, 100, 100, 100, 200}, 5, 0.05, 0.5).factor, 1.0);
+  // A falling day never beats its prediction.
+  const ObservedOverload falling = observed_overload({400, 300, 200, 100}, 2, 0.05, 0.95);
+  EXPECT_DOUBLE_EQ(falling.factor, 1.0);
+  EXPECT_DOUBLE_EQ(falling.share, 0.0);
+  EXPECT_DOUBLE_EQ(observed_overload({100}, 5, 0.05).factor, 1.0);
+  EXPECT_DOUBLE_EQ(observed_overload({}, 5, 0.05).share, 0.0);
 }
 
 TEST(PlanVerification, PoliciesYamlNamesEveryFamilyAndRoundTrips) {

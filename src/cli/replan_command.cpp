@@ -33,11 +33,16 @@ struct ReplanArgs {
 };
 
 // --data-plane: one of the verification's short list by name, or "verified": on the
-// verified plan for the day's busiest bin (the first search space), the best of them under
-// an overload probe among those that meet the target at the bin's demand
+// verified plan for the day's busiest bin (the first search space), the one with the best
+// expected attainment over the day's bins at the bin's demand and under an overload probe
 // (control::pick_under_overload; the probe's factor is `overload`, or when 0 the day's
-// 95th-percentile demand / prediction). Returns what it chose, as the YAML the run's folder
-// keeps (data_plane.yaml).
+// 95th-percentile demand / prediction; the probe's weight is the share of the day's bins that
+// beat their prediction by more than the slack). Returns what it chose, as the YAML the run's
+// folder keeps (data_plane.yaml).
+const char* args_factor_note(bool observed) {
+  return observed ? " (the day's 95th-percentile demand / prediction)" : " (--overload)";
+}
+
 std::string choose_data_plane(const std::string& name, double overload,
                               const std::vector<uint64_t>& counts, control::ReplanSpec& spec) {
   std::string chosen = name, why = "named by --data-plane", scores_yaml;
@@ -50,43 +55,47 @@ std::string choose_data_plane(const std::string& name, double overload,
     options.space = spec.spaces.front();
     // Beyond what the slices serve, the controller runs its largest plan: the choice is made
     // on the largest demand, in 5 % steps down, that has a plan.
-    if (overload <= 0.0) {
-      overload = control::observed_overload_factor(counts, spec.controller.history_bins);
-      std::cout << fmt::format(
-          "overload probe: {:.3f}x the demand (the day's 95th-percentile demand / prediction)\n",
-          overload);
-    }
+    const control::ObservedOverload observed =
+        control::observed_overload(counts, spec.controller.history_bins, spec.plan.options.slack);
+    if (overload <= 0.0) overload = observed.factor;
+    std::cout << fmt::format(
+        "overload probe: {:.3f}x the demand{}, weighted by the {:.1f} % of the day's bins whose "
+        "demand beat the prediction + {:.0f} % slack\n",
+        overload, args_factor_note(overload == observed.factor), 100.0 * observed.share,
+        100.0 * spec.plan.options.slack);
     control::Verification v;
     for (int step = 0; step < 20 && !v.plan.has_plan(); ++step) {
       if (step > 0) peak.demand_rps *= 0.95;
       v = control::verify_data_planes(peak, options, spec.sim, spec.plan.attainment_target,
                                       spec.plan.verify_rounds, spec.plan.queue_delay_ms / 1000.0,
-                                      spec.plan.burst_excess, 60.0, overload);
+                                      spec.plan.burst_excess, 60.0, overload, observed.share);
     }
     if (!v.plan.has_plan()) {
       throw std::invalid_argument("--data-plane verified: no plan near the busiest bin's demand");
     }
     chosen = v.data_plane.name;
-    why =
-        v.scores.empty()
-            ? fmt::format(
-                  "the best of the short list on the verified plan for the busiest bin (or the "
-                  "largest demand below it with a plan), {:.3f} req/s: attainment {:.4f} ({}); "
-                  "no overload probe (factor {:.3f})",
-                  peak.demand_rps, v.attainment, v.stop, overload)
-            : fmt::format(
-                  "on the verified plan for the busiest bin (or the largest demand below it "
-                  "with a plan), {:.3f} req/s ({}), the best of the short list under a {:.3f}x "
-                  "overload probe among those meeting the target at the demand: attainment "
-                  "{:.4f} at the demand, {:.4f} under the probe",
-                  peak.demand_rps, v.stop, v.overload_factor, v.attainment, v.overload_attainment);
+    why = v.scores.empty()
+              ? fmt::format(
+                    "the best of the short list on the verified plan for the busiest bin (or the "
+                    "largest demand below it with a plan), {:.3f} req/s: attainment {:.4f} ({}); "
+                    "no overload probe (factor {:.3f})",
+                    peak.demand_rps, v.attainment, v.stop, overload)
+              : fmt::format(
+                    "on the verified plan for the busiest bin (or the largest demand below it "
+                    "with a plan), {:.3f} req/s ({}), the best expected attainment of the short "
+                    "list with a {:.3f}x overload probe in {:.1f} % of the bins: attainment {:.4f} "
+                    "at the demand, {:.4f} under the probe",
+                    peak.demand_rps, v.stop, v.overload_factor, 100.0 * v.overload_share,
+                    v.attainment, v.overload_attainment);
     std::string table;
     for (const control::DataPlaneScore& s : v.scores) {
-      std::cout << fmt::format("  {:<45} attainment {:.4f}, under the probe {:.4f}\n", s.name,
-                               s.attainment, s.overload_attainment);
-      table +=
-          fmt::format("  - {{name: \"{}\", attainment: {:.4f}, overload_attainment: {:.4f}}}\n",
-                      s.name, s.attainment, s.overload_attainment);
+      std::cout << fmt::format(
+          "  {:<45} attainment {:.4f}, under the probe {:.4f}, expected {:.4f}\n", s.name,
+          s.attainment, s.overload_attainment, s.expected);
+      table += fmt::format(
+          "  - {{name: \"{}\", attainment: {:.4f}, overload_attainment: {:.4f}, expected: "
+          "{:.4f}}}\n",
+          s.name, s.attainment, s.overload_attainment, s.expected);
     }
     if (!table.empty()) scores_yaml = "scores:\n" + table;
   }
@@ -222,7 +231,8 @@ void add_replan_command(CLI::App& app) {
   cmd->add_option("--data-plane", args->data_plane,
                   "Run the day on this data plane instead of the spec's policies: a name of the "
                   "verification's short list, or 'verified' (on the verified plan for the day's "
-                  "busiest bin: of those meeting the target, the best under an overload probe)");
+                  "busiest bin: the best expected attainment at the demand and under an overload "
+                  "probe)");
   cmd->add_option("--overload", args->overload,
                   "--data-plane verified: the overload probe's demand factor (default: the "
                   "day's 95th-percentile demand / prediction)")

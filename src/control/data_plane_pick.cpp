@@ -18,10 +18,11 @@ nlohmann::json simulate_data_plane(const RunSpec& run, const PolicyConfig& polic
 }
 
 OverloadPick pick_under_overload(const RunSpec& at_demand, const RunSpec& overloaded,
-                                 const std::vector<DataPlaneChoice>& planes, double target) {
+                                 const std::vector<DataPlaneChoice>& planes,
+                                 double overload_share) {
   if (planes.empty()) throw std::invalid_argument("pick_under_overload: no data planes");
+  const double share = std::clamp(overload_share, 0.0, 1.0);
   OverloadPick out;
-  double best_at_demand = 0.0;
   for (const DataPlaneChoice& p : planes) {
     DataPlaneScore s;
     s.name = p.name;
@@ -30,27 +31,24 @@ OverloadPick pick_under_overload(const RunSpec& at_demand, const RunSpec& overlo
     s.goodput_rps = s.summary["goodput_rps"].get<double>();
     s.overload_attainment =
         simulate_data_plane(overloaded, p.policies)["slo_attainment"].get<double>();
-    best_at_demand = std::max(best_at_demand, s.attainment);
+    s.expected = (1.0 - share) * s.attainment + share * s.overload_attainment;
     out.scores.push_back(std::move(s));
   }
-  const double bar = std::min(target, best_at_demand);
-  bool have = false;
-  for (std::size_t i = 0; i < out.scores.size(); ++i) {
+  for (std::size_t i = 1; i < out.scores.size(); ++i) {
     const DataPlaneScore& s = out.scores[i];
-    if (s.attainment < bar) continue;
     const DataPlaneScore& b = out.scores[out.index];
-    const bool better = !have || s.overload_attainment > b.overload_attainment ||
-                        (s.overload_attainment == b.overload_attainment &&
-                         (s.attainment > b.attainment ||
-                          (s.attainment == b.attainment && s.goodput_rps > b.goodput_rps)));
-    if (better) out.index = i;
-    have = true;
+    if (s.expected > b.expected ||
+        (s.expected == b.expected &&
+         (s.attainment > b.attainment ||
+          (s.attainment == b.attainment && s.goodput_rps > b.goodput_rps)))) {
+      out.index = i;
+    }
   }
   return out;
 }
 
-double observed_overload_factor(const std::vector<uint64_t>& counts_per_bin, int history_bins,
-                                double quantile) {
+ObservedOverload observed_overload(const std::vector<uint64_t>& counts_per_bin, int history_bins,
+                                   double slack, double quantile) {
   DemandPredictor predictor(history_bins);
   std::vector<double> ratios;
   for (std::size_t b = 0; b < counts_per_bin.size(); ++b) {
@@ -59,11 +57,16 @@ double observed_overload_factor(const std::vector<uint64_t>& counts_per_bin, int
     if (b > 0 && predicted > 0.0) ratios.push_back(demand / predicted);
     predictor.observe(demand);
   }
-  if (ratios.empty()) return 1.0;
+  ObservedOverload out;
+  if (ratios.empty()) return out;
+  out.share = static_cast<double>(std::count_if(ratios.begin(), ratios.end(),
+                                                [&](double r) { return r > 1.0 + slack; })) /
+              static_cast<double>(ratios.size());
   std::sort(ratios.begin(), ratios.end());
   const double q = std::clamp(quantile, 0.0, 1.0);
   const auto i = static_cast<std::size_t>(std::ceil(q * static_cast<double>(ratios.size())));
-  return std::max(1.0, ratios[std::min(ratios.size() - 1, i == 0 ? 0 : i - 1)]);
+  out.factor = std::max(1.0, ratios[std::min(ratios.size() - 1, i == 0 ? 0 : i - 1)]);
+  return out;
 }
 
 }  // namespace tessera::control

@@ -3,9 +3,10 @@
 // The data plane a re-planned day runs with `tessera replan --data-plane verified`, chosen so
 // that it also holds when a bin brings more than its plan (docs/replan.md#verification): each
 // data plane of a short list is simulated on the plan at its planned demand and under an
-// overload probe (the same plan and data plane, arrivals at the demand x an overload factor);
-// the factor defaults to the controller's own prediction error on the day
-// (observed_overload_factor).
+// overload probe (the same plan and data plane, arrivals at the demand x an overload factor),
+// and the plane with the best expected attainment over the day's mix of bins that do and do
+// not beat their prediction wins; the factor and the mix default to the controller's own
+// prediction error on the day (observed_overload).
 //
 // Ownership: everything is returned by value; the run specs are the caller's. Not
 // thread-safe: call from one thread (each call runs its own simulations).
@@ -35,6 +36,7 @@ struct DataPlaneScore {
   double attainment = 0.0;  // at the planned demand
   double goodput_rps = 0.0;
   double overload_attainment = 0.0;  // under the overload probe
+  double expected = 0.0;             // the rule's score (pick_under_overload)
   nlohmann::json summary;            // at the planned demand
 };
 
@@ -43,18 +45,24 @@ struct OverloadPick {
   std::vector<DataPlaneScore> scores;  // one per plane, in their order
 };
 
-// The rule: among the planes whose attainment at the planned demand (`at_demand`) meets
-// `target` (when none does: those with the best attainment there), the one with the best
-// attainment under the probe (`overloaded`); ties go to the attainment at the demand, then
-// goodput, then list order. `planes` must not be empty.
+// The rule: the plane with the best expected attainment over a day whose bins beat their
+// prediction with probability `overload_share`: (1 - share) x its attainment at the planned
+// demand (`at_demand`) + share x its attainment under the probe (`overloaded`); ties go to the
+// attainment at the demand, then goodput, then list order. share 0: the best at the demand.
+// `planes` must not be empty; `overload_share` is clamped to [0, 1].
 OverloadPick pick_under_overload(const RunSpec& at_demand, const RunSpec& overloaded,
-                                 const std::vector<DataPlaneChoice>& planes, double target);
+                                 const std::vector<DataPlaneChoice>& planes, double overload_share);
 
-// The controller's prediction error on a day: with the prediction of each bin the mean of the
-// `history_bins` before it (DemandPredictor, as the controller predicts), the `quantile` of
-// demand / prediction over the bins from the second on that have a positive prediction; at
-// least 1. 1 when there are fewer than two bins.
-double observed_overload_factor(const std::vector<uint64_t>& counts_per_bin, int history_bins,
-                                double quantile = 0.95);
+// How a day beats the controller's predictions: with the prediction of each bin the mean of
+// the `history_bins` before it (DemandPredictor, as the controller predicts), over the bins
+// from the second on that have a positive prediction, `factor` is the `quantile` of demand /
+// prediction (at least 1) and `share` the fraction of those bins whose demand beat the
+// prediction x (1 + `slack`). {1, 0} when there are fewer than two bins.
+struct ObservedOverload {
+  double factor = 1.0;
+  double share = 0.0;
+};
+ObservedOverload observed_overload(const std::vector<uint64_t>& counts_per_bin, int history_bins,
+                                   double slack, double quantile = 0.95);
 
 }  // namespace tessera::control

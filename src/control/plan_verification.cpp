@@ -270,7 +270,8 @@ std::function<plan::JigsawPlan(const plan::PlanInput&, const plan::PlanOptions&)
 Verification verify_data_planes(const plan::PlanInput& input, const plan::PlanOptions& options,
                                 const SimOptions& sim, double target, int rounds,
                                 double queue_delay_s, double burst_excess, double seconds,
-                                double overload, const std::vector<DataPlaneChoice>& planes) {
+                                double overload, double overload_share,
+                                const std::vector<DataPlaneChoice>& planes) {
   VerifyOptions vo =
       controller_verify_options(sim, target, rounds, queue_delay_s, burst_excess, seconds);
   vo.data_planes = planes;
@@ -281,7 +282,7 @@ Verification verify_data_planes(const plan::PlanInput& input, const plan::PlanOp
   // assigning a copied RunSpec's workload would write through to the original's YAML node.)
   const RunSpec at_demand = make_run(v.plan, v.input);
   const RunSpec overloaded = controller_run_builder({}, sim, seconds, overload)(v.plan, v.input);
-  OverloadPick pick = pick_under_overload(at_demand, overloaded, planes, target);
+  OverloadPick pick = pick_under_overload(at_demand, overloaded, planes, overload_share);
   const DataPlaneScore& s = pick.scores[pick.index];
   v.data_plane = planes[pick.index];
   v.attainment = s.attainment;
@@ -289,12 +290,15 @@ Verification verify_data_planes(const plan::PlanInput& input, const plan::PlanOp
   v.summary = s.summary;
   v.met = s.attainment >= target;
   v.overload_factor = overload;
+  v.overload_share = std::clamp(overload_share, 0.0, 1.0);
   v.overload_attainment = s.overload_attainment;
   v.scores = std::move(pick.scores);
-  spdlog::info(
-      "data plane under a {:.3f}x overload probe: {} (attainment {:.4f} at the demand, "
-      "{:.4f} under the probe)",
-      overload, v.data_plane.name, v.attainment, v.overload_attainment);
+  for (const DataPlaneScore& sc : v.scores) {
+    spdlog::info("  {}: attainment {:.4f} at the demand, {:.4f} under the probe, expected {:.4f}",
+                 sc.name, sc.attainment, sc.overload_attainment, sc.expected);
+  }
+  spdlog::info("data plane under a {:.3f}x overload probe in {:.1f} % of the bins: {}", overload,
+               100.0 * v.overload_share, v.data_plane.name);
   return v;
 }
 

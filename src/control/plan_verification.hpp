@@ -76,6 +76,7 @@ struct Verification {
   // verify_data_planes with an overload probe: the factor, the chosen data plane's
   // attainment under the probe, and every data plane's scores (pick_under_overload).
   double overload_factor = 0.0;  // 0: no probe
+  double overload_share = 0.0;
   double overload_attainment = 0.0;
   std::vector<DataPlaneScore> scores;
 };
@@ -128,14 +129,15 @@ std::function<plan::JigsawPlan(const plan::PlanInput&, const plan::PlanOptions&)
 // The data plane a re-planned day runs with `tessera replan --data-plane verified`
 // (docs/replan.md#verification): the plan at `input.demand_rps` (the day's busiest bin)
 // verified as the controller verifies, under every data plane of `planes`. With `overload`
-// > 1 the returned plan's data planes are then ranked by pick_under_overload: simulated at
-// the demand and on `seconds` of Poisson arrivals at the demand x `overload` (same seed);
-// the result's data_plane, attainment, goodput and summary are the pick's, `met` whether it
-// meets the target at the demand. Otherwise the data plane is the best at the demand.
+// > 1 the returned plan's data planes are then ranked by pick_under_overload with
+// `overload_share`: simulated at the demand and on `seconds` of Poisson arrivals at the
+// demand x `overload` (same seed); the result's data_plane, attainment, goodput and summary
+// are the pick's, `met` whether it meets the target at the demand. Otherwise the data plane
+// is the best at the demand.
 Verification verify_data_planes(const plan::PlanInput& input, const plan::PlanOptions& options,
                                 const SimOptions& sim, double target, int rounds,
                                 double queue_delay_s, double burst_excess, double seconds = 60.0,
-                                double overload = 0.0,
+                                double overload = 0.0, double overload_share = 0.0,
                                 const std::vector<DataPlaneChoice>& planes = default_data_planes());
 
 // Copies each bin's verification (by its planned demand) into its BinRecord; bins on the
