@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Writes docs/results/plan-verification.md from scripts/plan-verification-results.sh's output."""
 import csv
+import re
 import json
 import os
 import platform
@@ -259,6 +260,26 @@ for name, label, aliases in DAYS[1:]:
         lines.append(line.replace(pre, f"- {label} {kept_note(pre, label)}:", 1))
 lines.append("")
 
+# The overload pick's scores (data_plane.yaml), for the runs that made one.
+for name, label, aliases in DAYS:
+    try:
+        text = open(os.path.join(out, "replan", name, "data_plane.yaml")).read()
+    except OSError:
+        continue
+    scores = re.findall(r'- \{name: "([^"]*)", attainment: ([0-9.]+), overload_attainment: '
+                        r'([0-9.]+), expected: ([0-9.]+)\}', text)
+    why = re.search(r'^why: "(.*)"$', text, re.M)
+    if not scores:
+        continue
+    lines += [f"*{label}* picked `{data_plane_name(os.path.join(out, 'replan', name))}` "
+              f"({why.group(1) if why else ''}). Each data plane of the short list on the busiest "
+              "bin's verified plan (from the run's `data_plane.yaml`):", "",
+              "| data plane | attainment at the demand | under the overload probe | expected |",
+              "|---|---:|---:|---:|"]
+    for n, a, o, e in scores:
+        lines.append(f"| {n} | {a} | {o} | {e} |")
+    lines.append("")
+
 # What stands in the way: every bin in one of three classes, and each class's share of the
 # day's mean per-bin violations (the shares add up to the day's mean).
 SLACK = 0.05
@@ -489,7 +510,6 @@ for sec in ["headroom", "examples", "day", "trace", "mdc"]:
     except (OSError, ValueError):
         pass
 # Sections kept from an earlier run keep that run's wall seconds from the earlier footer.
-import re
 old_secs = re.search(r"Wall-clock time of the sections this page's run redid: (.*?) \(the day's runs", OLD)
 if old_secs:
     for part in old_secs.group(1).split(", "):
