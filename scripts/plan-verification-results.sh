@@ -9,8 +9,10 @@
 #      plane) against the unverified one (no headroom, JigsawServe's data plane, simulated).
 #   3. JigsawServe's steady-bin day (traffic, A+S+T) re-planned with and without
 #      verification (tessera replan --verify), both with the plan spec's headroom, and with
-#      verification on the data plane the verification picks for the day's busiest bin
-#      (--data-plane verified); per bin: drops per task, lateness, the verification's outcome.
+#      verification on a data plane of the short list: the one the verification picks for the
+#      day's busiest bin at its demand only (--data-plane verified --overload 1), PARD's on
+#      central queues, and the one it picks with the overload probe (--data-plane verified);
+#      per bin: drops per task, lateness, the verification's outcome; quarters by demand.
 #   4. The trace-driven traffic example at its demand: verified, and the largest demand whose
 #      verified plan meets the target.
 #   5. The M/D/c headroom model against the utilisation cap: every plan example at its spec's
@@ -76,6 +78,12 @@ rm -rf "$OUT/replan"
 mkdir -p "$OUT/replan"
 "$T" replan examples/replan/traffic_day_steady.yaml --space A+S+T --verify --quiet \
   --out "$OUT/replan/steady-verify" >"$OUT/replan/steady-verify.log" 2>&1 || true
+"$T" replan examples/replan/traffic_day_steady.yaml --space A+S+T --verify --data-plane verified \
+  --overload 1 --quiet --out "$OUT/replan/steady-verify-dataplane-noprobe" \
+  >"$OUT/replan/steady-verify-dataplane-noprobe.log" 2>&1 || true
+"$T" replan examples/replan/traffic_day_steady.yaml --space A+S+T --verify \
+  --data-plane "pard (central queues, jigsaw batching)" --quiet --out "$OUT/replan/steady-verify-pard" \
+  >"$OUT/replan/steady-verify-pard.log" 2>&1 || true
 "$T" replan examples/replan/traffic_day_steady.yaml --space A+S+T --verify --data-plane verified \
   --quiet --out "$OUT/replan/steady-verify-dataplane" >"$OUT/replan/steady-verify-dataplane.log" 2>&1 || true
 "$T" replan examples/replan/traffic_day_steady.yaml --space A+S+T --quiet \

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Writes docs/results/plan-verification.md from scripts/plan-verification-results.sh's output."""
 import csv
+import re
 import json
 import os
 import platform
@@ -45,8 +46,12 @@ def kept(heading, section):
     b = OLD.find(heading)
     if b < 0:
         return [heading, "", f"Not run (`scripts/plan-verification-results.sh {section}`).", ""]
-    e = OLD.find("\n## ", b + 1)
-    text = OLD[b:e if e >= 0 else len(OLD)].rstrip("\n").split("\n")
+    e = len(OLD)
+    for stop in ["\n## ", "\nWall-clock time of the sections"]:  # the next section, the footer
+        k = OLD.find(stop, b + 1)
+        if k >= 0:
+            e = min(e, k)
+    text = OLD[b:e].rstrip("\n").split("\n")
     note = (f"*Kept from an earlier run of this section (`scripts/plan-verification-results.sh {section}`), "
             "not redone in this page's run; its numbers come from that run's code.*")
     if note in text:
@@ -127,18 +132,48 @@ if os.path.isdir(os.path.join(out, "traffic")):
 else:
     lines += kept("## Every plan example", "examples")
 
-DAYS = [("steady", "without verification"),
-        ("steady-verify", "with verification, JigsawServe's data plane (stale after L̂(t) + 20 ms)"),
-        ("steady-verify-dataplane", "with verification, the verified data plane (`--data-plane verified`)")]
+# Each day run: (output folder, label, labels an earlier page gave the same command).
+DAYS = [("steady", "without verification", []),
+        ("steady-verify", "with verification, JigsawServe's data plane (stale after L̂(t) + 20 ms)", []),
+        ("steady-verify-dataplane-noprobe",
+         "with verification, the data plane picked at the planned demand only "
+         "(`--data-plane verified --overload 1`)",
+         ["with verification, the verified data plane (`--data-plane verified`)"]),
+        ("steady-verify-pard",
+         "with verification, PARD's shedding data plane on central queues "
+         "(`--data-plane \"pard (central queues, jigsaw batching)\"`)", []),
+        ("steady-verify-dataplane",
+         "with verification, the data plane picked with the overload probe (`--data-plane verified`)",
+         [])]
+
+
+SAME_NOTE = "*(kept from an earlier run of the same command, whose output is no longer here)*"
+PRE_PROBE_NOTE = ("*(kept from an earlier run of `--data-plane verified`, made before the overload "
+                  "probe existed, when it picked at the planned demand only as `--overload 1` does "
+                  "now; its output is no longer here)*")
+
+
+def kept_note(found, label):
+    """How a row or block kept from the earlier page is marked: `found` is the text it was
+    found by (an earlier label, with any earlier note)."""
+    if PRE_PROBE_NOTE in found or label not in found:
+        return PRE_PROBE_NOTE
+    return SAME_NOTE
+
 
 lines += ["## JigsawServe's steady-bin day, re-planned with verification", "",
           "`tessera replan examples/replan/traffic_day_steady.yaml --space A+S+T`: without "
           "verification; with `--verify` (each plan verified on 60 s of Poisson arrivals at its "
           "demand under the day's own data plane, JigsawServe's with 20 ms staleness); and with "
-          "`--verify --data-plane verified` (the day runs the data plane that the verification "
-          "picks from its short list on the plan for the day's busiest bin, and every plan is "
-          "verified under it). The plan spec's headroom in all three. Violations per "
-          "sub-request are the mean over bins (the goal: ≤ 1 %; the paper: < 0.6 %).", "",
+          "`--verify --data-plane ...` (the day runs one data plane of the verification's short "
+          "list, and every plan is verified under it): the one `--data-plane verified` picks on the "
+          "plan for the day's busiest bin at that bin's demand only (`--overload 1`), PARD's "
+          "(which drops a request that cannot make its deadline), and the one it picks with the "
+          "overload probe ([replan.md](../replan.md#verification)). The plan spec's headroom in "
+          "all of them; each run's command is in `scripts/plan-verification-results.sh day`. "
+          "Violations per sub-request are the mean over bins (the goal: ≤ 1 %; the paper: < 0.6 %). "
+          "A row or block marked kept comes from an earlier run of the same command (the page's "
+          "earlier text), not from this page's run.", "",
           "| run | data plane | slices used | violations per frame (mean per bin) | violations per sub-request (mean per bin) | all sub-requests | MILP solves | wall s |",
           "|---|---|---:|---:|---:|---:|---:|---:|"]
 
@@ -161,27 +196,89 @@ def day_rows(name):
         return None
 
 
-for name, label in DAYS:
+def old_line(labels, form):
+    """The earlier page's line that starts with `form` of one of `labels` (with or without an
+    earlier kept note after the label) and has numbers: (that start as found; the line)."""
+    for line in OLD.split("\n"):
+        if "not finished" in line or "not run" in line:
+            continue
+        for label in labels:
+            for note in ["", " " + SAME_NOTE, " " + PRE_PROBE_NOTE]:
+                found = form.format(label + note)
+                if line.startswith(found):
+                    return found, line
+    return None, None
+
+
+def old_block(labels):
+    """The earlier page's 'where the violations are' block of a run: from its *label* line to
+    the next run's block or section: (the label as found, note included; the lines)."""
+    for label in labels:
+        for note in ["", " " + SAME_NOTE, " " + PRE_PROBE_NOTE]:
+            found = f"*{label}*{note}"
+            b = OLD.find(f"\n{found} (")
+            if b < 0:
+                continue
+            b += 1
+            e = len(OLD)
+            for stop in ["\n*with", "\n*without", "\n## ", "\n### "]:
+                k = OLD.find(stop, b + 1)
+                if k >= 0:
+                    e = min(e, k)
+            return found, OLD[b:e].rstrip("\n").split("\n")
+    return None, None
+
+
+summaries = {}  # run -> its summary.json row (this page's run)
+for name, label, aliases in DAYS:
     rows = load(os.path.join(out, "replan", name, "summary.json")) or []
     r = next((x for x in rows if x.get("space") == "A+S+T"), None)
     dp = data_plane_name(os.path.join(out, "replan", name)) or "jigsawserve (stale after L̂(t) + 20 ms)"
     if r is None:
-        lines.append(f"| {label} (not finished when this page was written) | {dp} | - | - | - | - | - | - |")
+        pre, line = old_line([label] + aliases, "| {} |")
+        if line:
+            lines.append(line.replace(pre, f"| {label} {kept_note(pre, label)} |", 1))
+        else:
+            lines.append(f"| {label} (not run or not finished when this page was written) | - | - | - | - | - | - | - |")
         continue
+    summaries[name] = r
     lines.append(f"| {label} | {dp} | {r['slices_used_pct']:.1f} % | {r['violation_pct_mean_per_bin']:.2f} % | "
                  f"{r['subrequests']['violation_pct_mean_per_bin']:.2f} % | "
                  f"{100 * r['subrequests']['violation_rate']:.2f} % | {r['milp_solves']} | "
                  f"{r['wall_seconds']:.0f} |")
 lines.append("")
-for name, label in DAYS[1:]:
-    rows = load(os.path.join(out, "replan", name, "summary.json")) or []
-    r = next((x for x in rows if x.get("space") == "A+S+T"), None)
+for name, label, aliases in DAYS[1:]:
+    r = summaries.get(name)
     if r:
         v = r["subrequests"]["violation_pct_mean_per_bin"]
         lines += [f"- {label}: {v:.2f} % violations per sub-request (mean per bin), "
                   f"{'within' if v <= 1.0 else 'above'} the 1 % goal, on {r['slices_used_pct']:.1f} % "
                   f"of the slices."]
+        continue
+    pre, line = old_line([label] + aliases, "- {}:")
+    if line:
+        lines.append(line.replace(pre, f"- {label} {kept_note(pre, label)}:", 1))
 lines.append("")
+
+# The overload pick's scores (data_plane.yaml), for the runs that made one.
+for name, label, aliases in DAYS:
+    try:
+        text = open(os.path.join(out, "replan", name, "data_plane.yaml")).read()
+    except OSError:
+        continue
+    scores = re.findall(r'- \{name: "([^"]*)", attainment: ([0-9.]+), overload_attainment: '
+                        r'([0-9.]+), expected: ([0-9.]+)\}', text)
+    why = re.search(r'^why: "(.*)"$', text, re.M)
+    if not scores:
+        continue
+    lines += [f"*{label}* picked `{data_plane_name(os.path.join(out, 'replan', name))}` "
+              f"({why.group(1) if why else ''}). Each data plane of the short list on the busiest "
+              "bin's verified plan (from the run's `data_plane.yaml`):", "",
+              "| data plane | attainment at the demand | under the overload probe | expected |",
+              "|---|---:|---:|---:|"]
+    for n, a, o, e in scores:
+        lines.append(f"| {n} | {a} | {o} | {e} |")
+    lines.append("")
 
 # What stands in the way: every bin in one of three classes, and each class's share of the
 # day's mean per-bin violations (the shares add up to the day's mean).
@@ -195,11 +292,30 @@ lines += ["### Where the violations are", "",
           "Per class: bins, its share of the day's mean per-bin violations per sub-request "
           "(percentage points; the shares add up to the day's mean), violated frames dropped and "
           "late, drops by task (where the request was dropped), and the mean slices the class's "
-          "plans left unused of 28.", ""]
-for name, label in DAYS[1:]:
+          "plans left unused of 28. Then the day in quarters of its bins by measured demand "
+          "(quietest first): each quarter's mean violations per sub-request and its share of the "
+          "day's mean.", ""]
+classes = {}  # label -> {class: share in pp, "all": day's mean in pp}
+for name, label, aliases in DAYS[1:]:
     rows = day_rows(name)
     if rows is None:
-        lines += [f"*{label}*: not finished when this page was written.", ""]
+        old_label, block = old_block([label] + aliases)
+        if block:
+            block[0] = block[0].replace(old_label, f"*{label}* {kept_note(old_label, label)}", 1)
+            lines += block + [""]
+            got = {}
+            for row in block:
+                cells = [c.strip() for c in row.strip("|").split("|")]
+                if len(cells) > 2 and cells[0] in ("fallback", "verification missed",
+                                                   "under-predicted", "sized for the bin", "all"):
+                    try:
+                        got[cells[0]] = float(cells[2])
+                    except ValueError:
+                        pass
+            if "all" in got:
+                classes[label] = got
+        else:
+            lines += [f"*{label}*: not run or not finished when this page was written.", ""]
         continue
     tasks = [k[len("dropped_at_"):] for k in rows[0] if k.startswith("dropped_at_")]
     has_verify = "verify_stop" in rows[0]
@@ -235,6 +351,8 @@ for name, label in DAYS[1:]:
                      f"{shares[k][1]} | {shares[k][2]} | "
                      + "".join(f"{d} | " for d in drops) + f"{left:.1f} |")
     lines.append(f"| all | {n} | {total:.2f} | | | | " + "| " * len(tasks) + "|")
+    classes[label] = {k: v[0] for k, v in shares.items()}
+    classes[label]["all"] = total
     top = max(shares, key=lambda k: shares[k][0])
     lines += ["", f"The largest share is the *{top}* bins: {shares[top][0]:.2f} of the {total:.2f} "
               f"percentage points, with {shares[top][1]} frames dropped and {shares[top][2]} late "
@@ -242,6 +360,22 @@ for name, label in DAYS[1:]:
     if not tasks:
         lines += ["", "(This run's bins.csv predates the per-task drop and verification columns: "
                   "no stage breakdown, and no *verification missed* class.)"]
+    lines.append("")
+    # Quarters of the day's bins by measured demand (as comparison.md's quiet and busy quarter).
+    by_demand = sorted(rows, key=lambda r: float(r["demand_rps"]))
+    q = max(1, n // 4)
+    quarters = [by_demand[:q], by_demand[q:2 * q], by_demand[2 * q:3 * q], by_demand[3 * q:]]
+    lines += ["| quarter (by demand) | bins | demand (req/s) | violations per sub-request (mean per bin) | share of the day's mean (pp) | under-predicted bins | frames dropped | frames late |",
+              "|---|---:|---|---:|---:|---:|---:|---:|"]
+    for i, sel in enumerate(quarters):
+        if not sel:
+            continue
+        v = [float(r["subrequest_violation_rate"]) for r in sel]
+        lines.append(f"| {['quietest', 'second', 'third', 'busiest'][i]} | {len(sel)} | "
+                     f"{float(sel[0]['demand_rps']):.1f}-{float(sel[-1]['demand_rps']):.1f} | "
+                     f"{100 * sum(v) / len(v):.2f} % | {100 * sum(v) / n:.2f} | "
+                     f"{sum(1 for r in sel if klass(r) == 'under-predicted')} | "
+                     f"{sum(int(r['dropped']) for r in sel)} | {sum(int(r['late']) for r in sel)} |")
     lines.append("")
     worst = sorted(rows, key=lambda r: -float(r["subrequest_violation_rate"]))[:8]
     lines += ["The worst bins:", "",
@@ -259,93 +393,129 @@ for name, label in DAYS[1:]:
                      f"{r['late']} |" + "".join(f" {r.get('dropped_at_' + t, '')} |" for t in tasks))
     lines.append("")
 
-# 4. The trace-driven example.
-lines += ["## The trace-driven traffic example", "",
-          "`tessera plan examples/plan/traffic_trace.yaml` (20 req/s, the Azure LLM 2023 code "
-          "trace scaled to the demand, 28 slices), then its largest verified demand planned on its "
-          "own (`--demand D --verify-probes 0`) and its written `run.yaml` simulated again "
-          "(`tessera simulate`). Burst-aware demand: the service rate that turns away at most "
-          "0.5 % of the trace's requests with at most 300 ms of queueing "
-          "([plan.md](../plan.md#headroom)).", "",
-          "| plan | demand (req/s) | burst-aware demand (req/s) | slices | verified attainment | rounds | stop | data plane | simulate | largest verified demand (req/s) |",
-          "|---|---:|---:|---:|---:|---:|---|---|---:|---:|"]
-for name, label in [("plan", "at the spec's demand"), ("largest", "at the largest verified demand")]:
-    d = os.path.join(out, "trace", name)
-    p = load(os.path.join(d, "plan.json"))
-    if p is None:
-        lines.append(f"| {label} (not run) | - | - | - | - | - | - | - | - | - |")
-        continue
-    v = p.get("verification") or {}
-    slices = p.get("predicted", {}).get("slices")
-    lines.append(f"| {label} | {fmt(p.get('demand_rps'), '{:.2f}')} | "
-                 f"{fmt(v.get('burst_aware_demand_rps'), '{:.1f}')} | {fmt(slices, '{}')} | "
-                 f"{fmt(v.get('attainment'))} | {fmt(v.get('rounds'), '{}')} | {v.get('stop', '-')} | "
-                 f"{v.get('data_plane') or '-'} | {fmt(sim_attainment(d))} | "
-                 f"{fmt(v.get('largest_verified_demand_rps'), '{:.2f}')} |")
-lines.append("")
-tp = load(os.path.join(out, "trace", "plan", "plan.json"))
-if tp:
-    tv = tp.get("verification") or {}
-    bd, dem = tv.get("burst_aware_demand_rps"), tp.get("demand_rps")
-    lv = tv.get("largest_verified_demand_rps")
-    if bd and dem:
-        lines += [f"Why the spec's demand is not met: on this trace, {dem:.4g} req/s on average needs "
-                  f"{bd:.1f} req/s of service ({bd / dem:.1f}× the mean) for at most 0.5 % of its requests "
-                  f"to queue longer than 300 ms; the verification's first plan, for that rate, is "
-                  f"{((tv.get('history') or [{}])[0]).get('status', '-')} on 28 slices, "
-                  f"and from the profiled throughput the verification's rounds reach {tv.get('attainment', 0):.4f} "
-                  f"on {tp.get('predicted', {}).get('slices', '-')} slices ({tv.get('stop', '-')}). "
-                  + (f"The plan reports {lv:.4g} req/s as the largest demand whose verified plan meets "
-                     f"0.99 on the trace." if lv else "No demand tried met the target."), ""]
+# The data planes compared on what the under-predicted bins carry (from the class tables above).
+if len(classes) >= 2:
+    lines += ["### Data planes against under-predicted bins", "",
+              "From the class tables above: each run's mean violations per sub-request, the part its "
+              "under-predicted bins carry, and the part the bins sized for their demand carry (where "
+              "an earlier bin's backlog spills over, they carry more).", "",
+              "| run | violations per sub-request (pp, mean per bin) | carried by under-predicted bins (pp) | share | carried by bins sized for their demand (pp) |",
+              "|---|---:|---:|---:|---:|"]
+    for label, got in classes.items():
+        u = got.get("under-predicted", 0.0)
+        lines.append(f"| {label} | {got['all']:.2f} | {u:.2f} | "
+                     f"{(100 * u / got['all']) if got['all'] > 0 else 0:.0f} % | "
+                     f"{got.get('sized for the bin', 0.0):.2f} |")
+    best = min(classes, key=lambda k: classes[k]["all"])
+    worst = max(classes, key=lambda k: classes[k]["all"])
+    if best != worst:
+        lines += ["", f"The under-predicted bins carry {classes[worst].get('under-predicted', 0.0):.2f} "
+                  f"pp on *{worst}* and {classes[best].get('under-predicted', 0.0):.2f} pp on "
+                  f"*{best}*; the bins sized for their demand {classes[worst].get('sized for the bin', 0.0):.2f} "
+                  f"and {classes[best].get('sized for the bin', 0.0):.2f} pp."]
+    lines.append("")
 
-# 5. M/D/c against the utilisation cap.
-lines += ["## Headroom models: the utilisation cap against M/D/c", "",
-          "Every plan example at its spec's demand, planned and verified under each headroom model "
-          "([plan.md](../plan.md#headroom)): *utilisation cap*, the spec's `headroom` (a cap of "
-          "0.9 of each instance's profiled throughput, and the burst-aware demand); *M/D/c*, "
-          "`--headroom-model mdc --utilisation-cap 1` (each instance kind capped at the "
-          "utilisation where its M/D/c queue keeps a request waiting longer than the spec's "
-          "`queue_delay_ms` with probability at most 1 − target, and the same burst-aware "
-          "demand). Round 1 is the model's own plan, before the verification fed anything back; "
-          "*verified* is the plan `tessera plan` returns.", "",
-          "| example | demand (req/s) | model | round-1 slices | round-1 attainment | verified slices | verified attainment | rounds | met |",
-          "|---|---:|---|---:|---:|---:|---:|---:|---|"]
-mdc_cmp = []
-for ex in ["traffic", "traffic_trace", "social", "ar"]:
-    got = {}
-    for model, label in [("cap", "utilisation cap"), ("mdc", "M/D/c")]:
-        p = load(os.path.join(out, "mdc", f"{ex}-{model}", "plan.json"))
+# 4. The trace-driven example.
+TRACE_DONE = os.path.isdir(os.path.join(out, "trace"))
+if not TRACE_DONE:
+    lines += kept("## The trace-driven traffic example", "trace")
+if TRACE_DONE:
+    lines += ["## The trace-driven traffic example", "",
+              "`tessera plan examples/plan/traffic_trace.yaml` (20 req/s, the Azure LLM 2023 code "
+              "trace scaled to the demand, 28 slices), then its largest verified demand planned on its "
+              "own (`--demand D --verify-probes 0`) and its written `run.yaml` simulated again "
+              "(`tessera simulate`). Burst-aware demand: the service rate that turns away at most "
+              "0.5 % of the trace's requests with at most 300 ms of queueing "
+              "([plan.md](../plan.md#headroom)).", "",
+              "| plan | demand (req/s) | burst-aware demand (req/s) | slices | verified attainment | rounds | stop | data plane | simulate | largest verified demand (req/s) |",
+              "|---|---:|---:|---:|---:|---:|---|---|---:|---:|"]
+    for name, label in [("plan", "at the spec's demand"), ("largest", "at the largest verified demand")]:
+        d = os.path.join(out, "trace", name)
+        p = load(os.path.join(d, "plan.json"))
         if p is None:
-            lines.append(f"| {ex} | - | {label} (not run) | - | - | - | - | - | - |")
+            lines.append(f"| {label} (not run) | - | - | - | - | - | - | - | - | - |")
             continue
         v = p.get("verification") or {}
-        hist = [h for h in v.get("history", []) if h.get("slices")]
-        first = hist[0] if hist else {}
-        slices = p.get("predicted", {}).get("slices") if p.get("status") != "infeasible" else None
-        got[model] = (slices, v.get("attainment"), v.get("met"))
-        lines.append(f"| {ex} | {fmt(p.get('demand_rps'), '{:.4g}')} | {label} | "
-                     f"{fmt(first.get('slices'), '{}')} | {fmt(first.get('attainment'))} | "
-                     f"{fmt(slices, '{}')} | {fmt(v.get('attainment'))} | "
-                     f"{fmt(v.get('rounds'), '{}')} | {'yes' if v.get('met') else 'no'} |")
-    if len(got) == 2:
-        mdc_cmp.append((ex, got["cap"], got["mdc"]))
-lines.append("")
-both = [(ex, c, m) for ex, c, m in mdc_cmp if c[2] and m[2] and c[0] is not None and m[0] is not None]
-if both:
-    dc = sum(c[0] for _, c, _ in both)
-    dm = sum(m[0] for _, _, m in both)
-    lines += [f"Where both met the target ({', '.join(ex for ex, _, _ in both)}), the verified "
-              f"plans use {dc} slices in all under the utilisation cap and {dm} under M/D/c.", ""]
-    better = "the utilisation cap" if dc <= dm else "M/D/c"
-    lines += [f"So {better} keeps the promise with fewer slices (or as few) on these examples and "
-              f"stays the default; the other is the named option `headroom.model: "
-              f"{'mdc' if better == 'the utilisation cap' else 'utilisation_cap'}`.", ""]
+        slices = p.get("predicted", {}).get("slices")
+        lines.append(f"| {label} | {fmt(p.get('demand_rps'), '{:.2f}')} | "
+                     f"{fmt(v.get('burst_aware_demand_rps'), '{:.1f}')} | {fmt(slices, '{}')} | "
+                     f"{fmt(v.get('attainment'))} | {fmt(v.get('rounds'), '{}')} | {v.get('stop', '-')} | "
+                     f"{v.get('data_plane') or '-'} | {fmt(sim_attainment(d))} | "
+                     f"{fmt(v.get('largest_verified_demand_rps'), '{:.2f}')} |")
+    lines.append("")
+    tp = load(os.path.join(out, "trace", "plan", "plan.json"))
+    if tp:
+        tv = tp.get("verification") or {}
+        bd, dem = tv.get("burst_aware_demand_rps"), tp.get("demand_rps")
+        lv = tv.get("largest_verified_demand_rps")
+        if bd and dem:
+            lines += [f"Why the spec's demand is not met: on this trace, {dem:.4g} req/s on average needs "
+                      f"{bd:.1f} req/s of service ({bd / dem:.1f}× the mean) for at most 0.5 % of its requests "
+                      f"to queue longer than 300 ms; the verification's first plan, for that rate, is "
+                      f"{((tv.get('history') or [{}])[0]).get('status', '-')} on 28 slices, "
+                      f"and from the profiled throughput the verification's rounds reach {tv.get('attainment', 0):.4f} "
+                      f"on {tp.get('predicted', {}).get('slices', '-')} slices ({tv.get('stop', '-')}). "
+                      + (f"The plan reports {lv:.4g} req/s as the largest demand whose verified plan meets "
+                         f"0.99 on the trace." if lv else "No demand tried met the target."), ""]
+
+# 5. M/D/c against the utilisation cap.
+if not os.path.isdir(os.path.join(out, "mdc")):
+    lines += kept("## Headroom models", "mdc")
+else:
+    lines += ["## Headroom models: the utilisation cap against M/D/c", "",
+              "Every plan example at its spec's demand, planned and verified under each headroom model "
+              "([plan.md](../plan.md#headroom)): *utilisation cap*, the spec's `headroom` (a cap of "
+              "0.9 of each instance's profiled throughput, and the burst-aware demand); *M/D/c*, "
+              "`--headroom-model mdc --utilisation-cap 1` (each instance kind capped at the "
+              "utilisation where its M/D/c queue keeps a request waiting longer than the spec's "
+              "`queue_delay_ms` with probability at most 1 − target, and the same burst-aware "
+              "demand). Round 1 is the model's own plan, before the verification fed anything back; "
+              "*verified* is the plan `tessera plan` returns.", "",
+              "| example | demand (req/s) | model | round-1 slices | round-1 attainment | verified slices | verified attainment | rounds | met |",
+              "|---|---:|---|---:|---:|---:|---:|---:|---|"]
+    mdc_cmp = []
+    for ex in ["traffic", "traffic_trace", "social", "ar"]:
+        got = {}
+        for model, label in [("cap", "utilisation cap"), ("mdc", "M/D/c")]:
+            p = load(os.path.join(out, "mdc", f"{ex}-{model}", "plan.json"))
+            if p is None:
+                lines.append(f"| {ex} | - | {label} (not run) | - | - | - | - | - | - |")
+                continue
+            v = p.get("verification") or {}
+            hist = [h for h in v.get("history", []) if h.get("slices")]
+            first = hist[0] if hist else {}
+            slices = p.get("predicted", {}).get("slices") if p.get("status") != "infeasible" else None
+            got[model] = (slices, v.get("attainment"), v.get("met"))
+            lines.append(f"| {ex} | {fmt(p.get('demand_rps'), '{:.4g}')} | {label} | "
+                         f"{fmt(first.get('slices'), '{}')} | {fmt(first.get('attainment'))} | "
+                         f"{fmt(slices, '{}')} | {fmt(v.get('attainment'))} | "
+                         f"{fmt(v.get('rounds'), '{}')} | {'yes' if v.get('met') else 'no'} |")
+        if len(got) == 2:
+            mdc_cmp.append((ex, got["cap"], got["mdc"]))
+    lines.append("")
+    both = [(ex, c, m) for ex, c, m in mdc_cmp if c[2] and m[2] and c[0] is not None and m[0] is not None]
+    if both:
+        dc = sum(c[0] for _, c, _ in both)
+        dm = sum(m[0] for _, _, m in both)
+        lines += [f"Where both met the target ({', '.join(ex for ex, _, _ in both)}), the verified "
+                  f"plans use {dc} slices in all under the utilisation cap and {dm} under M/D/c.", ""]
+        better = "the utilisation cap" if dc <= dm else "M/D/c"
+        lines += [f"So {better} keeps the promise with fewer slices (or as few) on these examples and "
+                  f"stays the default; the other is the named option `headroom.model: "
+                  f"{'mdc' if better == 'the utilisation cap' else 'utilisation_cap'}`.", ""]
 secs = []
 for sec in ["headroom", "examples", "day", "trace", "mdc"]:
     try:
         secs.append(f"{sec} {int(open(os.path.join(out, f'seconds-{sec}.txt')).read())} s")
     except (OSError, ValueError):
         pass
+# Sections kept from an earlier run keep that run's wall seconds from the earlier footer.
+old_secs = re.search(r"Wall-clock time of the sections this page's run redid: (.*?) \(the day's runs", OLD)
+if old_secs:
+    for part in old_secs.group(1).split(", "):
+        m = re.fullmatch(r"(\w+) (\d+) s(?: \(earlier run\))?", part.strip())
+        if m and not any(x.startswith(m.group(1) + " ") for x in secs):
+            secs.append(f"{m.group(1)} {m.group(2)} s (earlier run)")
 cpu = subprocess.run(["sh", "-c", "lscpu | sed -n 's/^Model name: *//p'"], capture_output=True,
                      text=True).stdout.strip()
 lines += [f"Wall-clock time of the sections this page's run redid: {', '.join(secs) or 'none recorded'} "

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <functional>
 #include <random>
 #include <sstream>
@@ -513,6 +514,55 @@ TEST(PlanSpec, UnknownFieldNamesFileAndField) {
   } catch (const SpecError& e) {
     EXPECT_EQ(e.file(), "p.yaml");
     EXPECT_NE(std::string(e.what()).find("slo: unknown field"), std::string::npos) << e.what();
+  }
+}
+
+// Hostile `headroom:` values (docs/plan.md#headroom): each is a SpecError naming the file and
+// the field, never a crash or a silent default.
+TEST(PlanSpec, HostileHeadroomValuesNameFileAndField) {
+  const std::string file = kSourceDir + "/examples/plan/traffic.yaml";
+  std::ifstream in(file);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string original = text.str();
+  const std::string line = "headroom: {utilisation_cap: 0.9, queue_delay_ms: 300}";
+  ASSERT_NE(original.find(line), std::string::npos) << "the example's headroom line moved";
+  struct Case {
+    std::string headroom, field, problem;
+  };
+  const std::vector<Case> cases = {
+      {"{model: mdcx}", "headroom.model", "'mdcx' is not one of: utilisation_cap, mdc"},
+      {"{model: [mdc]}", "headroom.model", "expected"},
+      {"{model: {kind: mdc}}", "headroom.model", "expected"},
+      {"{model: 3}", "headroom.model", "is not one of"},
+      {"{utilisation_cap: -0.5}", "headroom.utilisation_cap", "must be between 0.05 and 1"},
+      {"{utilisation_cap: 0}", "headroom.utilisation_cap", "must be between 0.05 and 1"},
+      {"{utilisation_cap: 1.5}", "headroom.utilisation_cap", "must be between 0.05 and 1"},
+      {"{utilisation_cap: .nan}", "headroom.utilisation_cap", "finite"},
+      {"{utilisation_cap: ninety}", "headroom.utilisation_cap", "expected a number"},
+      {"{queue_delay_ms: -1}", "headroom.queue_delay_ms", "must not be negative"},
+      {"{queue_delay_ms: .inf}", "headroom.queue_delay_ms", "finite"},
+      {"{queue_delay_ms: [300]}", "headroom.queue_delay_ms", "expected a number"},
+      {"{burst_excess: -0.1}", "headroom.burst_excess", "must be between 0 and 0.5"},
+      {"{burst_excess: 0.9}", "headroom.burst_excess", "must be between 0 and 0.5"},
+      {"{model: mdc, queue_delay_ms: 0}", "headroom", "queue_delay_ms above 0"},
+      {"{model: mdc}", "headroom", "queue_delay_ms above 0"},
+      {"{cap: 0.9}", "headroom.cap", "unknown field"},
+      {"mdc", "headroom", "map"},
+      {"[0.9]", "headroom", "map"},
+  };
+  for (const Case& c : cases) {
+    std::string yaml = original;
+    yaml.replace(yaml.find(line), line.size(), "headroom: " + c.headroom);
+    try {
+      parse_plan_spec(SpecNode::load_string(yaml, file));
+      ADD_FAILURE() << c.headroom << ": expected a SpecError";
+    } catch (const SpecError& e) {
+      EXPECT_EQ(e.file(), file) << c.headroom;
+      EXPECT_EQ(e.field(), c.field) << c.headroom << ": " << e.what();
+      EXPECT_NE(std::string(e.what()).find(c.problem), std::string::npos)
+          << c.headroom << ": " << e.what();
+    }
   }
 }
 

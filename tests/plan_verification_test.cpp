@@ -35,9 +35,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The tiny app's plan as a run spec: its deployment and profiles, Poisson arrivals at the
-// plan's demand for 60 s, seed 1.
-RunSpec tiny_run(const plan::JigsawPlan& p, const plan::PlanInput& in) {
+// The tiny app's plan as a run spec: its deployment and profiles, Poisson arrivals at
+// `rate_rps` (tiny_run: the plan's demand) for 60 s, seed 1.
+RunSpec tiny_run_at(const plan::JigsawPlan& p, const plan::PlanInput& in, double rate_rps) {
   RunSpec run{.file = {},
               .app = in.app,
               .profiles = plan::plan_profiles(p, in),
@@ -46,12 +46,16 @@ RunSpec tiny_run(const plan::JigsawPlan& p, const plan::PlanInput& in) {
               .policies = {},
               .sim = {},
               .workload = SpecNode::load_string(fmt::format(
-                  "source: {{kind: poisson, rate_rps: {}}}\nduration_s: 60\n", p.demand_rps)),
+                  "source: {{kind: poisson, rate_rps: {}}}\nduration_s: 60\n", rate_rps)),
               .llm = std::nullopt,
               .models_file = {},
               .policies_node = std::nullopt};
   run.sim.seed = 1;
   return run;
+}
+
+RunSpec tiny_run(const plan::JigsawPlan& p, const plan::PlanInput& in) {
+  return tiny_run_at(p, in, p.demand_rps);
 }
 
 // det -> cls with a 200 ms SLO at 95 % of one 1g instance's batch-4 throughput: packed to
@@ -110,6 +114,51 @@ TEST(PlanVerification, WhenTheGpusRunOutFindsTheLargestVerifiedDemand) {
   EXPECT_LT(d.demand_rps, in.demand_rps);
   EXPECT_GE(d.at.attainment, vo.target);
   EXPECT_LE(d.probes, 6);
+}
+
+// The regression of 77292ea/114ea9b: the largest-verified-demand search verifies each demand
+// it tries on runs built for that demand (RunBuilder gets the probe's own PlanInput), and when a
+// probe's headroom does not fit, the verification falls back to the profiled throughput: the
+// M/D/c caps dropped too (before 114ea9b it stopped with "GPUs ran out" unsimulated), so a
+// demand the search reports verifies again on its own.
+TEST(PlanVerification, EachProbeVerifiesAtItsOwnDemandAndAReportedDemandVerifiesAgain) {
+  plan::PlanInput in = tight_input();
+  in.slices = 7;
+  in.demand_rps = 300;   // beyond one GPU
+  in.mdc_wait_s = 0.05;  // M/D/c caps that do not fit on 7 slices at 150 req/s
+  in.mdc_epsilon = 0.01;
+  VerifyOptions vo;
+  vo.max_rounds = 3;
+  std::vector<double> built;  // the demand each run was built for
+  const RunBuilder make_run = [&](const plan::JigsawPlan& p, const plan::PlanInput& pin) {
+    built.push_back(pin.demand_rps);
+    return tiny_run_at(p, pin, pin.demand_rps);
+  };
+  // At 150 req/s the M/D/c plan is infeasible; the profiled throughput meets the target.
+  plan::PlanInput half = in;
+  half.demand_rps = 150;
+  const Verification at150 = verify_plan(half, no_slack(), make_run, vo);
+  ASSERT_FALSE(at150.history.empty());
+  EXPECT_EQ(at150.history.front().status, plan::PlanStatus::kInfeasible);
+  EXPECT_TRUE(at150.met) << at150.stop;
+  EXPECT_EQ(at150.input.mdc_wait_s, 0.0);
+  for (double d : built) EXPECT_EQ(d, 150.0);
+
+  built.clear();
+  const VerifiedDemand d = largest_verified_demand(in, no_slack(), make_run, vo, in.demand_rps, 4);
+  ASSERT_TRUE(d.at.met);
+  EXPECT_LT(d.demand_rps, in.demand_rps);
+  ASSERT_FALSE(built.empty());
+  // Every run was built for a demand the search tried (geometric steps from 300, then
+  // bisection), never for the spec's 300 req/s, which has no plan.
+  for (double b : built) EXPECT_LT(b, in.demand_rps) << b;
+  EXPECT_NE(std::find(built.begin(), built.end(), d.demand_rps), built.end());
+  // The reported demand, verified on its own from the spec's input: met again.
+  plan::PlanInput again = in;
+  again.demand_rps = d.demand_rps;
+  const Verification v = verify_plan(again, no_slack(), make_run, vo);
+  EXPECT_TRUE(v.met) << v.stop;
+  EXPECT_GE(v.attainment, vo.target);
 }
 
 TEST(PlanVerification, BurstAwareDemandCoversTheBurstsTheQueueCannotAbsorb) {
@@ -202,6 +251,90 @@ TEST(PlanVerification, TheDaysVerifiedDataPlaneIsTheBestOfTheShortListOnThePlan)
   EXPECT_DOUBLE_EQ(v.attainment, summary["slo_attainment"].get<double>());
 }
 
+// `--data-plane verified` tests overload (docs/replan.md#verification): at the planned demand
+// a data plane that never drops (naive FIFO) meets the target as well as PARD's and wins on
+// list order, as the pick without a probe takes it; 30 % more arrivals than the plan was made
+// for grow its queue without bound, while PARD's plane sheds what cannot make its deadline.
+// With the probe in a third of the bins, the pick is PARD's.
+TEST(PlanVerification, TheVerifiedDataPlaneHoldsUnderAnOverloadProbe) {
+  plan::PlanOptions options = no_slack();
+  options.space = plan::parse_search_space("A+S+T");
+  SimOptions sim;
+  sim.seed = 1;
+  const auto all = default_data_planes();
+  const auto named = [&](const std::string& name) {
+    const auto it = std::find_if(all.begin(), all.end(),
+                                 [&](const DataPlaneChoice& d) { return d.name == name; });
+    EXPECT_TRUE(it != all.end()) << name;
+    return it != all.end() ? *it : DataPlaneChoice{};
+  };
+  const std::vector<DataPlaneChoice> planes = {named("naive (central queues, jigsaw batching)"),
+                                               named("pard (central queues, jigsaw batching)")};
+  plan::PlanInput in = tight_input();
+  in.demand_rps = 80;  // both planes reach 1.0 on the verified plan at this demand
+  const Verification plain =
+      verify_data_planes(in, options, sim, 0.99, 4, 0.0, 0.005, 20.0, 0.0, 0.0, planes);
+  ASSERT_TRUE(plain.met) << plain.stop;
+  EXPECT_EQ(plain.data_plane.name, planes[0].name) << "the no-drop plane wins at the demand";
+  EXPECT_TRUE(plain.scores.empty());
+
+  const Verification probed =
+      verify_data_planes(in, options, sim, 0.99, 4, 0.0, 0.005, 20.0, 1.3, 1.0 / 3.0, planes);
+  ASSERT_EQ(probed.scores.size(), 2u);
+  EXPECT_DOUBLE_EQ(probed.overload_factor, 1.3);
+  EXPECT_GE(probed.scores[0].attainment, 0.99);
+  EXPECT_GE(probed.scores[1].attainment, 0.99);
+  EXPECT_LT(probed.scores[0].overload_attainment, probed.scores[1].overload_attainment);
+  EXPECT_EQ(probed.data_plane.name, planes[1].name);
+  EXPECT_TRUE(probed.met);
+  EXPECT_DOUBLE_EQ(probed.attainment, probed.scores[1].attainment);
+  EXPECT_DOUBLE_EQ(probed.overload_attainment, probed.scores[1].overload_attainment);
+}
+
+// The rule's weight: with no bin beating its prediction the pick is the best at the demand;
+// with every bin beating it, the best under the probe; in between, the best expected
+// attainment, even when another plane is better at the demand alone.
+TEST(PlanVerification, TheOverloadRuleWeighsTheProbeByTheShareOfBinsThatBeatTheirPrediction) {
+  const plan::PlanInput in = tight_input();
+  const plan::JigsawPlan packed = plan::make_plan(in, no_slack());
+  ASSERT_TRUE(packed.has_plan()) << packed.message;
+  const RunSpec at_demand = tiny_run(packed, in);
+  const RunSpec overloaded = tiny_run_at(packed, in, 1.3 * packed.demand_rps);
+  const auto planes = default_data_planes();
+  const auto best_by = [&](const OverloadPick& p, auto score) {
+    double best = -1.0;
+    for (const DataPlaneScore& s : p.scores) best = std::max(best, score(s));
+    return best;
+  };
+  const OverloadPick none = pick_under_overload(at_demand, overloaded, planes, 0.0);
+  ASSERT_EQ(none.scores.size(), planes.size());
+  EXPECT_EQ(none.scores[none.index].attainment,
+            best_by(none, [](const DataPlaneScore& s) { return s.attainment; }));
+  const OverloadPick every = pick_under_overload(at_demand, overloaded, planes, 1.0);
+  EXPECT_EQ(every.scores[every.index].overload_attainment,
+            best_by(every, [](const DataPlaneScore& s) { return s.overload_attainment; }));
+  const OverloadPick third = pick_under_overload(at_demand, overloaded, planes, 1.0 / 3.0);
+  for (const DataPlaneScore& s : third.scores) {
+    EXPECT_NEAR(s.expected, (2.0 * s.attainment + s.overload_attainment) / 3.0, 1e-12) << s.name;
+    EXPECT_LE(s.expected, third.scores[third.index].expected) << s.name;
+  }
+}
+
+TEST(PlanVerification, TheObservedOverloadIsTheDaysPredictionError) {
+  // Mean of the last 5 bins as the prediction: the jump to 200 is twice its prediction, and
+  // 1 of the 5 bins after the first beat it by more than 5 %.
+  const ObservedOverload jump = observed_overload({100, 100, 100, 100, 100, 200}, 5, 0.05, 0.95);
+  EXPECT_DOUBLE_EQ(jump.factor, 2.0);
+  EXPECT_DOUBLE_EQ(jump.share, 0.2);
+  EXPECT_DOUBLE_EQ(observed_overload({100, 100, 100, 100, 100, 200}, 5, 0.05, 0.5).factor, 1.0);
+  // A falling day never beats its prediction.
+  const ObservedOverload falling = observed_overload({400, 300, 200, 100}, 2, 0.05, 0.95);
+  EXPECT_DOUBLE_EQ(falling.factor, 1.0);
+  EXPECT_DOUBLE_EQ(falling.share, 0.0);
+  EXPECT_DOUBLE_EQ(observed_overload({100}, 5, 0.05).factor, 1.0);
+  EXPECT_DOUBLE_EQ(observed_overload({}, 5, 0.05).share, 0.0);
+}
+
 TEST(PlanVerification, PoliciesYamlNamesEveryFamilyAndRoundTrips) {
   for (const DataPlaneChoice& dp : default_data_planes()) {
     const std::string yaml = "policies:\n" + policies_yaml(dp.policies);
@@ -291,6 +424,34 @@ TEST(PlanVerificationCommand, AMissedTargetIsNeverReportedOk) {
   EXPECT_NE(out.str().find("verified MISSED"), std::string::npos) << out.str();
   fs::remove_all(tmp);
 }
+
+std::string read_text(const fs::path& file) {
+  std::ifstream f(file);
+  std::stringstream text;
+  text << f.rdbuf();
+  return text.str();
+}
+
+// --headroom-model with a hostile value: a clear error naming the option, before any planning.
+TEST(PlanVerificationCommand, AHostileHeadroomModelIsAnErrorNamingTheOption) {
+  const fs::path log =
+      fs::temp_directory_path() / ("tessera_headroom_model_" + std::to_string(::getpid()));
+  const std::string bin = TESSERA_BINARY;
+  const std::string spec = std::string(TESSERA_SOURCE_DIR) + "/examples/plan/traffic.yaml";
+  for (const std::string& flags :
+       {std::string("--headroom-model mdcx"), std::string("--headroom-model ''"),
+        std::string("--headroom-model mdc --queue-delay-ms 0")}) {
+    const int rc = run(bin + " plan " + spec + " " + flags + " --out " + log.string() + "_out > " +
+                       log.string() + " 2>&1");
+    EXPECT_NE(rc, 0) << flags;
+    EXPECT_NE(read_text(log).find("--headroom-model"), std::string::npos)
+        << flags << ": " << read_text(log);
+    EXPECT_FALSE(fs::exists(fs::path(log.string() + "_out") / "plan.json")) << flags;
+  }
+  fs::remove(log);
+  fs::remove_all(log.string() + "_out");
+}
+
 #endif
 
 }  // namespace

@@ -27,16 +27,25 @@ struct ReplanArgs {
   bool disruptive = false;
   bool verify = false;
   std::string data_plane;  // "verified" or a name of control::default_data_planes()
+  double overload = 0.0;   // --overload: the probe's factor (0: the day's prediction error)
   bool quiet = false;
   bool report = false;
 };
 
-// --data-plane: one of the verification's short list by name, or "verified": the best of
-// them on the verified plan for the day's busiest bin (the first search space).
-// Returns what it chose, as the YAML the run's folder keeps (data_plane.yaml).
-std::string choose_data_plane(const std::string& name, const std::vector<uint64_t>& counts,
-                              control::ReplanSpec& spec) {
-  std::string chosen = name, why = "named by --data-plane";
+// --data-plane: one of the verification's short list by name, or "verified": on the
+// verified plan for the day's busiest bin (the first search space), the one with the best
+// expected attainment over the day's bins at the bin's demand and under an overload probe
+// (control::pick_under_overload; the probe's factor is `overload`, or when 0 the day's
+// 95th-percentile demand / prediction; the probe's weight is the share of the day's bins that
+// beat their prediction by more than the slack). Returns what it chose, as the YAML the run's
+// folder keeps (data_plane.yaml).
+const char* args_factor_note(bool observed) {
+  return observed ? " (the day's 95th-percentile demand / prediction)" : " (--overload)";
+}
+
+std::string choose_data_plane(const std::string& name, double overload,
+                              const std::vector<uint64_t>& counts, control::ReplanSpec& spec) {
+  std::string chosen = name, why = "named by --data-plane", scores_yaml;
   if (name == "verified") {
     if (counts.empty()) throw std::invalid_argument("--data-plane verified: the day is empty");
     plan::PlanInput peak = spec.plan.input;
@@ -46,29 +55,56 @@ std::string choose_data_plane(const std::string& name, const std::vector<uint64_
     options.space = spec.spaces.front();
     // Beyond what the slices serve, the controller runs its largest plan: the choice is made
     // on the largest demand, in 5 % steps down, that has a plan.
+    const control::ObservedOverload observed =
+        control::observed_overload(counts, spec.controller.history_bins, spec.plan.options.slack);
+    if (overload <= 0.0) overload = observed.factor;
+    std::cout << fmt::format(
+        "overload probe: {:.3f}x the demand{}, weighted by the {:.1f} % of the day's bins whose "
+        "demand beat the prediction + {:.0f} % slack\n",
+        overload, args_factor_note(overload == observed.factor), 100.0 * observed.share,
+        100.0 * spec.plan.options.slack);
     control::Verification v;
     for (int step = 0; step < 20 && !v.plan.has_plan(); ++step) {
       if (step > 0) peak.demand_rps *= 0.95;
       v = control::verify_data_planes(peak, options, spec.sim, spec.plan.attainment_target,
                                       spec.plan.verify_rounds, spec.plan.queue_delay_ms / 1000.0,
-                                      spec.plan.burst_excess);
+                                      spec.plan.burst_excess, 60.0, overload, observed.share);
     }
     if (!v.plan.has_plan()) {
       throw std::invalid_argument("--data-plane verified: no plan near the busiest bin's demand");
     }
     chosen = v.data_plane.name;
-    why = fmt::format(
-        "the best of the short list on the verified plan for the busiest bin (or the largest "
-        "demand below it with a plan), {:.3f} req/s: "
-        "attainment {:.4f} ({})",
-        peak.demand_rps, v.attainment, v.stop);
+    why = v.scores.empty()
+              ? fmt::format(
+                    "the best of the short list on the verified plan for the busiest bin (or the "
+                    "largest demand below it with a plan), {:.3f} req/s: attainment {:.4f} ({}); "
+                    "no overload probe (factor {:.3f})",
+                    peak.demand_rps, v.attainment, v.stop, overload)
+              : fmt::format(
+                    "on the verified plan for the busiest bin (or the largest demand below it "
+                    "with a plan), {:.3f} req/s ({}), the best expected attainment of the short "
+                    "list with a {:.3f}x overload probe in {:.1f} % of the bins: attainment {:.4f} "
+                    "at the demand, {:.4f} under the probe",
+                    peak.demand_rps, v.stop, v.overload_factor, 100.0 * v.overload_share,
+                    v.attainment, v.overload_attainment);
+    std::string table;
+    for (const control::DataPlaneScore& s : v.scores) {
+      std::cout << fmt::format(
+          "  {:<45} attainment {:.4f}, under the probe {:.4f}, expected {:.4f}\n", s.name,
+          s.attainment, s.overload_attainment, s.expected);
+      table += fmt::format(
+          "  - {{name: \"{}\", attainment: {:.4f}, overload_attainment: {:.4f}, expected: "
+          "{:.4f}}}\n",
+          s.name, s.attainment, s.overload_attainment, s.expected);
+    }
+    if (!table.empty()) scores_yaml = "scores:\n" + table;
   }
   for (const control::DataPlaneChoice& d : control::default_data_planes()) {
     if (d.name != chosen) continue;
     spec.policies = d.policies;
     std::cout << "data plane: " << chosen << " (" << why << ")\n";
-    return fmt::format("name: \"{}\"\nwhy: \"{}\"\npolicies:\n{}", chosen, why,
-                       control::policies_yaml(d.policies));
+    return fmt::format("name: \"{}\"\nwhy: \"{}\"\npolicies:\n{}{}", chosen, why,
+                       control::policies_yaml(d.policies), scores_yaml);
   }
   std::string names;
   for (const control::DataPlaneChoice& d : control::default_data_planes()) names += "\n  " + d.name;
@@ -102,7 +138,8 @@ void run_replan(const ReplanArgs& args) {
   const std::vector<uint64_t> counts =
       control::count_per_bin(*counting.source, spec.controller.bin);
   const std::string data_plane =
-      args.data_plane.empty() ? std::string() : choose_data_plane(args.data_plane, counts, spec);
+      args.data_plane.empty() ? std::string()
+                              : choose_data_plane(args.data_plane, args.overload, counts, spec);
 
   auto verified = std::make_shared<control::VerifiedPlanLog>();
   if (spec.controller.verify) {
@@ -193,8 +230,13 @@ void add_replan_command(CLI::App& app) {
                 "target (controller.verify: true)");
   cmd->add_option("--data-plane", args->data_plane,
                   "Run the day on this data plane instead of the spec's policies: a name of the "
-                  "verification's short list, or 'verified' (the best of them on the verified "
-                  "plan for the day's busiest bin)");
+                  "verification's short list, or 'verified' (on the verified plan for the day's "
+                  "busiest bin: the best expected attainment at the demand and under an overload "
+                  "probe)");
+  cmd->add_option("--overload", args->overload,
+                  "--data-plane verified: the overload probe's demand factor (default: the "
+                  "day's 95th-percentile demand / prediction)")
+      ->check(CLI::Range(1.0, 10.0));
   cmd->add_flag("--disruptive", args->disruptive,
                 "Replaced workers stop at the bin boundary (controller.disruptive: true)");
   cmd->add_flag("--quiet,-q", args->quiet, "No progress or log lines, only the table");

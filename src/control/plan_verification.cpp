@@ -6,12 +6,10 @@
 #include <algorithm>
 #include <cmath>
 
-#include "metrics/report.hpp"
 #include "plan/jigsawserve/plan_report.hpp"
 #include "policy/jigsaw_dropping.hpp"
 #include "policy/policy_kinds.hpp"
 #include "policy/presets.hpp"
-#include "sim/simulator.hpp"
 #include "workload/workload_spec.hpp"
 
 namespace tessera::control {
@@ -52,10 +50,7 @@ std::pair<std::size_t, nlohmann::json> best_data_plane(const RunSpec& run,
   std::size_t best = 0;
   nlohmann::json best_summary;
   for (std::size_t i = 0; i < planes.size(); ++i) {
-    auto arrivals = make_run_arrivals(run);
-    Simulator sim(run.app, run.deployment, run.profiles, PolicySet(planes[i].policies), run.sim);
-    sim.run(*arrivals);
-    nlohmann::json s = summarize(sim.metrics(), run.app);
+    nlohmann::json s = simulate_data_plane(run, planes[i].policies);
     const double a = s["slo_attainment"].get<double>();
     const double g = s["goodput_rps"].get<double>();
     if (best_summary.is_null() || a > best_summary["slo_attainment"].get<double>() ||
@@ -235,8 +230,9 @@ VerifyOptions controller_verify_options(const SimOptions& sim, double target, in
   return vo;
 }
 
+// `rate_factor`: the arrivals come at the plan's demand x this (the overload probe).
 RunBuilder controller_run_builder(const PolicyConfig& policies, const SimOptions& sim,
-                                  double seconds) {
+                                  double seconds, double rate_factor = 1.0) {
   return [=](const plan::JigsawPlan& p, const plan::PlanInput& in) {
     RunSpec run{.file = {},
                 .app = in.app,
@@ -245,7 +241,7 @@ RunBuilder controller_run_builder(const PolicyConfig& policies, const SimOptions
                 .deployment = plan::to_deployment(p, in),
                 .policies = policies,
                 .sim = sim,
-                .workload = poisson_workload(p.demand_rps, seconds),
+                .workload = poisson_workload(p.demand_rps * rate_factor, seconds),
                 .llm = std::nullopt,
                 .models_file = {},
                 .policies_node = std::nullopt};
@@ -273,10 +269,37 @@ std::function<plan::JigsawPlan(const plan::PlanInput&, const plan::PlanOptions&)
 
 Verification verify_data_planes(const plan::PlanInput& input, const plan::PlanOptions& options,
                                 const SimOptions& sim, double target, int rounds,
-                                double queue_delay_s, double burst_excess, double seconds) {
-  const VerifyOptions vo =
+                                double queue_delay_s, double burst_excess, double seconds,
+                                double overload, double overload_share,
+                                const std::vector<DataPlaneChoice>& planes) {
+  VerifyOptions vo =
       controller_verify_options(sim, target, rounds, queue_delay_s, burst_excess, seconds);
-  return verify_plan(input, options, controller_run_builder({}, sim, seconds), vo);
+  vo.data_planes = planes;
+  const RunBuilder make_run = controller_run_builder({}, sim, seconds);
+  Verification v = verify_plan(input, options, make_run, vo);
+  if (overload <= 1.0 || !v.plan.has_plan() || !v.plan.evaluation.ok()) return v;
+  // The overload probe: the same plan, arrivals at its demand x the factor. (Built apart:
+  // assigning a copied RunSpec's workload would write through to the original's YAML node.)
+  const RunSpec at_demand = make_run(v.plan, v.input);
+  const RunSpec overloaded = controller_run_builder({}, sim, seconds, overload)(v.plan, v.input);
+  OverloadPick pick = pick_under_overload(at_demand, overloaded, planes, overload_share);
+  const DataPlaneScore& s = pick.scores[pick.index];
+  v.data_plane = planes[pick.index];
+  v.attainment = s.attainment;
+  v.goodput_rps = s.goodput_rps;
+  v.summary = s.summary;
+  v.met = s.attainment >= target;
+  v.overload_factor = overload;
+  v.overload_share = std::clamp(overload_share, 0.0, 1.0);
+  v.overload_attainment = s.overload_attainment;
+  v.scores = std::move(pick.scores);
+  for (const DataPlaneScore& sc : v.scores) {
+    spdlog::info("  {}: attainment {:.4f} at the demand, {:.4f} under the probe, expected {:.4f}",
+                 sc.name, sc.attainment, sc.overload_attainment, sc.expected);
+  }
+  spdlog::info("data plane under a {:.3f}x overload probe in {:.1f} % of the bins: {}", overload,
+               100.0 * v.overload_share, v.data_plane.name);
+  return v;
 }
 
 void attach_verification(const VerifiedPlanLog& log, ReplanResult& result) {

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "control/data_plane_pick.hpp"
 #include "control/replanning.hpp"
 #include "plan/jigsawserve/planner.hpp"
 #include "policy/policy_set.hpp"
@@ -26,12 +27,6 @@
 #include "workload/arrival.hpp"
 
 namespace tessera::control {
-
-// One data plane the verification tries on a plan: every policy family explicit.
-struct DataPlaneChoice {
-  std::string name;  // e.g. "pard (central, jigsaw batching)"
-  PolicyConfig policies;
-};
 
 // The short list, in order of preference on ties: JigsawServe's own data plane, and
 // PARD, Clipper++ and naive FIFO on the plan's central queues with its L-hat(t) batching,
@@ -78,6 +73,12 @@ struct Verification {
   std::vector<VerifyRound> history;
   plan::JigsawPlan plan;  // the met plan, else the best-attaining plan found
   plan::PlanInput input;  // with the utilisation caps `plan` was solved with
+  // verify_data_planes with an overload probe: the factor, the chosen data plane's
+  // attainment under the probe, and every data plane's scores (pick_under_overload).
+  double overload_factor = 0.0;  // 0: no probe
+  double overload_share = 0.0;
+  double overload_attainment = 0.0;
+  std::vector<DataPlaneScore> scores;
 };
 
 // Plans `input` (at input.demand_rps) with `options`, verifies, re-plans with the
@@ -127,11 +128,17 @@ std::function<plan::JigsawPlan(const plan::PlanInput&, const plan::PlanOptions&)
 
 // The data plane a re-planned day runs with `tessera replan --data-plane verified`
 // (docs/replan.md#verification): the plan at `input.demand_rps` (the day's busiest bin)
-// verified as the controller verifies, under every data plane of default_data_planes();
-// the result's data_plane is the best of them there.
+// verified as the controller verifies, under every data plane of `planes`. With `overload`
+// > 1 the returned plan's data planes are then ranked by pick_under_overload with
+// `overload_share`: simulated at the demand and on `seconds` of Poisson arrivals at the
+// demand x `overload` (same seed); the result's data_plane, attainment, goodput and summary
+// are the pick's, `met` whether it meets the target at the demand. Otherwise the data plane
+// is the best at the demand.
 Verification verify_data_planes(const plan::PlanInput& input, const plan::PlanOptions& options,
                                 const SimOptions& sim, double target, int rounds,
-                                double queue_delay_s, double burst_excess, double seconds = 60.0);
+                                double queue_delay_s, double burst_excess, double seconds = 60.0,
+                                double overload = 0.0, double overload_share = 0.0,
+                                const std::vector<DataPlaneChoice>& planes = default_data_planes());
 
 // Copies each bin's verification (by its planned demand) into its BinRecord; bins on the
 // max-demand fallback plan were not verified and stay empty.
