@@ -51,16 +51,9 @@ Endpoint::Endpoint(std::string name, App app, const Deployment& deployment,
                                     "' differ in stage_input (request / parent)");
       }
       task_takes = takes;
-      if (takes == 0) {
-        if (input_shape_.empty()) input_shape_ = info.input_shape;
-        if (info.input_shape != input_shape_) {
-          throw std::invalid_argument("endpoint '" + name_ + "': variant '" + variant +
-                                      "' takes input " + shape_string(info.input_shape) +
-                                      " but another stage takes " + shape_string(input_shape_) +
-                                      "; every stage without `stage_input: parent` runs on the "
-                                      "request's input");
-        }
-      }
+      // The request's shape is the first such stage's; check_stage_input() holds every
+      // stage to its input (set_stage_inputs below).
+      if (takes == 0 && input_shape_.empty()) input_shape_ = info.input_shape;
       auto& out = task_output[g.task];
       if (!out.empty() && out != info.output_shape) {
         throw std::invalid_argument("endpoint '" + name_ + "': the variants of task '" +
