@@ -6,6 +6,7 @@
 #include <set>
 
 #include "cli/commands.hpp"
+#include "cli/finite_range.hpp"
 #include "experiments/comparison.hpp"
 #include "policy/presets.hpp"
 #include "spec/run_spec.hpp"
@@ -82,7 +83,7 @@ void add_compare_command(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--lambdas", args->lambdas, "Sweep PARD's λ instead of presets")
       ->delimiter(',')
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(finite_range(0.0, 1.0));
   cmd->add_option("--seed", args->seed, "Override the run's seed");
   add_report_flag(*cmd, args->report);
   cmd->callback([args] { run_compare(*args); });

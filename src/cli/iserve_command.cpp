@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/finite_range.hpp"
 #include "core/error.hpp"
 #include "experiments/iserve_cluster.hpp"
 #include "iserve/analytic_model.hpp"
@@ -264,7 +265,7 @@ void add_map_options(CLI::App* cmd, MapOptions& o, bool model_required) {
   cmd->add_option("--kv-tokens", o.kv_tokens, "Context the KV cache is sized for")
       ->check(CLI::Range(1, 1 << 24));
   cmd->add_option("--output-tokens", o.output_tokens, "Output length latency is quoted at")
-      ->check(CLI::Range(1.0, 1e6));
+      ->check(finite_range(1.0, 1e6));
 }
 
 }  // namespace
@@ -294,7 +295,7 @@ void add_iserve_llm_commands(CLI::App* llm) {
       ->add_option("--intent", d->intent, "latency, cost, memory, gpu-hours, latency-slo, cost-slo")
       ->check(CLI::IsMember({"latency", "cost", "memory", "gpu-hours", "latency-slo", "cost-slo"}));
   deploy->add_option("--target", d->target, "SLO: seconds (latency-slo) or GB*s (cost-slo)")
-      ->check(CLI::Range(0.0, 1e12));
+      ->check(finite_range(0.0, 1e12));
   deploy->add_option("--placement", d->placement, "least-loaded, packing, hybrid")
       ->check(CLI::IsMember({"least-loaded", "packing", "hybrid"}));
   deploy->callback([d] {
@@ -317,13 +318,13 @@ void add_iserve_llm_commands(CLI::App* llm) {
                    "latency, cost, memory, gpu-hours, latency-slo, cost-slo")
       ->check(CLI::IsMember({"latency", "cost", "memory", "gpu-hours", "latency-slo", "cost-slo"}));
   inst->add_option("--target", io->target, "SLO: seconds (latency-slo) or GB*s (cost-slo)")
-      ->check(CLI::Range(0.0, 1e12));
+      ->check(finite_range(0.0, 1e12));
   inst->add_option("--prompt-tokens", io->prompt_tokens, "Prompt length TTFT is modelled for")
       ->check(CLI::Range(1, 1 << 20));
   inst->add_option("--kv-tokens", io->kv_tokens, "Context the KV cache is sized for")
       ->check(CLI::Range(1, 1 << 24));
   inst->add_option("--output-tokens", io->output_tokens, "Output length latency is ranked at")
-      ->check(CLI::Range(1.0, 1e6));
+      ->check(finite_range(1.0, 1e6));
   inst->add_option("--config", io->config,
                    "Deploy only this configuration (e.g. tp2-pp2-fp16-kv16) instead of ranking");
   inst->add_option("--out", *dir, "Directory for model-<i>.yaml and deployments.json")->required();

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <fstream>
 #include "cli/commands.hpp"
+#include "cli/finite_range.hpp"
 #include "core/device.hpp"
 #include "core/spec_node.hpp"
 #include "llm_arch/checkpoint_layout.hpp"
@@ -450,7 +451,7 @@ void add_llm_command(CLI::App& app) {
                      "Send the prompt as a user message through tokenizer_config.json's chat "
                      "template");
   generate->add_option("--temperature", g->sampling.temperature, "0: greedy (the default)")
-      ->check(CLI::Range(0.0, 2.0));
+      ->check(finite_range(0.0, 2.0));
   generate->add_option("--top-p", g->sampling.top_p, "Nucleus sampling")
       ->check(CLI::Range(1e-9, 1.0));
   generate->add_option("--top-k", g->sampling.top_k, "0: no limit")

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "cli/commands.hpp"
+#include "cli/finite_range.hpp"
 #include "control/plan_verification.hpp"
 #include "core/input_file.hpp"
 #include "core/spec_node.hpp"
@@ -451,7 +452,7 @@ void add_plan_command(CLI::App& app) {
       ->check(CLI::Range(0L, 1'000'000'000L));
   cmd->add_option("--slack", args->slack,
                   "Override the spec's slack: the plan serves the demand x (1 + slack)")
-      ->check(CLI::Range(0.0, 10.0));
+      ->check(finite_range(0.0, 10.0));
   cmd->add_flag("--max-demand", args->max_demand,
                 "Largest demand each search space can serve (the paper's Fig. 3)");
   cmd->add_flag("--solver-log", args->solver_log, "Show CBC's log");
@@ -466,16 +467,16 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("--duration", args->duration_s,
                   "Seconds of run.yaml's workload (default: 60 s of Poisson arrivals, or all of "
                   "the spec's workload)")
-      ->check(CLI::Range(0.001, 86400.0));
+      ->check(finite_range(0.001, 86400.0));
   cmd->add_flag("--no-verify", args->no_verify,
                 "Skip the verification by simulation (docs/plan.md#verification)");
   cmd->add_option("--target", args->target,
                   "Override the spec's attainment_target: the SLO attainment the plan promises")
-      ->check(CLI::Range(0.01, 1.0));
+      ->check(finite_range(0.01, 1.0));
   cmd->add_option("--utilisation-cap", args->utilisation_cap,
                   "Override the spec's headroom.utilisation_cap: the fraction of each instance's "
                   "profiled throughput the plan counts on")
-      ->check(CLI::Range(0.05, 1.0));
+      ->check(finite_range(0.05, 1.0));
   cmd->add_option("--verify-rounds", args->verify_rounds,
                   "Override the spec's verify_rounds: plans solved and simulated at most")
       ->check(CLI::Range(1, 100));
@@ -490,7 +491,7 @@ void add_plan_command(CLI::App& app) {
       ->check(CLI::IsMember({"utilisation_cap", "mdc"}));
   cmd->add_option("--queue-delay-ms", args->queue_delay_ms,
                   "Override the spec's headroom.queue_delay_ms (0: no burst-aware demand)")
-      ->check(CLI::Range(0.0, 3.6e6));
+      ->check(finite_range(0.0, 3.6e6));
   add_report_flag(*cmd, args->report);
   cmd->callback([args] { run_plan(*args); });
 }

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cli/commands.hpp"
+#include "cli/finite_range.hpp"
 #include "dataplane/ppipe/data_plane.hpp"
 #include "experiments/ppipe_sweep.hpp"
 
@@ -45,7 +46,7 @@ void add_ppipe_simulate_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--loads", args->options.loads, "Load factors: rate = load x planned throughput")
       ->delimiter(',')
-      ->check(CLI::Range(0.001, 100.0));
+      ->check(finite_range(0.001, 100.0));
   cmd->add_option("--reference-plan", args->options.reference_plan,
                   "Take the planned throughputs from this plan (e.g. PPipe's, for a baseline's "
                   "plan, so both see the same absolute load)")
@@ -54,11 +55,11 @@ void add_ppipe_simulate_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::ExistingDirectory);
   cmd->add_option("--duration", args->options.duration_s, "Simulated seconds per point")
-      ->check(CLI::Range(0.1, 86400.0))
+      ->check(finite_range(0.1, 86400.0))
       ->capture_default_str();
   cmd->add_option("--first-look", args->options.first_look,
                   "The authors' first-look rule fraction (0 = off, the paper; 0.95 = theirs)")
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(finite_range(0.0, 1.0));
   cmd->add_option("--seed", args->seed, "Seed of the arrivals")->capture_default_str();
   cmd->add_option("--out,-o", args->options.out_dir, "Write each point's summary.json etc. here");
   cmd->add_option("--trace", args->options.trace_file,

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "cli/commands.hpp"
+#include "cli/finite_range.hpp"
 #include "control/plan_verification.hpp"
 #include "control/replan_report.hpp"
 #include "control/replan_spec.hpp"
@@ -224,7 +225,7 @@ void add_replan_command(CLI::App& app) {
                   "Override the jigsaw dropping policy's staleness threshold, ms");
   cmd->add_option("--slack", args->slack,
                   "Override the plan spec's slack: plans serve the prediction x (1 + slack)")
-      ->check(CLI::Range(0.0, 10.0));
+      ->check(finite_range(0.0, 10.0));
   cmd->add_flag("--verify", args->verify,
                 "Verify each plan by simulation with the plan spec's headroom and attainment "
                 "target (controller.verify: true)");
@@ -236,7 +237,7 @@ void add_replan_command(CLI::App& app) {
   cmd->add_option("--overload", args->overload,
                   "--data-plane verified: the overload probe's demand factor (default: the "
                   "day's 95th-percentile demand / prediction)")
-      ->check(CLI::Range(1.0, 10.0));
+      ->check(finite_range(1.0, 10.0));
   cmd->add_flag("--disruptive", args->disruptive,
                 "Replaced workers stop at the bin boundary (controller.disruptive: true)");
   cmd->add_flag("--quiet,-q", args->quiet, "No progress or log lines, only the table");

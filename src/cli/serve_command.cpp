@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "cli/commands.hpp"
+#include "cli/finite_range.hpp"
 #include "core/device.hpp"
 #include "core/error.hpp"
 #include "llm_torch/decoder.hpp"
@@ -239,7 +240,7 @@ void add_serve_command(CLI::App& app) {
                   "Seconds a request's header may take to arrive from its first byte "
                   "(at most --read-timeout)")
       ->capture_default_str()
-      ->check(CLI::Range(0.1, 3600.0));
+      ->check(finite_range(0.1, 3600.0));
   cmd->add_option("--max-body", o.max_body_bytes,
                   "Largest request body in bytes (413, before the body is read)")
       ->capture_default_str()
@@ -252,20 +253,20 @@ void add_serve_command(CLI::App& app) {
                   "Seconds a whole request (header and body) may take to arrive; also the "
                   "time a client has to take its answer")
       ->capture_default_str()
-      ->check(CLI::Range(0.1, 3600.0));
+      ->check(finite_range(0.1, 3600.0));
   cmd->add_option("--drain-timeout", o.drain_timeout_s,
                   "Seconds in-flight requests may take to finish at shutdown")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 3600.0));
+      ->check(finite_range(0.0, 3600.0));
   cmd->add_option("--keep-alive", o.keep_alive_timeout_s,
                   "Seconds an idle keep-alive connection stays open")
       ->capture_default_str()
-      ->check(CLI::Range(0.1, 3600.0));
+      ->check(finite_range(0.1, 3600.0));
   cmd->add_option("--model-timeout", o.model_timeout_s,
                   "Seconds a model call may take; a longer one is abandoned, its requests "
                   "answered 500 and its worker thread replaced (0: never)")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 86400.0));
+      ->check(finite_range(0.0, 86400.0));
   cmd->add_flag("!--no-warmup", o.warmup, "Skip running each model once per batch size at start");
   cmd->add_flag("!--no-model-endpoints", o.model_endpoints,
                 "Serve only the application, not each deployed model on its own");
