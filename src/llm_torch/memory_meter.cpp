@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <mutex>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <c10/core/impl/alloc_cpu.h>
@@ -55,9 +57,14 @@ void release(void* ptr) {
   c10::free_cpu(ptr);
 }
 
+// libtorch changed this interface: before 2.3 `allocate` is const and there is no
+// `copy_data`; from 2.3 `allocate` is non-const and `copy_data` is pure. Both spellings are
+// declared without `override` so that the one the linked libtorch declares overrides it
+// (Debian 12's libtorch 1.13 and a CUDA PyTorch 2.x wheel on a GPU machine).
 class CountingAllocator final : public c10::Allocator {
  public:
-  c10::DataPtr allocate(size_t n) const override {
+  c10::DataPtr allocate(size_t n) { return std::as_const(*this).allocate(n); }
+  c10::DataPtr allocate(size_t n) const {
     void* ptr = c10::alloc_cpu(n);
     if (ptr != nullptr) {
       std::lock_guard<std::mutex> lock(g_mutex);
@@ -73,6 +80,9 @@ class CountingAllocator final : public c10::Allocator {
     return {ptr, ptr, &release, c10::Device(c10::DeviceType::CPU)};
   }
   c10::DeleterFnPtr raw_deleter() const override { return &release; }
+  void copy_data(void* dest, const void* src, std::size_t count) const {
+    if (count > 0) std::memcpy(dest, src, count);
+  }
 };
 
 }  // namespace

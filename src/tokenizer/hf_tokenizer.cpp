@@ -86,9 +86,11 @@ std::vector<Section> split_added(const std::string& text, const std::vector<Adde
   return out;
 }
 
-const json& member(const json& j, const char* key, const std::string& path) {
+// `path` by value: a temporary bound to a reference parameter of a function returning a
+// reference draws GCC 13's -Wdangling-reference.
+const json& member(const json& j, const char* key, std::string_view path) {
   auto it = j.find(key);
-  if (it == j.end()) throw TokenizerFileError(path + "." + key, "missing");
+  if (it == j.end()) throw TokenizerFileError(std::string(path) + "." + key, "missing");
   return *it;
 }
 
