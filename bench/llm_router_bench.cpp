@@ -30,8 +30,19 @@ void BM_LlmRouterPick(benchmark::State& state, const std::string& policy) {
   std::vector<LlmRouteBackend> backends(kBackends);
   for (int i = 0; i < kBackends; ++i) {
     // A heterogeneous fleet: step times from 8 to 40 ms, prefill and KV read costs varied.
-    setup.step_costs.push_back(
-        {0.008 + 0.032 * unit(rng), 1e-5 * (1 + 3 * unit(rng)), 1e-8 * (1 + 3 * unit(rng))});
+    // Sampled curves, as sample_step_cost gives them: prefill superlinear in the prompt.
+    LlmStepCost cost{0.008 + 0.032 * unit(rng), 1e-5 * (1 + 3 * unit(rng)),
+                     1e-8 * (1 + 3 * unit(rng))};
+    cost.sampled = true;
+    std::array<Time, kLlmStepCostGrid.size()> prefill{}, context{};
+    for (std::size_t k = 0; k < kLlmStepCostGrid.size(); ++k) {
+      const double tokens = kLlmStepCostGrid[k];
+      prefill[k] = cost.prefill_token * tokens * (1 + tokens / 8192);
+      context[k] = cost.context_token * tokens;
+    }
+    cost.prefill = LlmCostCurve::through(prefill);
+    cost.context = LlmCostCurve::through(context);
+    setup.step_costs.push_back(cost);
     LlmRouteBackend& b = backends[static_cast<std::size_t>(i)];
     b.up = true;
     b.outstanding = outstanding(rng);

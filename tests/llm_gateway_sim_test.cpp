@@ -249,10 +249,9 @@ TEST(LlmGatewaySim, SloAwarePredictsAndShedsAlike) {
   Case c;
   c.routing = "slo_aware";
   c.step_ms = {1e6, 2e6, 4e6};
-  // The router samples a measured model's prefill as a cost per token at 4096 tokens: a
-  // request of 4 tokens costs 4 / 4096 of the step, so the SLO is 4.5 such prefills on
-  // the cheapest backend.
-  c.ttft_slo_ms = 4.5 * 4 * 1e6 / 4096;
+  // The router samples the measured model's prefill curve, here flat: a request of 4
+  // tokens costs one step of its backend, so the SLO is 4.5 such prefills on the cheapest.
+  c.ttft_slo_ms = 4.5 * 1e6;
   c.scripts = {Script::kGoodBeforeGate, Script::kGoodBeforeGate, Script::kGoodBeforeGate};
   // Predicted TTFT (waiting + 1) x cost: 1,2,4 -> 0; 2,2,4 -> 1 (in turn); 2,4,4 -> 0;
   // 3,4,4 -> 0; 4,4,4 -> 1; 4,6,4 -> 2; 4,6,8 -> 0; 5,6,8: none within 4.5, shed.

@@ -3,6 +3,9 @@
 
 #include "policy/llm_routing.hpp"
 
+#include "engine/cost_model.hpp"
+#include "engine/worker.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -365,6 +368,46 @@ TEST(LlmRoutingSloAware, AWholeAnswerCalibratesFromItsTotalTimeInThePredictedRat
   r->observe(unpredicted);
   const LlmRouteDecision again = r->pick(slo_request(1.0), b, skip, 0.0);
   EXPECT_NEAR(again.prediction.ttft / again.prediction.raw_ttft, std::pow(3.0, 0.1), 1e-9);
+}
+
+// Two backends whose prefill curves cross: A is cheap on short prompts and quadratic in
+// the prompt (attention-bound), B has a higher fixed cost and grows linearly. Sampled from
+// their cost models, the router predicts each request at its own length: a short prompt
+// goes to A and a long one to B. (One cost per token taken at 4,096 tokens, as the router
+// had before, ranks A as the slower backend for every length and sends both to B.)
+class CurveCost final : public CostModel {
+ public:
+  CurveCost(double fixed, double linear, double quadratic)
+      : fixed_(fixed), linear_(linear), quadratic_(quadratic) {}
+  Time step_time(const Worker&, const StepContents& step) const override {
+    const double p = static_cast<double>(step.tokens_in);
+    return 0.001 + (p > 0 ? fixed_ + linear_ * p + quadratic_ * p * p : 0.0) +
+           1e-8 * static_cast<double>(step.context_tokens);
+  }
+
+ private:
+  double fixed_, linear_, quadratic_;
+};
+
+TEST(LlmRoutingSloAware, PredictsThePrefillAtTheRequestsOwnPromptLength) {
+  const CurveCost a(0.0, 1e-5, 1e-8);   // 64 tokens: 0.7 ms; 4,096: 209 ms
+  const CurveCost b(0.020, 1e-5, 0.0);  // 64 tokens: 20.6 ms; 4,096: 61 ms
+  LlmRouterSetup setup;
+  setup.step_costs = {sample_step_cost(a), sample_step_cost(b)};
+  const Worker w;
+  StepContents mid;
+  mid.tokens_in = 1000;  // between grid points: interpolated, within 10 % of the model
+  const double exact = a.step_time(w, mid) - a.step_time(w, StepContents{});
+  EXPECT_NEAR(setup.step_costs[0].prefill_time(1000), exact, 0.1 * exact);
+  EXPECT_NEAR(setup.step_costs[1].prefill_time(64), 0.020 + 64e-5, 1e-9);  // on the grid
+  auto r = make_router("slo_aware", setup);
+  const auto b2 = fleet(2);
+  LlmRouteRequest shorter = slo_request(1.0);
+  shorter.prompt_tokens = 64;
+  LlmRouteRequest longer = slo_request(1.0);
+  longer.prompt_tokens = 4096;
+  EXPECT_EQ(r->pick(shorter, b2, {}, 0.0).backend, 0);
+  EXPECT_EQ(r->pick(longer, b2, {}, 0.0).backend, 1);
 }
 
 }  // namespace

@@ -276,7 +276,8 @@ class SloAware final : public LlmRouter {
 
   LlmRoutePrediction predict(std::size_t i, const LlmRouteBackend& b, double prompt,
                              double mean_prompt) const {
-    const LlmStepCost c = i < costs_.size() ? costs_[i] : LlmStepCost{};
+    static const LlmStepCost kUnknown;
+    const LlmStepCost& c = i < costs_.size() ? costs_[i] : kUnknown;
     // The requests ahead: those waiting for their first token (the engine's count when it
     // reports more, the rest of average length), and the running batch's decoders.
     const double awaiting = std::max(0, b.awaiting_first);
@@ -286,14 +287,16 @@ class SloAware final : public LlmRouter {
     const double ahead_tokens =
         double(b.awaiting_prompt_tokens) + (waiting - awaiting) * mean_prompt;
     const double context_per_request = mean_prompt + mean_output_ / 2;
-    const double decode_read = decoding * context_per_request * c.context_token;
+    const double decode_read = c.context_time(decoding * context_per_request);
+    // The prefills ahead, each at the mean length of those ahead, and its own at its length.
+    const double ahead_prefill = waiting > 0 ? waiting * c.prefill_time(ahead_tokens / waiting) : 0;
     LlmRoutePrediction p;
     // One prefill step per request ahead and its own, each also reading the running
-    // batch's KV cache, and every prompt token ahead and its own prefilled.
-    p.raw_ttft = (waiting + 1) * (c.step + decode_read) + (ahead_tokens + prompt) * c.prefill_token;
+    // batch's KV cache.
+    p.raw_ttft = (waiting + 1) * (c.step + decode_read) + ahead_prefill + c.prefill_time(prompt);
     // A decode step with everyone in it, plus the prefills ahead spread over its output.
-    p.raw_tpot = c.step + (decoding + waiting + 1) * context_per_request * c.context_token +
-                 ahead_tokens * c.prefill_token / std::max(1.0, mean_output_);
+    p.raw_tpot = c.step + c.context_time((decoding + waiting + 1) * context_per_request) +
+                 ahead_prefill / std::max(1.0, mean_output_);
     const Scales s = i < scales_.size() ? scales_[i] : Scales{};
     p.ttft = p.raw_ttft * s.ttft;
     p.tpot = p.raw_tpot * s.tpot;
@@ -365,20 +368,39 @@ uint64_t fnv1a(uint64_t h, std::string_view text) {
 
 }  // namespace
 
+LlmCostCurve LlmCostCurve::through(const std::array<Time, kLlmStepCostGrid.size()>& at) {
+  LlmCostCurve c;
+  c.at = at;
+  for (std::size_t k = 0; k < at.size(); ++k) {
+    const double from_tokens = k == 0 ? 0.0 : kLlmStepCostGrid[k - 1];
+    const Time from_time = k == 0 ? 0.0 : at[k - 1];
+    c.slope[k] = (at[k] - from_time) / (kLlmStepCostGrid[k] - from_tokens);
+  }
+  return c;
+}
+
 LlmStepCost sample_step_cost(const CostModel& cost) {
-  // Three steps: an empty one, one that prefills, one that reads a KV cache.
-  constexpr uint64_t kTokens = 4096;
+  // An empty step, then steps that prefill, or read a KV cache of, each grid size.
   const Worker worker;
-  StepContents empty;
-  StepContents prefill;
-  prefill.tokens_in = kTokens;
-  StepContents decode;
-  decode.context_tokens = kTokens;
-  const Time base = cost.step_time(worker, empty);
+  const Time base = cost.step_time(worker, StepContents{});
+  std::array<Time, kLlmStepCostGrid.size()> prefill{}, context{};
+  for (std::size_t k = 0; k < kLlmStepCostGrid.size(); ++k) {
+    const auto tokens = static_cast<uint64_t>(kLlmStepCostGrid[k]);
+    StepContents prefill_step;
+    prefill_step.tokens_in = tokens;
+    StepContents decode_step;
+    decode_step.context_tokens = tokens;
+    prefill[k] = std::max(0.0, cost.step_time(worker, prefill_step) - base);
+    context[k] = std::max(0.0, cost.step_time(worker, decode_step) - base);
+  }
   LlmStepCost s;
   s.step = std::max(0.0, base);
-  s.prefill_token = std::max(0.0, (cost.step_time(worker, prefill) - base) / double(kTokens));
-  s.context_token = std::max(0.0, (cost.step_time(worker, decode) - base) / double(kTokens));
+  s.sampled = true;
+  s.prefill = LlmCostCurve::through(prefill);
+  s.context = LlmCostCurve::through(context);
+  constexpr std::size_t kPerTokenAt = 5;  // 4,096 tokens
+  s.prefill_token = prefill[kPerTokenAt] / kLlmStepCostGrid[kPerTokenAt];
+  s.context_token = context[kPerTokenAt] / kLlmStepCostGrid[kPerTokenAt];
   return s;
 }
 

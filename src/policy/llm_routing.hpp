@@ -29,6 +29,8 @@
 // Threads: a router is not thread-safe; its owner calls pick() and observe() under one lock
 // (the gateway's) or from one thread (the simulator). The rows are immutable.
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -102,13 +104,47 @@ struct LlmRouteObservation {
   Time total = -1;             // measured request to last byte; used only when ttft < 0
 };
 
-// A backend's step time as three coefficients, sampled from its cost model (exact for the
-// analytic model, a fit for others): a step of p prefill tokens reading c KV tokens takes
-//   step + p * prefill_token + c * context_token.
+// The token counts at which sample_step_cost samples a cost model's prefill and KV-read
+// curves.
+inline constexpr std::array<double, 8> kLlmStepCostGrid{1, 16, 64, 256, 1024, 4096, 16384, 65536};
+
+// A time as a function of tokens, through (0, 0) and (kLlmStepCostGrid[k], at[k]): linear
+// between the points, the last segment's slope beyond the last, never below 0.
+struct LlmCostCurve {
+  std::array<Time, kLlmStepCostGrid.size()> at{};
+  std::array<Time, kLlmStepCostGrid.size()> slope{};  // of the segment ending at point k
+
+  static LlmCostCurve through(const std::array<Time, kLlmStepCostGrid.size()>& at);
+  Time operator()(double tokens) const {
+    if (!(tokens > 0)) return 0;
+    std::size_t k = 0;  // the segment ending at the first point at or above `tokens`
+    for (std::size_t i = 0; i + 1 < kLlmStepCostGrid.size(); ++i) k += tokens > kLlmStepCostGrid[i];
+    const Time t = at[k] + slope[k] * (tokens - kLlmStepCostGrid[k]);
+    return t > 0 ? t : 0;
+  }
+};
+
+// A backend's step time, sampled from its cost model: a step of p prefill tokens reading
+// c KV tokens takes step + prefill_time(p) + context_time(c). Given only the three
+// coefficients (`sampled` false), the two are linear, p * prefill_token and
+// c * context_token. Sampled (sample_step_cost), they follow the model's own curves at
+// kLlmStepCostGrid, so a measured or quadratic prefill is predicted at the request's own
+// length, not at one cost per token; the coefficients are then the curves' costs per token
+// at 4,096 tokens (exact for the analytic model, which is linear).
 struct LlmStepCost {
   Time step = 0;
   Time prefill_token = 0;
   Time context_token = 0;
+  bool sampled = false;
+  LlmCostCurve prefill{};
+  LlmCostCurve context{};
+
+  Time prefill_time(double tokens) const {
+    return sampled ? prefill(tokens) : tokens > 0 ? tokens * prefill_token : 0.0;
+  }
+  Time context_time(double tokens) const {
+    return sampled ? context(tokens) : tokens > 0 ? tokens * context_token : 0.0;
+  }
 };
 LlmStepCost sample_step_cost(const CostModel& cost);
 
