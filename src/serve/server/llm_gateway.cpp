@@ -22,6 +22,7 @@
 #include "serve/http/front_end.hpp"
 #include "serve/openai/llm_protocol.hpp"
 #include "serve/server/llm_route_request.hpp"
+#include "serve/server/request_threads.hpp"
 #include "spec/run_spec.hpp"
 
 namespace tessera {
@@ -74,7 +75,8 @@ struct LlmGateway::Impl {
   std::unique_ptr<LlmRouter> router;           // under `mutex`
   const GatewayClock::time_point epoch = GatewayClock::now();  // the router's clock's zero
   LlmGatewayLedger ledger;
-  int threads = 0;  // request threads running
+  int threads = 0;  // requests running on request_threads
+  RequestThreads request_threads;
   bool started = false, stopped = false;
   std::atomic<bool> stopping{false};  // set under `mutex` (the health thread waits on it)
   std::thread health;
@@ -447,8 +449,12 @@ LlmGateway::LlmGateway(const RunSpec& run, LlmGatewayOptions options)
         std::lock_guard lock(self->mutex);
         ++self->threads;
       }
-      std::thread([self, path, body = std::move(body), stream, routing = std::move(routing),
-                   respond = Responder(respond), ticket = std::move(ticket)]() mutable {
+      // std::function needs a copyable callable: the move-only ticket travels in a
+      // shared_ptr.
+      auto held = std::make_shared<Admission::Ticket>(std::move(ticket));
+      self->request_threads.run([self, path, body = std::move(body), stream,
+                                 routing = std::move(routing), respond = Responder(respond),
+                                 held]() mutable {
         {
           // The Responder holds the client's connection: it must go before the count
           // drops, or shutdown() could stop the front end (and free its I/O context)
@@ -456,12 +462,12 @@ LlmGateway::LlmGateway(const RunSpec& run, LlmGatewayOptions options)
           // copy of the const reference would be const, and std::move would copy it,
           // leaving the capture alive until the thread's callable is destroyed.)
           const Responder answer = std::move(respond);
-          self->proxy(path, std::move(body), stream, routing, answer, std::move(ticket));
+          self->proxy(path, std::move(body), stream, routing, answer, std::move(*held));
         }
         std::lock_guard lock(self->mutex);
         --self->threads;
         self->changed.notify_all();
-      }).detach();
+      });
     };
   };
   HttpRouter& routes = g.front->routes();
@@ -577,6 +583,7 @@ void LlmGateway::shutdown() {
     std::unique_lock lock(g.mutex);
     g.changed.wait(lock, [&] { return g.threads == 0; });
   }
+  g.request_threads.stop();
   if (g.health.joinable()) g.health.join();
   g.front->stop(1.0);
 }
