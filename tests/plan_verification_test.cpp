@@ -161,7 +161,7 @@ TEST(PlanVerification, EachProbeVerifiesAtItsOwnDemandAndAReportedDemandVerifies
   EXPECT_GE(v.attainment, vo.target);
 }
 
-// traffic_trace's probes (issue 32): largest_verified_demand starts each probe from the caps
+// traffic_trace's probes: largest_verified_demand starts each probe from the caps
 // the missed verification ended on. With the burst-aware slack on top those caps did not fit,
 // and the fallback dropped the slack with them: the plan at the profiled throughput missed at
 // every demand tried, though the burst-aware plan at the spec's caps met its target. The
