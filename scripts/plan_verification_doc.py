@@ -463,6 +463,12 @@ else:
                      f"{'within' if v <= 1.0 else 'above'} the 1 % goal"
                      f"{' and the paper' + chr(39) + 's 0.6 %' if v < 0.6 else ''}, on "
                      f"{r['slices_used_pct']:.1f} % of the slices, accuracy drop {r['accuracy_drop_pct']:.2f} %.")
+    met = [sp for sp, r in got.items() if r["subrequests"]["violation_pct_mean_per_bin"] <= 1.0]
+    none = [sp for sp, _ in SPACES if sp not in got and load(os.path.join(space_dir, dict(SPACES)[sp], "summary.json"))]
+    lines += ["", f"Within the 1 % goal: {', '.join(met) or 'none'}"
+              + (f"; no plan on 28 slices at all: {', '.join(none)}" if none else "")
+              + ". The spaces without A (accuracy scaling) or without S (spatial sharing) run out of "
+              "slices in the busy bins: the max-demand bins and the busy quarter's violations above."]
     lines.append("")
 
 # 4. The trace-driven example.
