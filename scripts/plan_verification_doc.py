@@ -265,6 +265,18 @@ for name, label, aliases in DAYS:
     try:
         text = open(os.path.join(out, "replan", name, "data_plane.yaml")).read()
     except OSError:
+        # Not rerun: the earlier page's scores of this run, if it had them, marked kept.
+        for found in [f"*{label}* picked `"] + [f"*{a}* picked `" for a in aliases]:
+            b = OLD.find(found)
+            if b < 0:
+                b = OLD.find(found.replace("* picked", "* " + SAME_NOTE + " picked"))
+            if b >= 0:
+                e = OLD.find("\n\n", OLD.find("|---|", b))
+                block = OLD[b:e if e >= 0 else len(OLD)].split("\n")
+                if SAME_NOTE not in block[0]:
+                    block[0] = block[0].replace(f"*{label}* picked", f"*{label}* {SAME_NOTE} picked", 1)
+                lines += block + [""]
+                break
         continue
     scores = re.findall(r'- \{name: "([^"]*)", attainment: ([0-9.]+), overload_attainment: '
                         r'([0-9.]+), expected: ([0-9.]+)\}', text)
