@@ -13,21 +13,23 @@
 #      day's busiest bin at its demand only (--data-plane verified --overload 1), PARD's on
 #      central queues, and the one it picks with the overload probe (--data-plane verified);
 #      per bin: drops per task, lateness, the verification's outcome; quarters by demand.
+#   3b. The steady-bin day per search space (A+S+T, A+S, A+T, S+T), verified, on PARD's plane.
 #   4. The trace-driven traffic example at its demand: verified, and the largest demand whose
-#      verified plan meets the target.
+#      verified plan meets the target; the 28 slices' max serviceable demand, against which the
+#      page sets the trace's bursts (what an ideal server of that capacity must miss).
 #   5. The M/D/c headroom model against the utilisation cap: every plan example at its spec's
 #      demand, verified under each (slices, first-round and verified attainment, rounds).
 # Deterministic: fixed seeds, node-limited MILPs. TESSERA=path/to/tessera skips the build.
 #   scripts/plan-verification-results.sh              every section, then the page
-#   scripts/plan-verification-results.sh SECTION...   only those (headroom examples day trace
-#                                                     mdc page), e.g. in parallel shells
+#   scripts/plan-verification-results.sh SECTION...   only those (headroom examples day spaces
+#                                                     trace mdc page), e.g. in parallel shells
 set -euo pipefail
 cd "$(dirname "$0")/.."
 T=$(scripts/release-build.sh)
 OUT=out/plan-verification
 mkdir -p "$OUT"
 SECTIONS=("$@")
-[ ${#SECTIONS[@]} -eq 0 ] && SECTIONS=(headroom examples day trace mdc page)
+[ ${#SECTIONS[@]} -eq 0 ] && SECTIONS=(headroom examples day spaces trace mdc page)
 
 headroom() {
 echo "==> 1. headroom choices (traffic, 20 req/s, no verification)"
@@ -90,11 +92,26 @@ mkdir -p "$OUT/replan"
   --out "$OUT/replan/steady" >"$OUT/replan/steady.log" 2>&1 || true
 }
 
+spaces() {
+echo "==> 3b. the steady-bin day per search space, verified, on PARD's plane"
+rm -rf "$OUT/replan-spaces"
+mkdir -p "$OUT/replan-spaces"
+for space in A+S+T A+S A+T S+T; do
+  d="$OUT/replan-spaces/$(echo "$space" | tr + _)"
+  "$T" replan examples/replan/traffic_day_steady.yaml --space "$space" --verify \
+    --data-plane "pard (central queues, jigsaw batching)" --quiet --out "$d" >"$d.log" 2>&1 || true
+  echo "    $space done"
+done
+}
+
 trace() {
 echo "==> 4. the trace-driven traffic example"
 rm -rf "$OUT/trace"
 mkdir -p "$OUT/trace"
 "$T" plan examples/plan/traffic_trace.yaml --out "$OUT/trace/plan" >"$OUT/trace/plan.log" 2>&1 || true
+# The 28 slices' profiled capacity, for what the trace allows at all (the page's ideal server).
+"$T" plan examples/plan/traffic_trace.yaml --max-demand --space A+S+T --utilisation-cap 1 \
+  --out "$OUT/trace/max" >"$OUT/trace/max.log" 2>&1 || true
 # The largest verified demand's plan, written and simulated on its own.
 d=$(python3 -c "import json; print(json.load(open('$OUT/trace/plan/plan.json'))['verification'].get('largest_verified_demand_rps') or '')" 2>/dev/null || true)
 if [ -n "$d" ]; then
@@ -120,12 +137,12 @@ done
 
 for section in "${SECTIONS[@]}"; do
   case "$section" in
-  headroom | examples | day | trace | mdc)
+  headroom | examples | day | spaces | trace | mdc)
     t0=$(date +%s)
     "$section"
     echo $(($(date +%s) - t0)) >"$OUT/seconds-$section.txt"
     ;;
   page) python3 scripts/plan_verification_doc.py "$OUT" docs/results/plan-verification.md ;;
-  *) echo "unknown section: $section (headroom examples day trace mdc page)" >&2 && exit 2 ;;
+  *) echo "unknown section: $section (headroom examples day spaces trace mdc page)" >&2 && exit 2 ;;
   esac
 done

@@ -161,6 +161,29 @@ TEST(PlanVerification, EachProbeVerifiesAtItsOwnDemandAndAReportedDemandVerifies
   EXPECT_GE(v.attainment, vo.target);
 }
 
+// traffic_trace's probes: largest_verified_demand starts each probe from the caps
+// the missed verification ended on. With the burst-aware slack on top those caps did not fit,
+// and the fallback dropped the slack with them: the plan at the profiled throughput missed at
+// every demand tried, though the burst-aware plan at the spec's caps met its target. The
+// fallback now lifts the caps first and keeps the burst-aware slack.
+TEST(PlanVerification, LearnedCapsThatDoNotFitKeepTheBurstAwareSlack) {
+  plan::PlanInput in = tight_input();
+  in.slices = 7;
+  in.utilisation_cap = {0.3, 0.3};  // learned at a larger demand
+  VerifyOptions vo;
+  vo.max_rounds = 1;
+  vo.slack_for = [](double) { return 1.0; };  // the bursts: twice the mean
+  const RunBuilder at_demand = [](const plan::JigsawPlan& p, const plan::PlanInput& pin) {
+    return tiny_run_at(p, pin, pin.demand_rps);
+  };
+  const Verification v = verify_plan(in, no_slack(), at_demand, vo);
+  ASSERT_FALSE(v.history.empty());
+  EXPECT_EQ(v.history.front().status, plan::PlanStatus::kInfeasible);
+  EXPECT_TRUE(v.met) << v.stop << " at " << v.attainment;
+  EXPECT_EQ(v.rounds, 1);
+  EXPECT_DOUBLE_EQ(v.input.utilisation_cap_of(0), 1.0);
+}
+
 TEST(PlanVerification, BurstAwareDemandCoversTheBurstsTheQueueCannotAbsorb) {
   // 10 requests/s for 10 s, with 100 requests at t = 5 s.
   std::vector<Time> times;

@@ -106,6 +106,7 @@ Verification verify_plan(plan::PlanInput input, const plan::PlanOptions& plan_op
     caps[t] = input.utilisation_cap_of(static_cast<TaskId>(t));
   Verification out;
   bool have = false;
+  bool caps_lifted = false;  // the caps alone were lifted once after an infeasible solve
   double boost = 1.0;
   for (int round = 1; round <= verify.max_rounds; ++round) {
     input.utilisation_cap = caps;
@@ -123,9 +124,23 @@ Verification verify_plan(plan::PlanInput input, const plan::PlanOptions& plan_op
           std::any_of(caps.begin(), caps.end(), [](double c) { return c < 1.0; }) ||
           options.slack > plan_options.slack || input.mdc_wait_s > 0.0;
       if (!have && headroom) {
+        // First the caps alone: a cap learned at a larger demand (largest_verified_demand's
+        // probes start from the caps the missed verification ended on) on top of the
+        // burst-aware slack counts the headroom twice. Only when the burst-aware slack does not
+        // fit at the profiled throughput either is it dropped too. Not a round: nothing was
+        // simulated.
+        const bool capped =
+            std::any_of(caps.begin(), caps.end(), [](double c) { return c < 1.0; }) ||
+            input.mdc_wait_s > 0.0;
+        const bool lift_caps_only = capped && options.slack > plan_options.slack && !caps_lifted;
+        caps_lifted = true;
         std::fill(caps.begin(), caps.end(), 1.0);
-        options.slack = plan_options.slack;
         input.mdc_wait_s = 0.0;  // the M/D/c caps too: the profiled throughput
+        if (lift_caps_only) {
+          --round;
+          continue;
+        }
+        options.slack = plan_options.slack;
         continue;
       }
       out.stop = "GPUs ran out";
