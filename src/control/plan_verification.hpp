@@ -84,8 +84,9 @@ struct Verification {
 // Plans `input` (at input.demand_rps) with `options`, verifies, re-plans with the
 // shortfall fed back. `input.utilisation_cap` is where the caps start; when the first plan
 // with that headroom (and the burst-aware slack) does not fit, it is planned again with the
-// caps at the profiled throughput and the burst-aware slack kept, then, if that does not fit
-// either, with `options.slack` too (neither counts as a round), and simulation decides.
+// caps at the profiled throughput and the burst-aware slack kept (not counted as a round),
+// then, if that does not fit either, with `options.slack` too (the next round), and
+// simulation decides.
 Verification verify_plan(plan::PlanInput input, const plan::PlanOptions& options,
                          const RunBuilder& make_run, const VerifyOptions& verify);
 
