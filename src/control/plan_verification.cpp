@@ -120,19 +120,16 @@ Verification verify_plan(plan::PlanInput input, const plan::PlanOptions& plan_op
       out.history.push_back(r);
       // The headroom alone does not fit before anything was simulated: the plan at the
       // profiled throughput and the spec's slack may still meet the target; simulate it.
-      const bool headroom =
-          std::any_of(caps.begin(), caps.end(), [](double c) { return c < 1.0; }) ||
-          options.slack > plan_options.slack || input.mdc_wait_s > 0.0;
-      if (!have && headroom) {
+      const bool capped = std::any_of(caps.begin(), caps.end(), [](double c) { return c < 1.0; }) ||
+                          input.mdc_wait_s > 0.0;
+      const bool burst_slack = options.slack > plan_options.slack;
+      if (!have && (capped || burst_slack)) {
         // First the caps alone: a cap learned at a larger demand (largest_verified_demand's
         // probes start from the caps the missed verification ended on) on top of the
         // burst-aware slack counts the headroom twice. Only when the burst-aware slack does not
         // fit at the profiled throughput either is it dropped too. Not a round: nothing was
         // simulated.
-        const bool capped =
-            std::any_of(caps.begin(), caps.end(), [](double c) { return c < 1.0; }) ||
-            input.mdc_wait_s > 0.0;
-        const bool lift_caps_only = capped && options.slack > plan_options.slack && !caps_lifted;
+        const bool lift_caps_only = capped && burst_slack && !caps_lifted;
         caps_lifted = true;
         std::fill(caps.begin(), caps.end(), 1.0);
         input.mdc_wait_s = 0.0;  // the M/D/c caps too: the profiled throughput
