@@ -308,8 +308,13 @@ void Engine::emit(std::vector<Item>& items, Time delay) {
 // Items that arrive together are all queued before any worker forms a batch, so that
 // queue-order policies choose among all of them.
 void Engine::deliver(std::span<const Item> items) {
+  // One item (most deliveries): its worker, if any, is the one to kick.
+  if (items.size() == 1) {
+    if (Worker* w = arrive(items[0])) kick(*w);
+    return;
+  }
   // The workers whose queues grew, without allocating for the usual few.
-  std::array<Worker*, 16> few{};
+  std::array<Worker*, 16> few;
   std::size_t n_few = 0;
   std::vector<Worker*> many;
   for (const Item& item : items) {

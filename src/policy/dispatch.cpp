@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstring>
 
 #include "engine/policies.hpp"
 
@@ -15,6 +16,30 @@ int RoundRobinDispatcher::pick(const std::vector<Worker*>& workers, const Item&)
   }
   return -1;
 }
+
+namespace {
+
+// The least of v[0..n), n > 0, four at a time (the compiler's own vectorisation at -O2 leaves
+// this reduction scalar).
+uint32_t least_of(const uint32_t* v, std::size_t n) {
+  using Four = uint32_t __attribute__((vector_size(16)));
+  std::size_t j = 0;
+  uint32_t least = v[0];
+  if (n >= 8) {
+    Four m;
+    std::memcpy(&m, v, sizeof m);
+    for (j = 4; j + 4 <= n; j += 4) {
+      Four x;
+      std::memcpy(&x, v + j, sizeof x);
+      m = x < m ? x : m;
+    }
+    least = std::min(std::min(m[0], m[1]), std::min(m[2], m[3]));
+  }
+  for (; j < n; ++j) least = std::min(least, v[j]);
+  return least;
+}
+
+}  // namespace
 
 int LeastLoadedDispatcher::scan(const std::vector<Worker*>& workers, std::size_t start) {
   const std::size_t n = workers.size();
@@ -49,8 +74,7 @@ int LeastLoadedDispatcher::pick(const std::vector<Worker*>& workers, const Item&
   // The engine's list holds live workers only. The least load, then its first worker from
   // `start` on, else from 0: the scan's choice.
   const uint32_t* load = loads_.loads().data();
-  uint32_t least = load[0];
-  for (std::size_t j = 1; j < n; ++j) least = std::min(least, load[j]);
+  const uint32_t least = least_of(load, n);
   std::size_t at = start;
   while (at < n && load[at] != least) ++at;
   if (at == n) {
