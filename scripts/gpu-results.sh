@@ -38,48 +38,11 @@ rm -rf "$OUT" "$WORK" && mkdir -p "$OUT" "$WORK"
 GPU=$(nvidia-smi -L | head -1)
 STAMP="$(date -u '+%Y-%m-%d %H:%M UTC'), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
-# 1. The zoo on the GPU, at 3x224x224.
-{
-  echo "input: [3, 224, 224]"
-  echo "models:"
-  for a in resnet18 resnet34 resnet50 resnet101 resnet152 wide_resnet50_2 resnext50_32x4d \
-           mobilenet_v2 small_cnn; do
-    echo "  - {variant: $a, zoo: $a}"
-  done
-} > "$OUT/zoo-models.yaml"
-"$T" profile --models "$OUT/zoo-models.yaml" --device "$DEVICE" --segment gpu \
-  --batches 1,2,4,8,16,32 --out "$OUT/zoo-gpu.yaml" > "$OUT/zoo-gpu.txt"
-
-# 2. examples/serve's pipeline on the GPU: its profiles re-measured there (segment label
-#    `cpu` kept, so the deployment is unchanged), its models on the device.
-cp examples/serve/*.yaml "$WORK"/ && mkdir -p "$WORK/profiles"
-{ echo "device: $DEVICE"; grep -v '^device:' examples/serve/models.yaml; } > "$WORK/models-gpu.yaml"
-"$T" profile --models "$WORK/models-gpu.yaml" --batches 1,2,4,8 --out "$WORK/profiles/cpu.yaml" > /dev/null
-examples/serve/compare.sh "$WORK/run.yaml" "$WORK/models-gpu.yaml" "$OUT/cmp-zoo" "$T" 18090 \
-  > "$OUT/cmp-zoo.txt"
-
-# 3. The traffic app's plan, served with --device cuda (profile-timed emulations).
-# (exit 4: the plan missed its target in verification; it is still written and served)
-"$T" plan examples/plan/traffic.yaml --out "$OUT/plan" > "$OUT/plan.txt" || [ $? -eq 4 ]
-"$T" simulate "$OUT/plan/run.yaml" --out "$OUT/plan/sim" --quiet > /dev/null
-"$T" serve "$OUT/plan/run.yaml" --device "$DEVICE" --port 18091 --max-inflight 512 \
-  > "$OUT/plan/serve.log" 2>&1 &
-SERVER=$!
-trap 'kill -INT $SERVER 2> /dev/null || true' EXIT
-for _ in $(seq 1 300); do
-  curl -sf http://127.0.0.1:18091/v2/health/ready > /dev/null && break
-  kill -0 $SERVER 2> /dev/null || { cat "$OUT/plan/serve.log"; exit 1; }
-  sleep 0.1
-done
-"$T" loadgen "$OUT/plan/run.yaml" --url http://127.0.0.1:18091 --connections 200 \
-  --out "$OUT/plan/served" --quiet > /dev/null
-curl -s http://127.0.0.1:18091/metrics > "$OUT/plan/metrics.txt"
-kill -INT $SERVER && wait $SERVER || true
-trap - EXIT
-
-# 4. The tables, into docs/results/serve.md between the markers.
+# 5. The tables, into docs/results/serve.md between the markers (what has been measured so
+#    far: the plan's rows say when its step has not run).
+write_doc() {
 python3 - "$OUT" "$GPU" "$STAMP" "$DEVICE" <<'PY'
-import json, sys
+import json, os, sys
 out, gpu, stamp, device = sys.argv[1:5]
 
 def summary(path):
@@ -104,10 +67,19 @@ text = [f"Measured by `scripts/gpu-results.sh {device}` on {gpu}, {stamp}.", "",
         "examples/serve's pipeline on the GPU (profiles re-measured there):", "",
         side_by_side(summary(f"{out}/cmp-zoo/sim/summary.json"),
                      summary(f"{out}/cmp-zoo/real/summary.json")), "",
+        "Where the served latency went (`scripts/served_breakdown.py` on the server's "
+        "`/metrics`): its batches against the profile the simulator used, and the mean "
+        "parts of a request (queue: before its first batch; compute input: reading the "
+        "request up to the engine; compute infer: first batch to answer, every stage and hop):",
+        "", open(f"{out}/cmp-zoo-breakdown.md").read().rstrip(), "",
         "The traffic app's plan served with `--device " + device +
-        "` (profile-timed emulations):", "",
-        side_by_side(summary(f"{out}/plan/sim/summary.json"),
-                     summary(f"{out}/plan/served/summary.json"))]
+        "` (profile-timed emulations):", ""]
+if os.path.exists(f"{out}/plan/served/summary.json"):
+    text.append(side_by_side(summary(f"{out}/plan/sim/summary.json"),
+                             summary(f"{out}/plan/served/summary.json")))
+else:
+    text.append("Not measured in this run: its step (plan, simulate, serve, replay) had not "
+                "finished when the page was written.")
 doc = "docs/results/serve.md"
 s = open(doc).read()
 begin, end = "<!-- gpu-results:begin -->", "<!-- gpu-results:end -->"
@@ -115,3 +87,50 @@ i, j = s.index(begin) + len(begin), s.index(end)
 open(doc, "w").write(s[:i] + "\n" + "\n".join(text) + "\n" + s[j:])
 print(f"gpu-results: wrote the GPU section of {doc}")
 PY
+}
+
+# 1. The zoo on the GPU, at 3x224x224.
+{
+  echo "input: [3, 224, 224]"
+  echo "models:"
+  for a in resnet18 resnet34 resnet50 resnet101 resnet152 wide_resnet50_2 resnext50_32x4d \
+           mobilenet_v2 small_cnn; do
+    echo "  - {variant: $a, zoo: $a}"
+  done
+} > "$OUT/zoo-models.yaml"
+"$T" profile --models "$OUT/zoo-models.yaml" --device "$DEVICE" --segment gpu \
+  --batches 1,2,4,8,16,32 --out "$OUT/zoo-gpu.yaml" > "$OUT/zoo-gpu.txt"
+
+# 2. examples/serve's pipeline on the GPU: its profiles re-measured there (segment label
+#    `cpu` kept, so the deployment is unchanged), its models on the device.
+cp examples/serve/*.yaml "$WORK"/ && mkdir -p "$WORK/profiles"
+{ echo "device: $DEVICE"; grep -v '^device:' examples/serve/models.yaml; } > "$WORK/models-gpu.yaml"
+"$T" profile --models "$WORK/models-gpu.yaml" --batches 1,2,4,8 --out "$WORK/profiles/cpu.yaml" > /dev/null
+examples/serve/compare.sh "$WORK/run.yaml" "$WORK/models-gpu.yaml" "$OUT/cmp-zoo" "$T" 18090 \
+  > "$OUT/cmp-zoo.txt"
+# Where the served latency went: the server's batches against the profile, and Triton's
+# per-request parts, from its /metrics scrape.
+python3 scripts/served_breakdown.py "$OUT/cmp-zoo/metrics.txt" "$WORK/deployment.yaml" \
+  "$WORK"/profiles/*.yaml > "$OUT/cmp-zoo-breakdown.md"
+write_doc  # now, in case the plan below runs out of time; again after it
+
+# 3. The traffic app's plan, served with --device cuda (profile-timed emulations).
+# (exit 4: the plan missed its target in verification; it is still written and served)
+"$T" plan examples/plan/traffic.yaml --out "$OUT/plan" > "$OUT/plan.txt" || [ $? -eq 4 ]
+"$T" simulate "$OUT/plan/run.yaml" --out "$OUT/plan/sim" --quiet > /dev/null
+"$T" serve "$OUT/plan/run.yaml" --device "$DEVICE" --port 18091 --max-inflight 512 \
+  > "$OUT/plan/serve.log" 2>&1 &
+SERVER=$!
+trap 'kill -INT $SERVER 2> /dev/null || true' EXIT
+for _ in $(seq 1 300); do
+  curl -sf http://127.0.0.1:18091/v2/health/ready > /dev/null && break
+  kill -0 $SERVER 2> /dev/null || { cat "$OUT/plan/serve.log"; exit 1; }
+  sleep 0.1
+done
+"$T" loadgen "$OUT/plan/run.yaml" --url http://127.0.0.1:18091 --connections 200 \
+  --out "$OUT/plan/served" --quiet > /dev/null
+curl -s http://127.0.0.1:18091/metrics > "$OUT/plan/metrics.txt"
+kill -INT $SERVER && wait $SERVER || true
+trap - EXIT
+
+write_doc
