@@ -122,12 +122,12 @@ void ReservationBook::place(PoolIndex& ix, uint32_t pos) const {
       if (now_in) v.insert(std::upper_bound(v.begin(), v.end(), Key{new_key, p}), {new_key, p});
       return;
     }
+    if (now_in && old_key == new_key) return;
     auto it = std::lower_bound(v.begin(), v.end(), Key{old_key, p});
     if (!now_in) {
       v.erase(it);
       return;
     }
-    if (old_key == new_key) return;
     const Key k{new_key, p};
     if (k > *it) {
       const auto to = std::upper_bound(it + 1, v.end(), k);
@@ -148,6 +148,10 @@ void ReservationBook::place(PoolIndex& ix, uint32_t pos) const {
   const Time max_gap = in_gap ? t.max_gap() + 8 * std::numeric_limits<Time>::epsilon() *
                                                   std::max(1.0, std::abs(t.free_from()))
                               : 0.0;
+  if (at.in_free && at.free_from == t.free_from() && at.in_start == in_start &&
+      at.first_start == t.first_start() && at.in_gap == in_gap && at.max_gap == max_gap) {
+    return;  // no key moved
+  }
   update(ix.by_free, at.in_free, at.free_from, true, t.free_from(), pos);
   update(ix.by_start, at.in_start, at.first_start, in_start, t.first_start(), pos);
   update(ix.by_gap, at.in_gap, at.max_gap, in_gap, max_gap, pos);
