@@ -130,6 +130,10 @@ void ReservationPlane::on_queue_grew(Worker& w) {
       const Item item = w.queue->pop();
       if (looked_.size() <= item.request) looked_.resize(item.request + 1, 0);
       looked_[item.request] = 0;
+      if (queue_.empty() || queue_.back().deadline <= item.deadline) {
+        queue_.push_back(item);  // the common case: deadlines arrive in order
+        continue;
+      }
       auto at = std::upper_bound(queue_.begin(), queue_.end(), item.deadline,
                                  [](Time d, const Item& x) { return d < x.deadline; });
       queue_.insert(at, item);
