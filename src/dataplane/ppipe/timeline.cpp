@@ -4,10 +4,7 @@
 
 namespace tessera::reservation {
 
-Time Timeline::earliest_fit(Time t, Time len) const {
-  if (t >= free_from_) return t;  // the scan below would skip every interval
-  // One run [first_start_, free_from_): the scan stops at once (t) or runs to its end.
-  if (one_run_) return first_start_ >= t + len ? t : free_from_;
+Time Timeline::scan_fit(Time t, Time len) const {
   Time s = t;
   for (const Interval& iv : intervals_) {
     if (iv.end <= s) continue;
