@@ -44,13 +44,13 @@ Time ReservationBook::transfer_latency(uint32_t from, uint32_t to) const {
 }
 
 Hop ReservationBook::member_hop(uint32_t last, uint32_t g, bool first, Time t_g, Time l_i,
-                                double bytes, Time& wait) const {
+                                Time xfer, Time latency, Time& wait) const {
   Hop h;
   h.vgpu = g;
   Time t = t_g;
   Time w = 0.0;
   if (!first) {
-    h.xfer_len = transfer_time(last, g, bytes);
+    h.xfer_len = xfer;
     if (h.xfer_len > 0) {
       h.xfer_start = earliest_common_fit(nics_->link(vgpus_[last].up), nics_->link(vgpus_[g].down),
                                          t, h.xfer_len);
@@ -59,7 +59,7 @@ Hop ReservationBook::member_hop(uint32_t last, uint32_t g, bool first, Time t_g,
     } else {
       h.xfer_start = t;
     }
-    t += transfer_latency(last, g);
+    t += latency;
   }
   h.ready = t;
   h.start = gpus_[g].earliest_fit(t, l_i);
@@ -69,13 +69,12 @@ Hop ReservationBook::member_hop(uint32_t last, uint32_t g, bool first, Time t_g,
   return h;
 }
 
-Time ReservationBook::member_bound(uint32_t last, uint32_t g, bool first, Time t_g, Time l_i,
-                                   double bytes) const {
+Time ReservationBook::member_bound(uint32_t g, bool first, Time t_g, Time l_i, Time xfer,
+                                   Time latency) const {
   Time ready = t_g;
   if (!first) {
-    const Time xfer = transfer_time(last, g, bytes);
     if (xfer > 0) ready = ready + xfer;
-    ready += transfer_latency(last, g);
+    ready += latency;
   }
   return gpus_[g].earliest_fit(ready, l_i) + l_i;
 }
@@ -122,12 +121,12 @@ void ReservationBook::place(PoolIndex& ix, uint32_t pos) const {
       if (now_in) v.insert(std::upper_bound(v.begin(), v.end(), Key{new_key, p}), {new_key, p});
       return;
     }
+    if (now_in && old_key == new_key) return;
     auto it = std::lower_bound(v.begin(), v.end(), Key{old_key, p});
     if (!now_in) {
       v.erase(it);
       return;
     }
-    if (old_key == new_key) return;
     const Key k{new_key, p};
     if (k > *it) {
       const auto to = std::upper_bound(it + 1, v.end(), k);
@@ -148,6 +147,10 @@ void ReservationBook::place(PoolIndex& ix, uint32_t pos) const {
   const Time max_gap = in_gap ? t.max_gap() + 8 * std::numeric_limits<Time>::epsilon() *
                                                   std::max(1.0, std::abs(t.free_from()))
                               : 0.0;
+  if (at.in_free && at.free_from == t.free_from() && at.in_start == in_start &&
+      at.first_start == t.first_start() && at.in_gap == in_gap && at.max_gap == max_gap) {
+    return;  // no key moved
+  }
   update(ix.by_free, at.in_free, at.free_from, true, t.free_from(), pos);
   update(ix.by_start, at.in_start, at.first_start, in_start, t.first_start(), pos);
   update(ix.by_gap, at.in_gap, at.max_gap, in_gap, max_gap, pos);
@@ -178,10 +181,13 @@ ReservationBook::StageBest ReservationBook::indexed_stage(const PoolIndex& ix, u
   // pool order); the result is the scan's.
   const auto consider = [&](uint32_t pos) {
     const uint32_t g = ix.members[pos];
-    const Time bound = member_bound(last, g, first, t_g, l_i, bytes);
+    // The transfer's link time and latency, worked out once for the bound and the hop.
+    const Time xfer = first ? 0.0 : transfer_time(last, g, bytes);
+    const Time latency = first ? 0.0 : transfer_latency(last, g);
+    const Time bound = member_bound(g, first, t_g, l_i, xfer, latency);
     if (bound > best.end || (bound == best.end && pos > best_at)) return;
     Time w = 0.0;
-    const Hop h = member_hop(last, g, first, t_g, l_i, bytes, w);
+    const Hop h = member_hop(last, g, first, t_g, l_i, xfer, latency, w);
     const Time end = h.start + l_i;
     if (end < best.end || (end == best.end && pos < best_at)) {
       best = StageBest{h, w, end};

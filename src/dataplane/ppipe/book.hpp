@@ -157,7 +157,9 @@ class ReservationBook {
     Time down_latency = 0.0;
   };
   // One pool member's candidate hop, worked out in full.
-  Hop member_hop(uint32_t last, uint32_t g, bool first, Time t_g, Time l_i, double bytes,
+  // `xfer` and `latency`: transfer_time() and transfer_latency() from `last` (unused when
+  // `first`).
+  Hop member_hop(uint32_t last, uint32_t g, bool first, Time t_g, Time l_i, Time xfer, Time latency,
                  Time& wait) const;
   // The best member of one stage, with its wait and end.
   struct StageBest {
@@ -167,7 +169,7 @@ class ReservationBook {
   };
   // The member's end once its input could be there with the links free: a lower bound of
   // its true end (exact without a transfer).
-  Time member_bound(uint32_t last, uint32_t g, bool first, Time t_g, Time l_i, double bytes) const;
+  Time member_bound(uint32_t g, bool first, Time t_g, Time l_i, Time xfer, Time latency) const;
   // A pool's members in the groups described at the top.
   struct PoolIndex {
     struct Place {  // a member's keys in the lists it is in

@@ -49,6 +49,14 @@ inline int index_of(const std::vector<Worker*>& workers, const Worker* w) {
   return -1;
 }
 
+// The same, trying `hint` (the index found last time) first and keeping the index found.
+inline int index_of(const std::vector<Worker*>& workers, const Worker* w, int& hint) {
+  const auto at = static_cast<std::size_t>(hint);
+  if (hint >= 0 && at < workers.size() && workers[at] == w) return hint;
+  hint = index_of(workers, w);
+  return hint;
+}
+
 // Policies every central plane fills the unused families with.
 EnginePolicies central_plane_policies();
 

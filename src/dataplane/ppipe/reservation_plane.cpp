@@ -111,13 +111,15 @@ int ReservationPlane::route(TaskId task, const std::vector<Worker*>& workers,
   if (task == root_) {
     // New requests enter at the anchor; a batch handed back by a lost first-stage vGPU
     // goes back to the central queue the same way.
-    return anchor_ < 0 ? -1 : index_of(workers, members_[static_cast<std::size_t>(anchor_)].worker);
+    if (anchor_ < 0) return -1;
+    const Member& a = members_[static_cast<std::size_t>(anchor_)];
+    return index_of(workers, a.worker, a.route_hint);
   }
   if (item.request >= batch_of_slot_.size()) return -1;
   const Batch& b = batches_[batch_of_slot_[item.request]];
   if (b.dead || b.stage >= b.offer.hops) return -1;
   const uint32_t v = b.offer.hop[static_cast<std::size_t>(b.stage)].vgpu;
-  return index_of(workers, members_[v].worker);
+  return index_of(workers, members_[v].worker, members_[v].route_hint);
 }
 
 void ReservationPlane::on_queue_grew(Worker& w) {
@@ -128,6 +130,10 @@ void ReservationPlane::on_queue_grew(Worker& w) {
       const Item item = w.queue->pop();
       if (looked_.size() <= item.request) looked_.resize(item.request + 1, 0);
       looked_[item.request] = 0;
+      if (queue_.empty() || queue_.back().deadline <= item.deadline) {
+        queue_.push_back(item);  // the common case: deadlines arrive in order
+        continue;
+      }
       auto at = std::upper_bound(queue_.begin(), queue_.end(), item.deadline,
                                  [](Time d, const Item& x) { return d < x.deadline; });
       queue_.insert(at, item);

@@ -113,6 +113,7 @@ class ReservationPlane final : public std::enable_shared_from_this<ReservationPl
     int64_t running = -1;           // the batch in its step
     Time step_start = 0.0;
     Time own_wake = -1.0;
+    mutable int route_hint = -1;  // its index in the engine's worker list, found last time
   };
 
   ReservationPlane(const PpipeSetup& setup, BatcherOptions options,

@@ -4,10 +4,7 @@
 
 namespace tessera::reservation {
 
-Time Timeline::earliest_fit(Time t, Time len) const {
-  if (t >= free_from_) return t;  // the scan below would skip every interval
-  // One run [first_start_, free_from_): the scan stops at once (t) or runs to its end.
-  if (one_run_) return first_start_ >= t + len ? t : free_from_;
+Time Timeline::scan_fit(Time t, Time len) const {
   Time s = t;
   for (const Interval& iv : intervals_) {
     if (iv.end <= s) continue;
@@ -18,6 +15,18 @@ Time Timeline::earliest_fit(Time t, Time len) const {
 }
 
 void Timeline::insert(const Interval& iv) {
+  if (intervals_.empty() || iv.start >= intervals_.back().start) {
+    // After every start (the common case): the prefix's summary stands and the new
+    // interval extends it exactly as summarize()'s loop would.
+    if (!intervals_.empty() && iv.start > free_from_) {
+      one_run_ = false;
+      max_gap_ = std::max(max_gap_, iv.start - free_from_);
+    }
+    if (intervals_.empty()) first_start_ = iv.start;
+    free_from_ = std::max(free_from_, iv.end);
+    intervals_.push_back(iv);
+    return;
+  }
   auto at = std::upper_bound(intervals_.begin(), intervals_.end(), iv.start,
                              [](Time s, const Interval& x) { return s < x.start; });
   intervals_.insert(at, iv);
@@ -45,8 +54,22 @@ void Timeline::reserve(ReservationId id, Time start, Time len) {
 }
 
 bool Timeline::correct(ReservationId id, Time start, Time end) {
-  if (!release(id)) return false;
-  insert(Interval{start, end, id});
+  auto it = std::find_if(intervals_.begin(), intervals_.end(),
+                         [id](const Interval& x) { return x.id == id; });
+  if (it == intervals_.end()) return false;
+  const Interval iv{start, end, id};
+  // Move the interval to its place by start (the order release() + insert() give: after
+  // every interval with the same start), then summarize once.
+  auto to = std::upper_bound(intervals_.begin(), intervals_.end(), start,
+                             [](Time s, const Interval& x) { return s < x.start; });
+  if (to <= it) {
+    std::move_backward(to, it, it + 1);
+    *to = iv;
+  } else {
+    std::move(it + 1, to, it);
+    *(to - 1) = iv;
+  }
+  summarize();
   return true;
 }
 
@@ -54,6 +77,12 @@ bool Timeline::release(ReservationId id) {
   auto it = std::find_if(intervals_.begin(), intervals_.end(),
                          [id](const Interval& x) { return x.id == id; });
   if (it == intervals_.end()) return false;
+  if (it + 1 == intervals_.end() && it != intervals_.begin() && it->end < free_from_ &&
+      it->start <= free_from_) {
+    // The last by start, ending before some earlier interval: the prefix's summary stands.
+    intervals_.pop_back();
+    return true;
+  }
   intervals_.erase(it);
   summarize();
   return true;

@@ -35,8 +35,14 @@ struct Interval {
 
 class Timeline {
  public:
-  // The earliest s >= t such that [s, s + len) overlaps no reserved interval.
-  Time earliest_fit(Time t, Time len) const;
+  // The earliest s >= t such that [s, s + len) overlaps no reserved interval. Inline: the
+  // probe's common cases (past the latest end; one run) answer from the summary.
+  Time earliest_fit(Time t, Time len) const {
+    if (t >= free_from_) return t;  // the scan would skip every interval
+    // One run [first_start_, free_from_): the scan stops at once (t) or runs to its end.
+    if (one_run_) return first_start_ >= t + len ? t : free_from_;
+    return scan_fit(t, len);
+  }
   // Reserves [start, start + len) for `id`. The caller found it free (earliest_fit).
   void reserve(ReservationId id, Time start, Time len);
   // Feedback: `id`'s interval becomes [start, end). Returns false if `id` holds none.
@@ -59,6 +65,7 @@ class Timeline {
   Time max_gap() const { return max_gap_; }
 
  private:
+  Time scan_fit(Time t, Time len) const;  // earliest_fit over a union with gaps
   void insert(const Interval& iv);
   void summarize();
   std::vector<Interval> intervals_;
