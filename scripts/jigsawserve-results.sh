@@ -34,6 +34,19 @@ plan() { # plan ARGS... --out DIR: its printout in DIR.txt; exit status 3 (no pl
   "$T" plan "$@" >"$OUT/$(basename "${@: -1}").txt" || [ $? -eq 3 ]
 }
 
+jigsaw_plane() { # RUN.yaml PRESET: the run spec with its policies block replaced by PRESET
+  python3 - "$1" "$2" <<'PY'
+import sys
+head, _, rest = open(sys.argv[1]).read().partition("\npolicies:")
+lines = rest.split("\n")
+i = 1
+while i < len(lines) and (lines[i].startswith(" ") or not lines[i]):
+    i += 1
+print(f"{head}\npolicies:  # JigsawServe's data plane\n  preset: {sys.argv[2]}")
+print("\n".join(lines[i:]), end="")
+PY
+}
+
 fig3() {
 for spec in traffic traffic_no_roofline traffic_sensitivity_mild traffic_sensitivity_h100 \
   social ar; do
@@ -61,20 +74,9 @@ done
 #    plane, with and without its stale drops (the run spec the plan writes carries the data
 #    plane its verification picked; here its policies block is replaced by the paper's).
 step "simulating the 20 req/s plan"
-python3 - "$OUT/repro-alone" <<'PY'
-import sys
-d = sys.argv[1]
-head, _, rest = open(f"{d}/run.yaml").read().partition("\npolicies:")
-lines = rest.split("\n")
-i = 1
-while i < len(lines) and (lines[i].startswith(" ") or not lines[i]):
-    i += 1
-tail = "\n".join(lines[i:])
-for name, preset in (("run-jigsaw.yaml", "jigsawserve"),
-                     ("run-nostale.yaml", '"jigsawserve:86400000"')):
-    with open(f"{d}/{name}", "w") as f:
-        f.write(f"{head}\npolicies:  # JigsawServe's data plane\n  preset: {preset}\n{tail}")
-PY
+jigsaw_plane "$OUT/repro-alone/run.yaml" jigsawserve >"$OUT/repro-alone/run-jigsaw.yaml"
+jigsaw_plane "$OUT/repro-alone/run.yaml" '"jigsawserve:86400000"' \
+  >"$OUT/repro-alone/run-nostale.yaml"
 "$T" simulate "$OUT/repro-alone/run-jigsaw.yaml" --quiet --out "$OUT/sim-20" >/dev/null
 "$T" simulate "$OUT/repro-alone/run-nostale.yaml" --quiet --out "$OUT/sim-20-nostale" >/dev/null
 }
@@ -109,12 +111,14 @@ step "day: traffic, steady bins, slack 1.0"
 
 # Bin 0 of the steady day alone: the controller plans it for 33.545 req/s (its own demand on
 # the 5 % step grid) and the bin brings 32.217 req/s. One change at a time (seconds each).
-bin0() { # bin0 NAME SLACK SED-EXPRESSION: plan bin 0 with SLACK, edit run.yaml, simulate 300 s
+bin0() { # bin0 NAME SLACK SED-EXPRESSION: plan bin 0 with SLACK as the controller does (no
+  # verification), put JigsawServe's data plane in its run.yaml, edit it, simulate 300 s
   local dir="$OUT/bin0-$1"
   plan examples/plan/traffic.yaml --space A+S+T --demand 33.545 --slices 28 --slack "$2" \
-    --out "$dir"
-  sed -i "s/rate_rps: [0-9.]*}/rate_rps: 32.217}/; s/duration_s: 60/duration_s: 300/; $3" \
-    "$dir/run.yaml"
+    --no-verify --out "$dir"
+  jigsaw_plane "$dir/run.yaml" jigsawserve >"$dir/run-jigsaw.yaml"
+  sed "s/rate_rps: [0-9.]*}/rate_rps: 32.217}/; s/duration_s: 60/duration_s: 300/; $3" \
+    "$dir/run-jigsaw.yaml" >"$dir/run.yaml"
   "$T" simulate "$dir/run.yaml" --quiet --out "$dir/sim" >/dev/null
 }
 bin0s() {

@@ -304,9 +304,11 @@ def section_repro():
     s20, s20n = sim("sim-20"), sim("sim-20-nostale")
     w("## Simulating a plan")
     w()
-    w("`tessera plan` writes `run.yaml`; `tessera simulate` runs the plan with Poisson arrivals "
-      "at the planned demand on JigsawServe's data plane (the `jigsawserve` preset, "
-      "[policies.md](../policies.md#jigsawserve)). The plan above, 60 s:")
+    w("`tessera plan` writes `run.yaml` with the data plane its verification picked "
+      "([plan.md](../plan.md)); here the plan's `run.yaml` with its policies replaced by "
+      "JigsawServe's data plane (the `jigsawserve` preset, "
+      "[policies.md](../policies.md#jigsawserve)) runs in `tessera simulate` with Poisson "
+      "arrivals at the planned demand. The plan above, 60 s:")
     w()
     w("| data plane | on time | dropped (by reason) | late | per sub-request violations | GPU time wasted |")
     w("|---|---:|---:|---:|---:|---:|")
@@ -535,10 +537,12 @@ def section_bin0():
     label = dict(B0)
     under1 = [k for k, _ in B0 if v0(k) <= 1.0]
     dp, ds, dcar = b0["default"]
-    w(f"- **Where bin 0's violations come from: stale drops of bursts at car_classification.** "
+    by_stage = ds["dropped_by_stage"]
+    top = max(by_stage, key=by_stage.get) if by_stage else "no stage"
+    w(f"- **Where bin 0's violations come from: stale drops, most at {top}.** "
       f"The controller's plan loses {pct(v0('default'))} of bin 0's sub-requests; "
-      f"{ds['dropped_by_stage'].get('car_classification', 0)} of its {ds['dropped']} dropped "
-      "frames are dropped there. Each frame brings ~17 cars at once (Poisson fan-out), the "
+      f"of its {ds['dropped']} dropped frames, {by_stage.get(top, 0)} are dropped at {top} "
+      f"and {by_stage.get('car_classification', 0)} at car_classification. Each frame brings ~17 cars at once (Poisson fan-out), the "
       f"plan runs car_classification at {car_util(dp, dcar):.0%} of its capacity (the MILP "
       "sizes it for the mean demand + 5 %), and its batching timeout L̂(t) = "
       f"{dcar['latency_ms']:.1f} ms makes the staleness window L̂(t) + 20 ms about two batch "
@@ -549,7 +553,7 @@ def section_bin0():
       f"budgets hold. The window decides: {pct(v0('stale40'))} at + 40 ms, "
       f"{pct(v0('stale100'))} at + 100 ms, {pct(v0('stale200'))} at + 200 ms. A fixed "
       f"fan-out (no per-frame variance) gives {pct(v0('fixedfanout'))}.")
-    w(f"- **Headroom helps slowly**: slack 30 % gives {pct(v0('slack0.3'))} on "
+    w(f"- **More slack**: slack 30 % gives {pct(v0('slack0.3'))} on "
       f"{b0['slack0.3'][0]['predicted']['slices']} slices (car util. "
       f"{car_util(b0['slack0.3'][0], b0['slack0.3'][2]):.2f}), 50 % {pct(v0('slack0.5'))} on "
       f"{b0['slack0.5'][0]['predicted']['slices']}, 100 % {pct(v0('slack1.0'))} on "
