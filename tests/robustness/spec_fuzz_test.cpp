@@ -7,7 +7,7 @@
 // names a file; anything else (another exception, a crash, a hang, runaway memory) is a
 // finding. Deterministic: input i is generated from TESSERA_FUZZ_SEED + i alone.
 //
-//   TESSERA_FUZZ_ITERATIONS  inputs to try (default 10000; 1000 under AddressSanitizer)
+//   TESSERA_FUZZ_ITERATIONS  inputs to try (default 3000; 300 under AddressSanitizer)
 //   TESSERA_FUZZ_SEED        first seed (default 1)
 //   TESSERA_FUZZ_INPUT_S     CPU-time bound of one input in seconds (default 10; 60 under
 //                            ASan); its wall-clock bound is ten times that (a blocked read
@@ -531,7 +531,7 @@ class SpecFuzz : public ::testing::Test {
 };
 
 TEST_F(SpecFuzz, MutatedExamplesLoadOrFailWithASpecErrorInBoundedTimeAndMemory) {
-  const uint64_t iterations = env_number("TESSERA_FUZZ_ITERATIONS", kSanitized ? 1000 : 10000);
+  const uint64_t iterations = env_number("TESSERA_FUZZ_ITERATIONS", kSanitized ? 300 : 3000);
   const uint64_t seed = env_number("TESSERA_FUZZ_SEED", 1);
   const double input_limit =
       static_cast<double>(env_number("TESSERA_FUZZ_INPUT_S", kSanitized ? 60 : 10));
