@@ -610,11 +610,10 @@ def section_steady():
     best_day = min(STEADY, key=lambda x: sub_v(x[2]))
     w(f"- **The steady day** has {pct(sub_v(st))} violations per sub-request (mean per bin) "
       "with the paper's settings"
-      + ((f", against {pct(sub_v(mod))} on the modulated day: holding the bins steady changes "
-          "little, so the bins' modulation is not where the violations come from"
-          if abs(sub_v(st) - sub_v(mod)) <= 0.2 * max(sub_v(mod), 0.1) else
-          f", against {pct(sub_v(mod))} on the modulated day: the bins' modulation accounts "
-          "for part of them") if mod else "") + ". "
+      + (f", against {pct(sub_v(mod))} on the modulated day: "
+         + ("holding the bins steady changes little, so the bins' modulation is not where the "
+            "violations come from" if abs(sub_v(st) - sub_v(mod)) <= 0.2 * max(sub_v(mod), 0.1)
+            else "the bins' modulation accounts for part of them") if mod else "") + ". "
       + (f"With stale after L̂(t) + 100 ms: {pct(sub_v(st100))} "
          f"({pct(st100['slices_used_pct'], 1)} of the slices). " if st100 else "")
       + (f"With 100 % slack: {pct(sub_v(st_s1))} ({pct(st_s1['slices_used_pct'], 1)} of the "
