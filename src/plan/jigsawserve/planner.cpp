@@ -13,8 +13,10 @@ namespace tessera::plan {
 
 namespace {
 
-// The node budget of the tie-break's lean first search (solve_plan).
-constexpr long kLeanTieBreakNodes = 300;
+// The node budget of the tie-break's lean first search (solve_plan): its own, not the
+// spec's node_limit, since a lean node (no cuts, no heuristics) costs a fraction of a
+// default one.
+constexpr long kLeanTieBreakNodes = 2000;
 
 struct Context {
   TaskGraph graph;
@@ -194,8 +196,7 @@ JigsawPlan solve_plan(const PlanInput& input, const PlanOptions& options, const 
   // so the plan is the same.
   const auto tie_model = tie_break_model(f.model, f.count_var, r.objective, tolerance);
   MilpOptions lean = mo;
-  lean.node_limit =
-      mo.node_limit > 0 ? std::min(mo.node_limit, kLeanTieBreakNodes) : kLeanTieBreakNodes;
+  lean.node_limit = kLeanTieBreakNodes;
   lean.cbc_args.insert(lean.cbc_args.end(), {"-cuts", "off", "-heuristicsOnOff", "off"});
   auto t = solve_cbc(tie_model, lean);
   if (t.status != MilpStatus::kOptimal) {
