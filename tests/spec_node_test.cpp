@@ -5,6 +5,22 @@
 namespace tessera {
 namespace {
 
+TEST(SpecNode, AssigningACopyRebindsItAndLeavesTheOriginalAlone) {
+  // yaml-cpp's Node assignment writes into the node it refers to; a SpecNode's rebinds.
+  const SpecNode doc = SpecNode::load_string("workload: {rate: 5}\nother: {rate: 9}\n", "run.yaml");
+  const SpecNode original = doc.at("workload");
+  SpecNode copy = original;
+  copy = doc.at("other");
+  EXPECT_EQ(copy.at("rate").as_integer(), 9);
+  EXPECT_EQ(original.at("rate").as_integer(), 5);
+  EXPECT_EQ(doc.at("workload").at("rate").as_integer(), 5);
+  SpecNode moved = original;
+  moved = SpecNode::load_string("rate: 7\n", "b.yaml");
+  EXPECT_EQ(moved.at("rate").as_integer(), 7);
+  EXPECT_EQ(moved.file(), "b.yaml");
+  EXPECT_EQ(original.at("rate").as_integer(), 5);
+}
+
 TEST(SpecNode, UnknownFieldNamesFileAndPath) {
   auto root = SpecNode::load_string("tasks:\n  - name: a\n    colour: red\n", "app.yaml");
   auto task = root.at("tasks").items()[0];

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 #include <sstream>
+#include <utility>
 
 #include "core/input_file.hpp"
 
@@ -88,6 +89,17 @@ SpecNode::SpecNode(YAML::Node node, std::string file, std::string path)
     : node_(std::move(node)),
       file_(std::make_shared<const std::string>(std::move(file))),
       path_(std::move(path)) {}
+
+SpecNode& SpecNode::operator=(const SpecNode& other) {
+  if (this != &other) {
+    node_.reset(other.node_);  // rebinds; `node_ = other.node_` would write through
+    file_ = other.file_;
+    path_ = other.path_;
+  }
+  return *this;
+}
+
+SpecNode& SpecNode::operator=(SpecNode&& other) { return *this = std::as_const(other); }
 
 SpecNode SpecNode::load_file(const std::filesystem::path& file) {
   return load_string(read_input_file(file, limits::kMaxSpecFileBytes), file.string());

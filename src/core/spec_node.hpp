@@ -30,6 +30,15 @@ namespace tessera {
 class SpecNode {
  public:
   SpecNode(YAML::Node node, std::string file, std::string path = "");
+  // A SpecNode is a handle: copies share the document (read-only here), and assigning one
+  // SpecNode to another rebinds the target. (YAML::Node's own assignment writes into the
+  // node it refers to, so a default one would change every copy that shares it: a copied
+  // RunSpec given another workload would change the original's too.)
+  SpecNode(const SpecNode&) = default;
+  SpecNode(SpecNode&&) = default;
+  SpecNode& operator=(const SpecNode& other);
+  SpecNode& operator=(SpecNode&& other);
+  ~SpecNode() = default;
 
   // Parses a YAML file; a missing, special or oversized file, a syntax error, a duplicate
   // key or a too-deep or too-large document becomes a SpecError.
