@@ -180,7 +180,9 @@ class ClusterPlane {
     inst.running = r.service;
     const Item item = w.queue->pop();
     w.running.clear();
-    if (host_->admit(w, item, host_->now(), r.service)) w.running.push_back(item);
+    // assign, not push_back, into the emptied batch: the same, and GCC 12's -O3
+    // -Wdangling-pointer does not mistake the local for one the vector keeps.
+    if (host_->admit(w, item, host_->now(), r.service)) w.running.assign(1, item);
     w.running_variant = 0;
     host_->start_step(w);
   }
