@@ -7,7 +7,8 @@
 # light to about twice the fleet's capacity, once per routing policy the gateway offers;
 # the same run specs simulated (`tessera simulate`, each backend with the step costs
 # `tessera llm step-profile` measured for its model on this machine); and the gateway's
-# added TTFT against calling one worker directly. Every number on the page is printed by
+# added TTFT against calling one worker directly; and the same run specs simulated again with
+# each backend's step costs scaled to the speed its worker's steps ran at in the live run. Every number on the page is printed by
 # this script from the runs' summary.json files, the workers' and the gateway's /metrics,
 # /proc and the step profiles' output. Also the gateway's overhead at 64 concurrent streams:
 # bursts of 64 short streamed requests to one fast worker, directly and through the gateway
@@ -59,7 +60,7 @@ cpu_ticks() {  # PID...: utime + stime of each, in clock ticks
 
 if [ "${REPORT_ONLY:-0}" != 1 ]; then
 rm -rf "$OUT"/live-* "$OUT"/sim-* "$OUT"/cap-* "$OUT"/direct-* "$OUT"/via-* "$OUT"/nokeep-* \
-  "$OUT"/s64-* "$OUT"/runs.tsv "$OUT"/s64.tsv
+  "$OUT"/slowed-* "$OUT"/s64-* "$OUT"/runs.tsv "$OUT"/s64.tsv
 { lscpu | head -8; echo "nproc: $(nproc)"; } > "$OUT/machine.txt"
 echo "$PROMPT_SCALE" > "$OUT/prompt-scale.txt"
 cat /proc/loadavg > "$OUT/loadavg-start.txt"
@@ -318,6 +319,43 @@ done
 cat /proc/loadavg > "$OUT/loadavg-end.txt"
 cleanup
 PIDS=()
+
+echo "==> simulated again at the live runs' step speeds" >&2
+# Each backend's step costs multiplied by what its worker's steps took in that live run
+# over what its cost model predicts for the same steps (its /metrics before and after):
+# the simulator at the speed the shared CPU gave each worker in that run.
+for load in 0.25 1 2; do
+  for p in $POLICIES; do
+    name="$p-$load"
+    python3 - "$OUT" "$name" <<'PY'
+import re, sys
+out, name = sys.argv[1], sys.argv[2]
+def metric(path, key):
+    text = open(path).read()
+    return sum(float(m.group(1)) for m in
+               re.finditer(r"^" + re.escape(key) + r"(?:\{[^}]*\})? ([0-9.eE+-]+)$", text, re.M))
+ratios = []
+for w in range(3):  # the backends of gw-NAME.yaml are the workers 0, 1, 2 in that order
+    pre, post = f"{out}/live-{name}.w{w}.before.txt", f"{out}/live-{name}.w{w}.after.txt"
+    live = metric(post, "tessera_llm_step_seconds_total") - metric(pre, "tessera_llm_step_seconds_total")
+    model = (metric(post, "tessera_llm_step_predicted_seconds_total") -
+             metric(pre, "tessera_llm_step_predicted_seconds_total"))
+    ratios.append(live / model if model > 0 else 1.0)
+number = re.compile(r"[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+lines, backend = [], 0
+for line in open(f"{out}/gw-{name}.yaml"):
+    if "cost_model:" in line:  # scale its prefill and decode `ms:` tables only
+        r = ratios[backend]
+        backend += 1
+        line = re.sub(r"ms: \[\[.*?\]\]|ms: \[[^\[\]]*\]",
+                      lambda m: number.sub(lambda n: f"{float(n.group(0)) * r:.4f}", m.group(0)), line)
+    lines.append(line)
+open(f"{out}/slowed-{name}.yaml", "w").write("".join(lines))
+open(f"{out}/slowed-{name}.txt", "w").write(" ".join(f"{r:.4f}" for r in ratios) + "\n")
+PY
+    $NICE "$T" simulate "$OUT/slowed-$name.yaml" --out "$OUT/slowed-$name" --quiet > /dev/null
+  done
+done
 fi
 
 python3 scripts/llm_gateway_doc.py "$OUT" > "$DOC"
