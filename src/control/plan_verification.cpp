@@ -290,8 +290,7 @@ Verification verify_data_planes(const plan::PlanInput& input, const plan::PlanOp
   const RunBuilder make_run = controller_run_builder({}, sim, seconds);
   Verification v = verify_plan(input, options, make_run, vo);
   if (overload <= 1.0 || !v.plan.has_plan() || !v.plan.evaluation.ok()) return v;
-  // The overload probe: the same plan, arrivals at its demand x the factor. (Built apart:
-  // assigning a copied RunSpec's workload would write through to the original's YAML node.)
+  // The overload probe: the same plan, arrivals at its demand x the factor.
   const RunSpec at_demand = make_run(v.plan, v.input);
   const RunSpec overloaded = controller_run_builder({}, sim, seconds, overload)(v.plan, v.input);
   OverloadPick pick = pick_under_overload(at_demand, overloaded, planes, overload_share);
