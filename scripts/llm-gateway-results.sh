@@ -8,9 +8,9 @@
 # the same run specs simulated (`tessera simulate`, each backend with the step costs
 # `tessera llm step-profile` measured for its model on this machine); and the gateway's
 # added TTFT against calling one worker directly; and the same run specs simulated again with
-# each backend's step costs scaled to the speed its worker's steps ran at in the live run. Every number on the page is printed by
-# this script from the runs' summary.json files, the workers' and the gateway's /metrics,
-# /proc and the step profiles' output. Also the gateway's overhead at 64 concurrent streams:
+# each backend's step costs scaled to the speed its worker's steps ran at in the live run.
+# Every number on the page is printed by this script from the runs' summary.json files,
+# the workers' and the gateway's /metrics, /proc and the step profiles' output. Also the gateway's overhead at 64 concurrent streams:
 # bursts of 64 short streamed requests to one fast worker, directly and through the gateway
 # in interleaved rounds, with the gateway's CPU per request from /proc.
 #   scripts/llm-gateway-results.sh          (about 10 minutes on 2 loaded cores)
@@ -329,14 +329,13 @@ for load in 0.25 1 2; do
     name="$p-$load"
     python3 - "$OUT" "$name" <<'PY'
 import re, sys
+sys.path.insert(0, "scripts")
+from prometheus_text import metric
 out, name = sys.argv[1], sys.argv[2]
-def metric(path, key):
-    text = open(path).read()
-    return sum(float(m.group(1)) for m in
-               re.finditer(r"^" + re.escape(key) + r"(?:\{[^}]*\})? ([0-9.eE+-]+)$", text, re.M))
 ratios = []
 for w in range(3):  # the backends of gw-NAME.yaml are the workers 0, 1, 2 in that order
-    pre, post = f"{out}/live-{name}.w{w}.before.txt", f"{out}/live-{name}.w{w}.after.txt"
+    pre = open(f"{out}/live-{name}.w{w}.before.txt").read()
+    post = open(f"{out}/live-{name}.w{w}.after.txt").read()
     live = metric(post, "tessera_llm_step_seconds_total") - metric(pre, "tessera_llm_step_seconds_total")
     model = (metric(post, "tessera_llm_step_predicted_seconds_total") -
              metric(pre, "tessera_llm_step_predicted_seconds_total"))
@@ -351,7 +350,6 @@ for line in open(f"{out}/gw-{name}.yaml"):
                       lambda m: number.sub(lambda n: f"{float(n.group(0)) * r:.4f}", m.group(0)), line)
     lines.append(line)
 open(f"{out}/slowed-{name}.yaml", "w").write("".join(lines))
-open(f"{out}/slowed-{name}.txt", "w").write(" ".join(f"{r:.4f}" for r in ratios) + "\n")
 PY
     $NICE "$T" simulate "$OUT/slowed-$name.yaml" --out "$OUT/slowed-$name" --quiet > /dev/null
   done

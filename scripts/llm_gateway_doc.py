@@ -7,6 +7,8 @@ import re
 import statistics
 import sys
 
+from prometheus_text import metric
+
 out = sys.argv[1]
 
 
@@ -16,13 +18,6 @@ def load(path):
 
 def text(name):
     return open(os.path.join(out, name)).read()
-
-
-def metric(txt, name):
-    total = 0.0
-    for m in re.finditer(r"^" + re.escape(name) + r"(?:\{[^}]*\})? ([0-9.eE+-]+)$", txt, re.M):
-        total += float(m.group(1))
-    return total
 
 
 def fmt(v):
