@@ -510,19 +510,17 @@ TEST_F(Export, LoopbackClusterServesThePlanThroughItsBackends) {
   for (const char* f : {"run.yaml", "deployment.yaml", "profiles.yaml"})
     write(etc / f, plan_files[f].as<std::string>());
   write(etc / "models.yaml", models);
-#if defined(__SANITIZE_ADDRESS__)
-  // Under the sanitizers seven processes run 3-10x slower on two cores, beside another test:
-  // the requests' fan-out then reaches car_classification past what the plan's 650 ms allow,
-  // and the data plane drops every one as stale. What this test checks is the path, so there
-  // the app gets ten times the SLO.
+  // Seven processes on two shared cores, beside other tests, can run 3-10x slower than the
+  // plan's profiles (the sanitizer suite always; the normal suite too when the CI machine is
+  // busy): the requests' fan-out then reaches car_classification past what the plan's 650 ms
+  // allow, and the data plane drops every one as stale. What this test checks is the path
+  // (front end, gRPC backends, every task's batches), not the timing, so the app gets ten
+  // times the SLO; every other file is served as the export wrote it.
   YAML::Node app = YAML::Load(plan_files["app.yaml"].as<std::string>());
   app["slo_ms"] = app["slo_ms"].as<double>() * 10;
   YAML::Emitter app_yaml;
   app_yaml << app;
   write(etc / "app.yaml", app_yaml.c_str());
-#else
-  write(etc / "app.yaml", plan_files["app.yaml"].as<std::string>());
-#endif
   for (const auto& b : backends) ASSERT_TRUE(wait_ready(b)) << "backend " << b.address;
   LoopbackProcess front = spawn_serve({"serve", (etc / "run.yaml").string(), "--host",
                                        front_address, "--port", "8000", "--no-warmup"},
