@@ -8,7 +8,10 @@
 //
 // Bounds: an event longer than the limit, a data line that is neither [DONE] nor a JSON
 // object, or an event after [DONE] is a broken stream (error() says why; nothing more is
-// read). One instance per stream; not thread-safe.
+// read). Work is linear in the bytes fed, however they are split: each byte is searched for
+// an event's end once (a backend trickling a long event byte by byte costs no more than one
+// sending it whole), and an event's JSON is read in one pass without building a document
+// (one is built only for an object `usage`). One instance per stream; not thread-safe.
 
 #include <cstddef>
 #include <string>
@@ -42,6 +45,7 @@ class SseEvents {
   bool parse(std::string raw, SseEvent& out);
   std::size_t max_;
   std::string buffer_;
+  std::size_t scanned_ = 0;  // buffer_'s first bytes, searched: no event ends within them
   std::string error_;
   bool done_ = false;
 };
