@@ -21,31 +21,27 @@ namespace {
 
 constexpr int kIterations = 10000;
 
-std::string completion_stream() {
+// A stream as vLLM sends it: six token chunks (the chunk's head, then `token_rest`), the
+// last chunk with `usage`, and data: [DONE].
+std::string vllm_stream(const std::string& id, const std::string& object,
+                        const std::string& token_rest) {
+  const std::string head = "{\"id\":\"" + id + "\",\"object\":\"" + object +
+                           "\",\"created\":1732890000,\"model\":\"tiny-llama\",";
   std::string s;
-  for (int i = 0; i < 6; ++i) {
-    s += "data: {\"id\":\"cmpl-4b1c2d\",\"object\":\"text_completion\",\"created\":1732890000,"
-         "\"model\":\"tiny-llama\",\"choices\":[{\"index\":0,\"text\":\" the\",\"logprobs\":null,"
-         "\"finish_reason\":null,\"stop_reason\":null}],\"usage\":null}\n\n";
-  }
-  s += "data: {\"id\":\"cmpl-4b1c2d\",\"object\":\"text_completion\",\"created\":1732890000,"
-       "\"model\":\"tiny-llama\",\"choices\":[],\"usage\":{\"prompt_tokens\":16,"
-       "\"total_tokens\":22,\"completion_tokens\":6}}\n\n";
-  return s + "data: [DONE]\n\n";
+  for (int i = 0; i < 6; ++i) s += "data: " + head + token_rest + "\n\n";
+  return s + "data: " + head +
+         "\"choices\":[],\"usage\":{\"prompt_tokens\":16,\"total_tokens\":22,"
+         "\"completion_tokens\":6}}\n\ndata: [DONE]\n\n";
 }
 
-std::string chat_stream() {
-  std::string s;
-  for (int i = 0; i < 6; ++i) {
-    s += "data: {\"id\":\"chatcmpl-9f\",\"object\":\"chat.completion.chunk\",\"created\":"
-         "1732890000,\"model\":\"tiny-llama\",\"choices\":[{\"index\":0,\"delta\":{\"content\":"
-         "\" the\"},\"logprobs\":null,\"finish_reason\":null}]}\n\n";
-  }
-  s += "data: {\"id\":\"chatcmpl-9f\",\"object\":\"chat.completion.chunk\",\"created\":"
-       "1732890000,\"model\":\"tiny-llama\",\"choices\":[],\"usage\":{\"prompt_tokens\":16,"
-       "\"total_tokens\":22,\"completion_tokens\":6}}\n\n";
-  return s + "data: [DONE]\n\n";
-}
+const std::string kCompletions = vllm_stream(
+    "cmpl-4b1c2d", "text_completion",
+    "\"choices\":[{\"index\":0,\"text\":\" the\",\"logprobs\":null,\"finish_reason\":null,"
+    "\"stop_reason\":null}],\"usage\":null}");
+const std::string kChat =
+    vllm_stream("chatcmpl-9f", "chat.completion.chunk",
+                "\"choices\":[{\"index\":0,\"delta\":{\"content\":\" the\"},\"logprobs\":null,"
+                "\"finish_reason\":null}]}");
 
 // `piece`: the stream is fed in pieces of this many bytes (0: one event at a time).
 void BM_SseStream(benchmark::State& state, const std::string& stream, std::size_t piece) {
@@ -72,10 +68,9 @@ void BM_SseStream(benchmark::State& state, const std::string& stream, std::size_
   state.SetItemsProcessed(state.iterations() * 8);
 }
 
-BENCHMARK_CAPTURE(BM_SseStream, completions_by_event, completion_stream(), 0)
-    ->Iterations(kIterations);
-BENCHMARK_CAPTURE(BM_SseStream, chat_by_event, chat_stream(), 0)->Iterations(kIterations);
-BENCHMARK_CAPTURE(BM_SseStream, completions_in_64_byte_pieces, completion_stream(), 64)
+BENCHMARK_CAPTURE(BM_SseStream, completions_by_event, kCompletions, 0)->Iterations(kIterations);
+BENCHMARK_CAPTURE(BM_SseStream, chat_by_event, kChat, 0)->Iterations(kIterations);
+BENCHMARK_CAPTURE(BM_SseStream, completions_in_64_byte_pieces, kCompletions, 64)
     ->Iterations(kIterations);
 
 }  // namespace
