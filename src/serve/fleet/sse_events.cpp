@@ -137,10 +137,11 @@ class EventReader {
 std::vector<SseEvent> SseEvents::feed(std::string_view bytes) {
   std::vector<SseEvent> out;
   if (broken()) return out;
+  // What the buffer holds between calls was all searched: no event ends within it, but one
+  // may end in its last three bytes ("\r\n\r" + "\n").
+  const std::size_t searched = buffer_.size();
   buffer_.append(bytes);
-  // No event ends within the bytes searched before, but one may end in the last three of
-  // them ("\r\n\r" + "\n").
-  std::size_t from = scanned_ > 3 ? scanned_ - 3 : 0;
+  std::size_t from = searched > 3 ? searched - 3 : 0;
   std::size_t begin = 0;  // the first byte not yet part of an event
   for (;;) {
     const auto end = event_end(buffer_, from);
@@ -159,7 +160,6 @@ std::vector<SseEvent> SseEvents::feed(std::string_view bytes) {
     begin = from = end;
   }
   buffer_.erase(0, begin);
-  scanned_ = buffer_.size();
   return out;
 }
 

@@ -44,8 +44,7 @@ class SseEvents {
  private:
   bool parse(std::string raw, SseEvent& out);
   std::size_t max_;
-  std::string buffer_;
-  std::size_t scanned_ = 0;  // buffer_'s first bytes, searched: no event ends within them
+  std::string buffer_;  // between calls: the bytes after the last whole event, all searched
   std::string error_;
   bool done_ = false;
 };
