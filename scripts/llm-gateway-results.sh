@@ -10,9 +10,10 @@
 # added TTFT against calling one worker directly; and the same run specs simulated again with
 # each backend's step costs scaled to the speed its worker's steps ran at in the live run.
 # Every number on the page is printed by this script from the runs' summary.json files,
-# the workers' and the gateway's /metrics, /proc and the step profiles' output. Also the gateway's overhead at 64 concurrent streams:
-# bursts of 64 short streamed requests to one fast worker, directly and through the gateway
-# in interleaved rounds, with the gateway's CPU per request from /proc.
+# the workers' and the gateway's /metrics, /proc and the step profiles' output. Also the
+# gateway's overhead at 64 concurrent streams: bursts of 64 short streamed requests to one
+# fast worker, directly and through the gateway in interleaved rounds, with the gateway's
+# CPU per request from /proc.
 #   scripts/llm-gateway-results.sh          (about 10 minutes on 2 loaded cores)
 #   TESSERA=build/tessera TESSERA_TORCH=build/tessera-torch scripts/llm-gateway-results.sh
 #   REPORT_ONLY=1 TESSERA=build/tessera scripts/llm-gateway-results.sh   (no new runs)
